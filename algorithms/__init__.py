@@ -1,0 +1,1 @@
+"""Hand-written max-margin algorithms: SMO, Gilbert/MDM, perceptrons."""

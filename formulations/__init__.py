@@ -1,0 +1,1 @@
+"""CVXPY ground-truth oracles for max-margin problems."""

@@ -1,0 +1,214 @@
+"""The one place where user input is checked.
+
+Every public entry point of maxmargin (formulations, algorithms, verification) calls these
+functions *before any work*. Each returns a fresh, C-contiguous float64 array (so inputs are
+never modified) or a normalised scalar, and raises ``ValueError`` whose message names the
+argument in backticks and says what was received.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "check_array",
+    "check_Xy",
+    "check_X_new",
+    "check_C",
+    "check_points",
+    "check_hull_pair",
+    "check_positive",
+    "check_nonnegative",
+    "check_positive_int",
+    "check_max_iter",
+    "check_choice",
+    "check_finite_scalar",
+]
+
+
+def _describe(value: Any) -> str:
+    """A short description of a received value for error messages."""
+    if isinstance(value, np.ndarray):
+        return f"array of shape {value.shape} and dtype {value.dtype}"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_array(value: Any, name: str, *, ndim: int) -> np.ndarray:
+    """Convert ``value`` to a finite float64 array with ``ndim`` dimensions and >= 1 row.
+
+    Returns a new C-contiguous array (never a view of the input).
+    """
+    if value is None:
+        raise ValueError(f"`{name}` must be an array; got None.")
+    try:
+        arr = np.array(value, dtype=np.float64, copy=True, order="C")
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"`{name}` must be a numeric array; got {_describe(value)} ({exc})."
+        ) from None
+    if arr.ndim != ndim:
+        shape = "(n_samples, n_features)" if ndim == 2 else "(n_samples,)"
+        raise ValueError(
+            f"`{name}` must be a {ndim}-D array of shape {shape}; got ndim={arr.ndim} "
+            f"with shape {arr.shape}."
+        )
+    if arr.shape[0] == 0:
+        raise ValueError(f"`{name}` must have at least one row; got shape {arr.shape}.")
+    if ndim == 2 and arr.shape[1] == 0:
+        raise ValueError(f"`{name}` must have at least one column; got shape {arr.shape}.")
+    if not np.all(np.isfinite(arr)):
+        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+        raise ValueError(f"`{name}` must be finite; got {bad} NaN or infinite value(s).")
+    return arr
+
+
+def check_Xy(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Validate a labelled data set.
+
+    ``X`` must be a finite ``(n, d)`` array and ``y`` a length-``n`` array whose values are
+    exactly -1 and +1, with both classes present. Returns float64 copies ``(X, y)``.
+    """
+    X = check_array(X, "X", ndim=2)
+    if y is None:
+        raise ValueError("`y` must be an array of -1/+1 labels; got None.")
+    try:
+        y_arr = np.array(y, dtype=np.float64, copy=True)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"`y` must contain only the labels -1 and +1; got {_describe(y)}."
+        ) from None
+    if y_arr.ndim != 1:
+        raise ValueError(
+            f"`y` must be a 1-D array of shape (n_samples,); got ndim={y_arr.ndim} "
+            f"with shape {y_arr.shape}."
+        )
+    if y_arr.shape[0] != X.shape[0]:
+        raise ValueError(
+            f"`y` must have one label per row of `X`: `X` has {X.shape[0]} rows, "
+            f"`y` has length {y_arr.shape[0]}."
+        )
+    if not np.all(np.isfinite(y_arr)):
+        raise ValueError("`y` must contain only the labels -1 and +1; got NaN or inf.")
+    bad = ~((y_arr == 1.0) | (y_arr == -1.0))
+    if np.any(bad):
+        others = np.unique(y_arr[bad])[:5]
+        raise ValueError(
+            f"`y` must contain only the labels -1 and +1; got other values {others.tolist()}."
+        )
+    if np.all(y_arr == y_arr[0]):
+        raise ValueError(
+            f"`y` must contain both classes -1 and +1; got only {int(y_arr[0]):+d}."
+        )
+    return X, y_arr
+
+
+def check_X_new(X_new: Any, n_features: int, name: str = "X") -> np.ndarray:
+    """Validate points to evaluate a fitted model on: a finite ``(m, n_features)`` array.
+
+    A single 1-D point of length ``n_features`` is accepted and treated as one row.
+    """
+    arr = np.asarray(X_new, dtype=np.float64) if X_new is not None else None
+    if arr is not None and arr.ndim == 1 and arr.shape[0] == n_features:
+        X_new = arr.reshape(1, -1)
+    X_new = check_array(X_new, name, ndim=2)
+    if X_new.shape[1] != n_features:
+        raise ValueError(
+            f"`{name}` must have {n_features} features (columns) like the training data; "
+            f"got {X_new.shape[1]}."
+        )
+    return X_new
+
+
+def check_finite_scalar(value: Any, name: str) -> float:
+    """A real, finite number (bools are rejected)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"`{name}` must be a real number; got {_describe(value)}.")
+    out = float(value)
+    if not np.isfinite(out):
+        raise ValueError(f"`{name}` must be finite; got {out!r}.")
+    return out
+
+
+def check_positive(value: Any, name: str) -> float:
+    """A real, finite number > 0."""
+    out = check_finite_scalar(value, name)
+    if out <= 0:
+        raise ValueError(f"`{name}` must be positive; got {out!r}.")
+    return out
+
+
+def check_nonnegative(value: Any, name: str) -> float:
+    """A real, finite number >= 0."""
+    out = check_finite_scalar(value, name)
+    if out < 0:
+        raise ValueError(f"`{name}` must be non-negative; got {out!r}.")
+    return out
+
+
+def check_C(C: Any, *, allow_none: bool = True) -> float | None:
+    """The box bound of the soft margin: ``None`` (hard margin, C = infinity) or a finite C > 0."""
+    if C is None:
+        if allow_none:
+            return None
+        raise ValueError("`C` must be a positive finite number for this problem; got None.")
+    if isinstance(C, bool) or not isinstance(C, numbers.Real):
+        raise ValueError(f"`C` must be a positive number or None; got {_describe(C)}.")
+    C = float(C)
+    if not np.isfinite(C):
+        hint = " (use C=None for the hard margin)" if C == np.inf else ""
+        raise ValueError(f"`C` must be finite{hint}; got {C!r}.")
+    if C <= 0:
+        raise ValueError(f"`C` must be positive; got {C!r}.")
+    return C
+
+
+def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
+    """An integer >= ``minimum`` (bools and non-integral floats are rejected)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise ValueError(f"`{name}` must be an integer >= {minimum}; got {_describe(value)}.")
+    value = int(value)
+    if value < minimum:
+        raise ValueError(f"`{name}` must be an integer >= {minimum}; got {value}.")
+    return value
+
+
+def check_max_iter(value: Any, name: str = "max_iter", *, default: int | None = None) -> int:
+    """An iteration cap: a positive integer, or ``None`` for ``default``."""
+    if value is None:
+        if default is None:
+            raise ValueError(f"`{name}` must be a positive integer; got None.")
+        return int(default)
+    return check_positive_int(value, name)
+
+
+def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
+    """One of a fixed set of strings."""
+    if not isinstance(value, str) or value not in choices:
+        options = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"`{name}` must be one of {options}; got {_describe(value)}.")
+    return value
+
+
+def check_points(P: Any, name: str) -> np.ndarray:
+    """A finite, non-empty point set: an ``(m, d)`` array whose rows are the points."""
+    return check_array(P, name, ndim=2)
+
+
+def check_hull_pair(P: Any, Q: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Two point sets in the same dimension, for the distance between their convex hulls."""
+    P = check_points(P, "P")
+    Q = check_points(Q, "Q")
+    if P.shape[1] != Q.shape[1]:
+        raise ValueError(
+            f"`P` and `Q` must have the same dimension (columns); got {P.shape[1]} and "
+            f"{Q.shape[1]}."
+        )
+    return P, Q

@@ -1,0 +1,331 @@
+"""Result types shared by the oracles, the algorithms and the verification suite.
+
+All are frozen dataclasses; every array they hold is a read-only copy, and ``history`` is a
+read-only mapping of read-only arrays. One sign convention everywhere:
+
+.. math::
+
+    f(x) = \\sum_i \\alpha_i y_i K(x_i, x) + b, \\qquad \\text{linear kernel: } f(x) = w \\cdot x + b.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from maxmargin._validation import check_X_new
+from maxmargin.kernels import Kernel, LinearKernel
+
+__all__ = [
+    "SVM_STATUSES",
+    "PERCEPTRON_STATUSES",
+    "SVMSolution",
+    "PolytopeSolution",
+    "HullPairSolution",
+    "PerceptronResult",
+    "recover_intercept",
+]
+
+#: The statuses an SVM solution, polytope or hull-pair solution can have.
+SVM_STATUSES = ("optimal", "inaccurate", "infeasible", "max_iter", "solver_error")
+#: The statuses of a perceptron run: a clean pass happened, or ``max_epochs`` ran out.
+PERCEPTRON_STATUSES = ("converged", "max_iter")
+
+
+def _frozen_array(value: Any) -> np.ndarray | None:
+    if value is None:
+        return None
+    arr = np.array(value, dtype=np.float64, copy=True)
+    arr.flags.writeable = False
+    return arr
+
+
+def _frozen_history(history: Mapping[str, Any] | None) -> Mapping[str, np.ndarray]:
+    items = {} if history is None else history
+    return MappingProxyType({str(k): _frozen_array(v) for k, v in items.items()})
+
+
+def _freeze(obj: Any, array_fields: tuple[str, ...]) -> None:
+    for name in array_fields:
+        object.__setattr__(obj, name, _frozen_array(getattr(obj, name)))
+    object.__setattr__(obj, "history", _frozen_history(obj.history))
+
+
+def _check_status(status: str, allowed: tuple[str, ...]) -> None:
+    if status not in allowed:
+        raise ValueError(f"`status` must be one of {allowed}; got {status!r}.")
+
+
+def recover_intercept(
+    alpha: np.ndarray,
+    y: np.ndarray,
+    g: np.ndarray,
+    C: float | None,
+    *,
+    atol: float = 0.0,
+) -> tuple[float, tuple[float, float]]:
+    """The intercept ``b`` from the KKT conditions, as LIBSVM computes ``rho = -b``.
+
+    With ``g_i = sum_j alpha_j y_j K(x_j, x_i)`` (the decision value without ``b``), the KKT
+    conditions of the soft-margin dual are
+
+    .. math::
+
+        0 < \\alpha_i < C &\\Rightarrow y_i (g_i + b) = 1 \\;\\Leftrightarrow\\; b = y_i - g_i, \\\\
+        \\alpha_i = 0 &\\Rightarrow y_i (g_i + b) \\ge 1, \\qquad
+        \\alpha_i = C \\Rightarrow y_i (g_i + b) \\le 1.
+
+    If any ``alpha_i`` is free (``atol < alpha_i < C - atol``), ``b`` is the mean of
+    ``y_i - g_i`` over the free ones and the interval is ``(b, b)``. Otherwise the bound
+    constraints leave an interval ``[lo, hi]`` of valid intercepts and ``b`` is its midpoint
+    (a one-sided interval gives its finite end).
+
+    Parameters
+    ----------
+    alpha, y, g : arrays of shape (n,)
+    C : float or None
+        ``None`` is the hard margin (no upper bound on alpha).
+    atol : float
+        How far from a bound an alpha must be to count as free (0 for exact algorithms,
+        a small positive number for interior-point oracles).
+
+    Returns
+    -------
+    b : float
+    interval : (float, float)
+        The KKT interval of intercepts ``(lo, hi)``.
+    """
+    alpha = np.asarray(alpha, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    g = np.asarray(g, dtype=np.float64)
+    upper = math.inf if C is None else float(C)
+    r = y - g  # b = r_i makes y_i f(x_i) = 1
+    free = (alpha > atol) & (alpha < upper - atol)
+    if np.any(free):
+        b = float(np.mean(r[free]))
+        return b, (b, b)
+    at_zero = alpha <= atol
+    at_upper = ~at_zero  # not free and not at zero: at C
+    # alpha = 0: y = +1 -> b >= r ; y = -1 -> b <= r.  alpha = C: the reverse.
+    lower_mask = (at_zero & (y > 0)) | (at_upper & (y < 0))
+    upper_mask = (at_zero & (y < 0)) | (at_upper & (y > 0))
+    lo = float(np.max(r[lower_mask])) if np.any(lower_mask) else -math.inf
+    hi = float(np.min(r[upper_mask])) if np.any(upper_mask) else math.inf
+    if math.isfinite(lo) and math.isfinite(hi):
+        b = 0.5 * (lo + hi)
+    elif math.isfinite(lo):
+        b = lo
+    elif math.isfinite(hi):
+        b = hi
+    else:
+        b = 0.0
+    return b, (lo, hi)
+
+
+@dataclass(frozen=True, eq=False)
+class SVMSolution:
+    """A solution of the (soft- or hard-margin) SVM.
+
+    Attributes
+    ----------
+    alpha : (n,) array
+        Dual variables, ``0 <= alpha <= C``.
+    b : float
+        Intercept; ``f(x) = sum_i alpha_i y_i K(x_i, x) + b``.
+    w : (d,) array or None
+        ``w = sum_i alpha_i y_i x_i`` for the linear kernel, else None.
+    dual_objective : float
+        ``D(alpha) = sum(alpha) - 1/2 alpha^T Q alpha`` with ``Q_ij = y_i y_j K(x_i, x_j)``.
+    primal_objective : float
+        ``1/2 ||w||^2 + C sum_i max(0, 1 - y_i f(x_i))`` (no slack term for the hard margin).
+    status : str
+        One of :data:`SVM_STATUSES`.
+    iterations : int
+    method : str
+        Who produced it, e.g. ``"smo"`` or ``"cvxpy/svm_dual/CLARABEL"``.
+    history : mapping of str to arrays
+        Per-iteration records (possibly empty).
+    X_train, y_train : arrays
+        The training data the solution refers to (needed for kernel predictions).
+    kernel : Kernel
+    C : float or None
+        ``None`` is the hard margin.
+    b_interval : (float, float)
+        The KKT interval of valid intercepts; ``(b, b)`` when a free support vector fixes ``b``.
+    message : str
+        Solver messages (errors, warnings); empty when there is nothing to say.
+    runtime : float
+        Wall-clock seconds spent solving (not part of any comparison).
+    """
+
+    alpha: np.ndarray
+    b: float
+    w: np.ndarray | None
+    dual_objective: float
+    primal_objective: float
+    status: str
+    iterations: int
+    method: str
+    history: Mapping[str, np.ndarray] = field(default_factory=dict)
+    X_train: np.ndarray | None = field(default=None, repr=False)
+    y_train: np.ndarray | None = field(default=None, repr=False)
+    kernel: Kernel = field(default_factory=LinearKernel)
+    C: float | None = None
+    b_interval: tuple[float, float] = (math.nan, math.nan)
+    message: str = ""
+    runtime: float = math.nan
+
+    def __post_init__(self) -> None:
+        _check_status(self.status, SVM_STATUSES)
+        _freeze(self, ("alpha", "w", "X_train", "y_train"))
+        object.__setattr__(self, "b", float(self.b))
+        object.__setattr__(self, "dual_objective", float(self.dual_objective))
+        object.__setattr__(self, "primal_objective", float(self.primal_objective))
+        object.__setattr__(self, "iterations", int(self.iterations))
+        lo, hi = self.b_interval
+        object.__setattr__(self, "b_interval", (float(lo), float(hi)))
+
+    def support(self, tol: float = 0.0) -> np.ndarray:
+        """Indices of the support vectors, ``alpha_i > tol``."""
+        return np.flatnonzero(self.alpha > tol)
+
+    def decision_function(self, X_new: Any) -> np.ndarray:
+        """``f(x) = sum_i alpha_i y_i K(x_i, x) + b`` (``w . x + b`` for the linear kernel)."""
+        if self.w is not None:
+            X_new = check_X_new(X_new, self.w.shape[0])
+            return X_new @ self.w + self.b
+        if self.X_train is None or self.y_train is None:
+            raise ValueError("this solution holds no training data to evaluate a kernel with.")
+        X_new = check_X_new(X_new, self.X_train.shape[1])
+        sv = self.support()
+        coef = self.alpha[sv] * self.y_train[sv]
+        return self.kernel(X_new, self.X_train[sv]) @ coef + self.b
+
+    def predict(self, X_new: Any) -> np.ndarray:
+        """Labels ``+1`` where ``f(x) > 0`` and ``-1`` elsewhere."""
+        return np.where(self.decision_function(X_new) > 0, 1.0, -1.0)
+
+
+@dataclass(frozen=True, eq=False)
+class PolytopeSolution:
+    """Nearest point of ``conv(rows of Q)`` to the origin.
+
+    ``point = Q^T weights`` with ``weights`` in the simplex; ``distance = ||point||``.
+    ``gap`` is the final duality gap ``||z||^2 - min_i <z, q_i>`` relative to ``||z||^2``
+    (NaN where not computed).
+    """
+
+    weights: np.ndarray
+    point: np.ndarray
+    distance: float
+    status: str
+    iterations: int
+    method: str
+    history: Mapping[str, np.ndarray] = field(default_factory=dict)
+    gap: float = math.nan
+    message: str = ""
+    runtime: float = math.nan
+
+    def __post_init__(self) -> None:
+        _check_status(self.status, SVM_STATUSES)
+        _freeze(self, ("weights", "point"))
+        object.__setattr__(self, "distance", float(self.distance))
+        object.__setattr__(self, "iterations", int(self.iterations))
+
+
+@dataclass(frozen=True, eq=False)
+class HullPairSolution:
+    """Nearest points ``p in conv(P)`` and ``q in conv(Q)``.
+
+    ``p = P^T weights_p``, ``q = Q^T weights_q``, ``distance = ||p - q||`` (0 when the hulls
+    intersect). ``gap`` is the final relative duality gap (NaN where not computed).
+    """
+
+    weights_p: np.ndarray
+    weights_q: np.ndarray
+    p: np.ndarray
+    q: np.ndarray
+    distance: float
+    status: str
+    iterations: int
+    method: str
+    history: Mapping[str, np.ndarray] = field(default_factory=dict)
+    gap: float = math.nan
+    message: str = ""
+    runtime: float = math.nan
+
+    def __post_init__(self) -> None:
+        _check_status(self.status, SVM_STATUSES)
+        _freeze(self, ("weights_p", "weights_q", "p", "q"))
+        object.__setattr__(self, "distance", float(self.distance))
+        object.__setattr__(self, "iterations", int(self.iterations))
+
+
+@dataclass(frozen=True, eq=False)
+class PerceptronResult:
+    """The outcome of a (kernel) perceptron run.
+
+    Attributes
+    ----------
+    w : (d,) array or None
+        Final weights (None for the kernel perceptron).
+    b : float
+        Final bias (0 when ``bias=False``).
+    alpha : (n,) array
+        Updates made on each sample, times ``eta``: ``w = sum_i alpha_i y_i x_i``.
+    mistakes : int
+        Total number of updates.
+    epochs : int
+        Passes over the data made (the last, clean one included when converged).
+    converged : bool
+        Whether a full pass made no mistake.
+    status : str
+        ``"converged"`` or ``"max_iter"`` (:data:`PERCEPTRON_STATUSES`).
+    history : mapping
+        For example the mistakes per epoch.
+    X_train, y_train, kernel : for kernel predictions
+        ``f(x) = sum_i alpha_i y_i K(x_i, x) + b``.
+    """
+
+    w: np.ndarray | None
+    b: float
+    alpha: np.ndarray
+    mistakes: int
+    epochs: int
+    converged: bool
+    status: str
+    history: Mapping[str, np.ndarray] = field(default_factory=dict)
+    X_train: np.ndarray | None = field(default=None, repr=False)
+    y_train: np.ndarray | None = field(default=None, repr=False)
+    kernel: Kernel = field(default_factory=LinearKernel)
+    method: str = "perceptron"
+    runtime: float = math.nan
+
+    def __post_init__(self) -> None:
+        _check_status(self.status, PERCEPTRON_STATUSES)
+        _freeze(self, ("w", "alpha", "X_train", "y_train"))
+        object.__setattr__(self, "b", float(self.b))
+        object.__setattr__(self, "mistakes", int(self.mistakes))
+        object.__setattr__(self, "epochs", int(self.epochs))
+        object.__setattr__(self, "converged", bool(self.converged))
+
+    def decision_function(self, X_new: Any) -> np.ndarray:
+        """``f(x) = w . x + b``, or ``sum_i alpha_i y_i K(x_i, x) + b`` for the kernel form."""
+        if self.w is not None:
+            X_new = check_X_new(X_new, self.w.shape[0])
+            return X_new @ self.w + self.b
+        if self.X_train is None or self.y_train is None:
+            raise ValueError("this result holds no training data to evaluate a kernel with.")
+        X_new = check_X_new(X_new, self.X_train.shape[1])
+        sv = np.flatnonzero(self.alpha > 0)
+        coef = self.alpha[sv] * self.y_train[sv]
+        return self.kernel(X_new, self.X_train[sv]) @ coef + self.b
+
+    def predict(self, X_new: Any) -> np.ndarray:
+        """Labels ``+1`` where ``f(x) > 0`` and ``-1`` elsewhere."""
+        return np.where(self.decision_function(X_new) > 0, 1.0, -1.0)

@@ -1,0 +1,1 @@
+"""Cross-checks of the algorithms against the oracles and the theorems."""
