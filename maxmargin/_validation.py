@@ -27,6 +27,7 @@ __all__ = [
     "check_max_iter",
     "check_choice",
     "check_finite_scalar",
+    "check_bool",
 ]
 
 
@@ -38,6 +39,16 @@ def _describe(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _reject_complex(value: Any, name: str) -> None:
+    """Complex input would be cast to float64 by dropping the imaginary part: refuse it."""
+    try:
+        is_complex = np.iscomplexobj(value)
+    except (TypeError, ValueError):  # ragged or odd input: the conversion reports it
+        return
+    if is_complex:
+        raise ValueError(f"`{name}` must be real; got complex values ({_describe(value)}).")
+
+
 def check_array(value: Any, name: str, *, ndim: int) -> np.ndarray:
     """Convert ``value`` to a finite float64 array with ``ndim`` dimensions and >= 1 row.
 
@@ -45,6 +56,7 @@ def check_array(value: Any, name: str, *, ndim: int) -> np.ndarray:
     """
     if value is None:
         raise ValueError(f"`{name}` must be an array; got None.")
+    _reject_complex(value, name)
     try:
         arr = np.array(value, dtype=np.float64, copy=True, order="C")
     except (TypeError, ValueError) as exc:
@@ -76,6 +88,7 @@ def check_Xy(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
     X = check_array(X, "X", ndim=2)
     if y is None:
         raise ValueError("`y` must be an array of -1/+1 labels; got None.")
+    _reject_complex(y, "y")
     try:
         y_arr = np.array(y, dtype=np.float64, copy=True)
     except (TypeError, ValueError):
@@ -112,7 +125,10 @@ def check_X_new(X_new: Any, n_features: int, name: str = "X") -> np.ndarray:
 
     A single 1-D point of length ``n_features`` is accepted and treated as one row.
     """
-    arr = np.asarray(X_new, dtype=np.float64) if X_new is not None else None
+    try:
+        arr = np.asarray(X_new, dtype=np.float64) if X_new is not None else None
+    except (TypeError, ValueError):  # not numeric: check_array below names the argument
+        arr = None
     if arr is not None and arr.ndim == 1 and arr.shape[0] == n_features:
         X_new = arr.reshape(1, -1)
     X_new = check_array(X_new, name, ndim=2)
@@ -212,3 +228,10 @@ def check_hull_pair(P: Any, Q: Any) -> tuple[np.ndarray, np.ndarray]:
             f"{Q.shape[1]}."
         )
     return P, Q
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """A flag: ``True`` or ``False`` (NumPy booleans accepted; 0/1 and strings are rejected)."""
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"`{name}` must be True or False; got {_describe(value)}.")
+    return bool(value)

@@ -28,6 +28,8 @@ def load_svmlight_text(text: str, n_features: int | None = None) -> tuple[np.nda
             index, sep, value = token.partition(":")
             if not sep:
                 raise ValueError(f"line {line_no}: expected `index:value`, got {token!r}.")
+            if int(index) < 1:
+                raise ValueError(f"line {line_no}: feature indices start at 1, got {token!r}.")
             row[int(index) - 1] = float(value)
         rows.append(row)
     width = max((max(r) + 1 for r in rows if r), default=0)

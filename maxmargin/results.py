@@ -5,7 +5,8 @@ read-only mapping of read-only arrays. One sign convention everywhere:
 
 .. math::
 
-    f(x) = \\sum_i \\alpha_i y_i K(x_i, x) + b, \\qquad \\text{linear kernel: } f(x) = w \\cdot x + b.
+    f(x) = \\sum_i \\alpha_i y_i K(x_i, x) + b, \\qquad
+    \\text{linear kernel: } f(x) = w \\cdot x + b.
 """
 
 from __future__ import annotations
@@ -46,8 +47,13 @@ def _frozen_array(value: Any) -> np.ndarray | None:
 
 
 def _frozen_history(history: Mapping[str, Any] | None) -> Mapping[str, np.ndarray]:
-    items = {} if history is None else history
-    return MappingProxyType({str(k): _frozen_array(v) for k, v in items.items()})
+    """A read-only mapping of read-only array copies; each array keeps its dtype."""
+    frozen = {}
+    for key, value in ({} if history is None else history).items():
+        arr = np.array(value, copy=True)
+        arr.flags.writeable = False
+        frozen[str(key)] = arr
+    return MappingProxyType(frozen)
 
 
 def _freeze(obj: Any, array_fields: tuple[str, ...]) -> None:
