@@ -1,0 +1,475 @@
+"""Shared machinery of the nearest-point algorithms (Gilbert in ``gilbert.py``, MDM in ``mdm.py``).
+
+One representation serves the polytope, the hull-pair and the SVM problems. The points are the
+rows ``x_i`` of one array with signs ``y_i`` (+1 for the first set ``P``, -1 for the second set
+``Q``) and convex weights ``lam`` on each set (``sum_{y_i=+1} lam_i = sum_{y_i=-1} lam_i = 1``).
+The iterate is the point of the Minkowski difference ``conv(P) - conv(Q)``
+
+.. math::
+
+    z = \\sum_i y_i \\lambda_i \\phi(x_i) = p - q,
+
+never formed from the ``n m`` difference points: its inner products ``g_i = <z, phi(x_i)>`` give
+the support point of ``P - Q`` in direction ``-z`` as ``x_j - x_k`` with
+``j = argmin_{y_i=+1} g_i`` and ``k = argmax_{y_i=-1} g_i``, so that
+
+.. math::
+
+    \\min_{m \\in P - Q} \\langle z, m \\rangle = g_j - g_k, \\qquad
+    \\text{gap} = \\|z\\|^2 - (g_j - g_k) \\ge \\|z\\|^2 - \\rho \\|z\\| \\ge 0,
+
+the Frank-Wolfe duality gap (``rho`` = distance of the hulls). Both algorithms stop when the
+relative gap ``gap / ||z||^2`` is ``<= tol``; then ``omega = (g_j - g_k) / ||z||`` is a lower
+bound on ``rho`` (the hyperplane ``<z, x> = omega ||z||`` separates), so
+``(1 - tol) ||z|| <= rho <= ||z||``.
+
+The polytope problem ``min ||Q^T lam||`` is the hull pair ``(Q, {0})``: a zero point is appended
+as the second set. The SVM uses ``X`` and ``y`` directly.
+
+Linear kernel: ``z`` is kept explicitly in R^d and ``g = X z`` is one BLAS matrix-vector product per
+step (exact, no drift). Other kernels: ``g`` is updated incrementally with two kernel columns
+``K[:, u]``, ``K[:, v]`` per step: rows of the stored Gram matrix (``O(n)``) when it fits in
+``GRAM_MAX_BYTES``, else computed from one BLAS product ``X x_u`` each (``O(n d)``). Distances
+computed through a Gram matrix have an absolute resolution of about ``sqrt(eps) R``
+(``R = max ||phi(x_i)||``). BLAS runs on one thread inside the loops (see
+:func:`run_nearest_point`).
+
+Hulls that intersect (distance 0) cannot meet a relative rule; the run stops with distance 0 when
+``||z|| <= zero_atol`` where ``zero_atol = max(tol * S, floor)``, ``S = max_i ||phi(x_i) -
+phi(x_0)||`` (translation-invariant data scale, between half and all of the diameter) and
+``floor = 1e3 eps R`` (linear) or ``10 sqrt(eps) R`` (kernels). Since ``rho <= ||z||`` always,
+this certifies ``rho <= zero_atol``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numba import njit
+from threadpoolctl import threadpool_limits
+
+from maxmargin._validation import (
+    check_choice,
+    check_hull_pair,
+    check_max_iter,
+    check_positive,
+    check_positive_int,
+)
+from maxmargin.exceptions import ConvergenceWarning
+from maxmargin.kernels import KERNEL_NAMES, Kernel, LinearKernel
+from maxmargin.results import HullPairSolution, SVMSolution
+
+__all__ = [
+    "OPTIMAL",
+    "MAX_ITER",
+    "INTERSECT",
+    "STALLED",
+    "NearestPointRun",
+    "check_common",
+    "run_nearest_point",
+    "solve_hull_pair",
+    "svm_from_run",
+]
+
+#: Loop exit codes.
+OPTIMAL, MAX_ITER, INTERSECT, STALLED = 0, 1, 2, 3
+#: Target number of history records.
+HISTORY_POINTS = 2000
+#: Non-linear kernels store the Gram matrix when it takes at most this many bytes (n <= 4096);
+#: then a kernel column is a row read, O(n), instead of O(n d) arithmetic and n exponentials.
+GRAM_MAX_BYTES = 128 * 2**20
+#: Columns of the Gram matrix computed at once when recomputing g exactly at the end.
+_CHUNK = 512
+
+
+# --------------------------------------------------------------------------------------------
+# Compiled helpers. The loops pass four tuples around:
+#   data  = (X, xx, kd, y, kp, G) points, squared row norms, kernel diagonal K_ii, signs,
+#                                kp = (kernel_id, gamma, coef0, degree) with kernel_id 0 linear,
+#                                1 rbf, 2 poly, and the Gram matrix G (0 x 0 when not stored)
+#   state = (lam, g, z, col)     weights, g_i = <z, phi(x_i)>, z (linear kernel only), a buffer
+#   stop  = (tol, zero_atol, max_iter, every)
+#   hist  = (hist_it, hist_gap, hist_dist)
+# --------------------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def kernel_value(X: np.ndarray, u: int, v: int, kp: tuple) -> float:
+    """``K(x_u, x_v)``; the RBF distance is summed from differences (no cancellation)."""
+    s = 0.0
+    if kp[0] == 1:
+        for c in range(X.shape[1]):
+            diff = X[u, c] - X[v, c]
+            s += diff * diff
+        return np.exp(-kp[1] * s)
+    for c in range(X.shape[1]):
+        s += X[u, c] * X[v, c]
+    if kp[0] == 0:
+        return s
+    return (kp[1] * s + kp[2]) ** kp[3]
+
+
+@njit(cache=True)
+def sqdist(data: tuple, u: int, v: int) -> float:
+    """``||phi(x_u) - phi(x_v)||^2 = K_uu + K_vv - 2 K_uv`` (direct difference when linear)."""
+    X, _, _, _, kp, G = data
+    if G.shape[0] > 0:
+        return max(G[u, u] + G[v, v] - 2.0 * G[u, v], 0.0)
+    if kp[0] == 0:
+        s = 0.0
+        for c in range(X.shape[1]):
+            diff = X[u, c] - X[v, c]
+            s += diff * diff
+        return s
+    d2 = kernel_value(X, u, u, kp) + kernel_value(X, v, v, kp) - 2.0 * kernel_value(X, u, v, kp)
+    return max(d2, 0.0)
+
+
+@njit(cache=True)
+def kernel_column(data: tuple, j: int, out: np.ndarray) -> None:
+    """``out[i] = K(x_i, x_j)``: row ``j`` of the stored Gram matrix, else from one BLAS
+    product ``X x_j``."""
+    X, xx, _, _, kp, G = data
+    if G.shape[0] > 0:
+        out[:] = G[j]
+        return
+    dots = np.dot(X, X[j])
+    if kp[0] == 0:
+        out[:] = dots
+    elif kp[0] == 1:
+        for i in range(X.shape[0]):
+            out[i] = np.exp(-kp[1] * max(xx[i] + xx[j] - 2.0 * dots[i], 0.0))
+    else:
+        for i in range(X.shape[0]):
+            out[i] = (kp[1] * dots[i] + kp[2]) ** kp[3]
+
+
+@njit(cache=True)
+def move(data: tuple, state: tuple, a: float, b: float, u: int, v: int) -> None:
+    """The step ``z <- a z + b (phi(x_u) - phi(x_v))`` and ``g_i = <z, phi(x_i)>`` with it.
+
+    Linear kernel: update ``z`` in R^d and recompute ``g = X z`` (one BLAS product, no drift).
+    Otherwise ``g <- a g + b (K[:, u] - K[:, v])`` with two kernel columns.
+    """
+    X, _, _, _, kp, _ = data
+    _, g, z, col = state
+    if kp[0] == 0:
+        for c in range(X.shape[1]):
+            z[c] = a * z[c] + b * (X[u, c] - X[v, c])
+        g[:] = np.dot(X, z)
+        return
+    kernel_column(data, u, col)
+    for i in range(g.shape[0]):
+        g[i] = a * g[i] + b * col[i]
+    kernel_column(data, v, col)
+    for i in range(g.shape[0]):
+        g[i] -= b * col[i]
+
+
+@njit(cache=True)
+def scan(y: np.ndarray, lam: np.ndarray, g: np.ndarray) -> tuple:
+    """Toward and away vertices of both sets in one pass.
+
+    Returns ``(fp, fq, ap, aq)``: ``fp = argmin_{y=+1} g`` and ``fq = argmax_{y=-1} g`` (the
+    support point ``x_fp - x_fq`` of ``P - Q`` in direction ``-z``), ``ap = argmax g`` over the
+    active (``lam > 0``) points of ``P`` and ``aq = argmin g`` over the active points of ``Q``.
+    """
+    fp = fq = ap = aq = -1
+    for i in range(y.shape[0]):
+        if y[i] > 0:
+            if fp < 0 or g[i] < g[fp]:
+                fp = i
+            if lam[i] > 0.0 and (ap < 0 or g[i] > g[ap]):
+                ap = i
+        else:
+            if fq < 0 or g[i] > g[fq]:
+                fq = i
+            if lam[i] > 0.0 and (aq < 0 or g[i] < g[aq]):
+                aq = i
+    return fp, fq, ap, aq
+
+
+@njit(cache=True)
+def examine(it: int, data: tuple, state: tuple, stop: tuple, hist: tuple, n_hist: int) -> tuple:
+    """The top of iteration ``it``: vertices, stopping tests and the bounded history.
+
+    ``||z||^2`` is ``z . z`` (linear) or ``sum_i y_i lam_i g_i``; ``lower = g_fp - g_fq`` is
+    ``min_{m in P-Q} <z, m>`` and ``gap = ||z||^2 - lower``. Code ``INTERSECT`` (2) if
+    ``||z|| <= zero_atol``, ``OPTIMAL`` (0) if ``gap <= tol ||z||^2``, ``MAX_ITER`` (1) if
+    ``it == max_iter``, else -1 (go on). ``(it, gap / ||z||^2, ||z||)`` is recorded when ``it``
+    is a multiple of ``every`` and at the end.
+
+    Returns ``(code, n_hist, fp, fq, ap, aq, zz)`` (see :func:`scan`).
+    """
+    _, _, _, y, kp, _ = data
+    lam, g, z, _ = state
+    tol, zero_atol, max_iter, every = stop
+    fp, fq, ap, aq = scan(y, lam, g)
+    zz = 0.0
+    if kp[0] == 0:
+        for c in range(z.shape[0]):
+            zz += z[c] * z[c]
+    else:
+        for i in range(g.shape[0]):
+            zz += y[i] * lam[i] * g[i]
+    f = math.sqrt(max(zz, 0.0))
+    gap = zz - (g[fp] - g[fq])
+    code = -1
+    if f <= zero_atol:
+        code = 2
+    elif gap <= tol * zz:
+        code = 0
+    elif it >= max_iter:
+        code = 1
+    if it % every == 0 or code >= 0:
+        hist[0][n_hist] = it
+        hist[1][n_hist] = gap / zz if zz > 0.0 else np.nan
+        hist[2][n_hist] = f
+        n_hist += 1
+    return code, n_hist, fp, fq, ap, aq, zz
+
+
+@njit(cache=True)
+def start(data: tuple, state: tuple) -> None:
+    """Start at a vertex pair: ``a`` = first point of ``Q``, ``j`` = the point of ``P`` nearest
+    to ``x_a``, ``k`` = the point of ``Q`` nearest to ``x_j`` (all distances through ``K``).
+
+    For the polytope (``Q = {0}``) this is the seed's start: the vertex nearest the origin.
+    Sets ``lam = e_j + e_k``, ``z = phi(x_j) - phi(x_k)`` and ``g``.
+    """
+    _, _, kd, y, _, _ = data
+    lam, g, z, col = state
+    a = 0
+    while y[a] > 0:
+        a += 1
+    nearest = np.array([-1, -1])  # j in P, then k in Q
+    for side in range(2):
+        kernel_column(data, a, col)
+        best = np.inf
+        for i in range(y.shape[0]):
+            if (y[i] > 0) == (side == 0):
+                d2 = kd[i] - 2.0 * col[i]
+                if d2 < best:
+                    best, nearest[side] = d2, i
+        a = nearest[0]
+    lam[:] = 0.0
+    lam[nearest[0]] = 1.0
+    lam[nearest[1]] = 1.0
+    z[:] = 0.0
+    g[:] = 0.0
+    move(data, state, 0.0, 1.0, nearest[0], nearest[1])
+
+
+# --------------------------------------------------------------------------------------------
+# Python driver
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NearestPointRun:
+    """The raw outcome of a nearest-point loop, with ``g`` recomputed exactly from ``lam``.
+
+    ``zz = ||z||^2``, ``lower = min_{m in P-Q} <z, m>``, ``gap = (zz - lower) / zz``.
+    """
+
+    lam: np.ndarray
+    g: np.ndarray
+    zz: float
+    lower: float
+    gap: float
+    code: int
+    iterations: int
+    history: dict[str, np.ndarray]
+    message: str
+    runtime: float
+    zero_atol: float
+
+
+def check_common(tol: Any, max_iter: Any, history_every: Any, default_iter: int) -> tuple:
+    """Validate ``tol > 0``, ``max_iter`` (None -> ``default_iter``) and ``history_every``
+    (None -> ``ceil(max_iter / 2000)``, so at most about 2000 records)."""
+    tol = check_positive(tol, "tol")
+    max_iter = check_max_iter(max_iter, default=default_iter)
+    if history_every is None:
+        every = max(1, -(-max_iter // HISTORY_POINTS))
+    else:
+        every = check_positive_int(history_every, "history_every")
+    return tol, max_iter, every
+
+
+def _kernel_params(kernel: Kernel) -> tuple[int, float, float, int]:
+    check_choice(kernel.name, "kernel", KERNEL_NAMES)
+    gamma, coef0, degree = kernel.params
+    return (int(kernel.kernel_id), float(gamma), float(coef0), int(degree))
+
+
+def exact_g(X: np.ndarray, y: np.ndarray, lam: np.ndarray, kernel: Kernel) -> np.ndarray:
+    """``g_i = <z, phi(x_i)> = sum_j y_j lam_j K(x_j, x_i)`` from scratch (blocks of columns)."""
+    coef = y * lam
+    S = np.flatnonzero(lam)
+    if kernel.kernel_id == 0:
+        return X @ (X[S].T @ coef[S])
+    g = np.zeros(X.shape[0])
+    for lo in range(0, S.size, _CHUNK):
+        idx = S[lo : lo + _CHUNK]
+        g += kernel(X, X[idx]) @ coef[idx]
+    return g
+
+
+def run_nearest_point(
+    loop: Callable,
+    X: np.ndarray,
+    y: np.ndarray,
+    kernel: Kernel,
+    tol: float,
+    max_iter: int,
+    every: int,
+) -> NearestPointRun:
+    """Run a compiled nearest-point ``loop`` (Gilbert or MDM) on validated data.
+
+    ``loop(data, state, stop, hist) -> (iterations, code, n_hist)`` (tuples described above),
+    starting from :func:`start`.
+    """
+    t0 = time.perf_counter()
+    kp = _kernel_params(kernel)
+    n, d = X.shape
+    xx = np.einsum("ij,ij->i", X, X)
+    diag = kernel.diag(X)
+    R = math.sqrt(max(float(diag.max()), 0.0))
+    spread = diag + diag[0] - 2.0 * kernel.column(X, 0)
+    scale = math.sqrt(max(float(spread.max()), 0.0))
+    eps = float(np.finfo(float).eps)
+    floor = 1e3 * eps * R if kp[0] == 0 else 10.0 * math.sqrt(eps) * R
+    zero_atol = max(tol * scale, floor)
+
+    lam, g, col = np.zeros(n), np.zeros(n), np.zeros(n)
+    z = np.zeros(d)
+    size = max_iter // every + 2
+    hist_it = np.zeros(size, dtype=np.int64)
+    hist_gap, hist_dist = np.zeros(size), np.zeros(size)
+    G = kernel.gram(X) if kp[0] != 0 and 8 * n * n <= GRAM_MAX_BYTES else np.zeros((0, 0))
+    data, state = (X, xx, diag, y, kp, G), (lam, g, z, col)
+    # One BLAS thread: a threaded gemv of this size spends more on synchronisation than it
+    # saves (10,000 x 50 on 2 busy cores: 0.08 ms single-threaded, 0.4-5 ms with 2 threads).
+    with threadpool_limits(limits=1, user_api="blas"):
+        start(data, state)
+        iterations, code, n_hist = loop(
+            data, state, (tol, zero_atol, max_iter, every), (hist_it, hist_gap, hist_dist)
+        )
+
+    g = exact_g(X, y, lam, kernel)
+    zz = float(np.dot(y * lam, g))
+    lower = float(g[y > 0].min() - g[y < 0].max())
+    gap = (zz - lower) / zz if zz > 0 else math.nan
+    dist = math.sqrt(max(zz, 0.0))
+    if code == INTERSECT:
+        message = (
+            f"the hulls intersect: ||p - q|| = {dist:.3g} <= zero tolerance {zero_atol:.3g}"
+            " (distance reported as 0)"
+        )
+    elif code == MAX_ITER:
+        message = f"max_iter={max_iter} reached at relative gap {gap:.3g} > tol={tol:.3g}"
+        if lower <= 0:
+            message += "; the lower bound min <z, m> <= 0 does not show the hulls are apart"
+    elif code == STALLED:
+        message = f"no descent step left at relative gap {gap:.3g} (round-off); stopped"
+    else:
+        message = ""
+    history = {
+        "iteration": hist_it[:n_hist].copy(),
+        "gap": hist_gap[:n_hist].copy(),
+        "distance": hist_dist[:n_hist].copy(),
+    }
+    return NearestPointRun(
+        lam=lam, g=g, zz=zz, lower=lower, gap=gap, code=int(code), iterations=int(iterations),
+        history=history, message=message, runtime=time.perf_counter() - t0, zero_atol=zero_atol,
+    )  # fmt: skip
+
+
+def status_of(
+    run: NearestPointRun, name: str, *, intersect: str = "optimal", stacklevel: int = 4
+) -> str:
+    """Map a loop code to a status (warning ``ConvergenceWarning`` at ``max_iter``;
+    ``stacklevel`` 4 points at the caller of a public function that calls a helper that calls
+    this)."""
+    if run.code == MAX_ITER:
+        warnings.warn(f"{name}: {run.message}", ConvergenceWarning, stacklevel=stacklevel)
+        return "max_iter"
+    if run.code == STALLED:
+        return "inaccurate"
+    if run.code == INTERSECT:
+        return intersect
+    return "optimal"
+
+
+def solve_hull_pair(
+    loop: Callable,
+    method: str,
+    P: Any,
+    Q: Any,
+    tol: Any,
+    max_iter: Any,
+    history_every: Any,
+    default_iter: int,
+) -> HullPairSolution:
+    """Validate, run ``loop`` on ``rows of P`` (+1) and ``rows of Q`` (-1), build the solution.
+
+    ``p = P^T lam_P``, ``q = Q^T lam_Q``, ``distance = ||p - q||`` (0 when the hulls intersect).
+    """
+    P, Q = check_hull_pair(P, Q)
+    tol, max_iter, every = check_common(tol, max_iter, history_every, default_iter)
+    X = np.vstack([P, Q])
+    y = np.concatenate([np.ones(P.shape[0]), -np.ones(Q.shape[0])])
+    run = run_nearest_point(loop, X, y, LinearKernel(), tol, max_iter, every)
+    status = status_of(run, method)
+    wp, wq = run.lam[: P.shape[0]], run.lam[P.shape[0] :]
+    p, q = P.T @ wp, Q.T @ wq
+    distance = 0.0 if run.code == INTERSECT else float(np.linalg.norm(p - q))
+    return HullPairSolution(
+        weights_p=wp, weights_q=wq, p=p, q=q, distance=distance, status=status,
+        iterations=run.iterations, method=method, history=run.history, gap=run.gap,
+        message=run.message, runtime=run.runtime,
+    )  # fmt: skip
+
+
+def svm_from_run(
+    run: NearestPointRun, X: np.ndarray, y: np.ndarray, kernel: Kernel, method: str
+) -> SVMSolution:
+    """The hard-margin SVM from the nearest points ``p``, ``q`` of the two classes' hulls.
+
+    With ``d = p - q`` (``||d||^2 = zz``), ``w = 2 d / ||d||^2``,
+    ``b = (||q||^2 - ||p||^2) / ||d||^2 = -<d, p + q> / ||d||^2 = -(sum_i lam_i g_i) / zz`` and
+    ``alpha_i = 2 lam_i / ||d||^2``. Intersecting hulls give status ``"infeasible"`` with NaN
+    ``alpha``/``b``/``w`` and infinite objectives (the hard-margin primal is infeasible, its dual
+    unbounded).
+    """
+    status = status_of(run, method, intersect="infeasible")
+    n, d = X.shape
+    if status == "infeasible":
+        return SVMSolution(
+            alpha=np.full(n, np.nan), b=math.nan,
+            w=np.full(d, np.nan) if kernel.kernel_id == 0 else None,
+            dual_objective=math.inf, primal_objective=math.inf, status=status,
+            iterations=run.iterations, method=method, history=run.history, X_train=X,
+            y_train=y, kernel=kernel, C=None, b_interval=(math.nan, math.nan),
+            message=run.message, runtime=run.runtime,
+        )  # fmt: skip
+    zz = run.zz
+    alpha = 2.0 * run.lam / zz
+    b = -float(np.dot(run.lam, run.g)) / zz
+    wx = 2.0 * run.g / zz  # <w, phi(x_i)>
+    quad = float(np.dot(alpha * y, wx))  # alpha^T Q alpha = ||w||^2
+    w = X.T @ (alpha * y) if kernel.kernel_id == 0 else None
+    primal = 0.5 * float(w @ w) if w is not None else 0.5 * quad
+    return SVMSolution(
+        alpha=alpha, b=b, w=w, dual_objective=float(alpha.sum()) - 0.5 * quad,
+        primal_objective=primal, status=status, iterations=run.iterations, method=method,
+        history=run.history, X_train=X, y_train=y, kernel=kernel, C=None, b_interval=(b, b),
+        message=run.message, runtime=run.runtime,
+    )  # fmt: skip

@@ -1,0 +1,241 @@
+"""Gilbert's nearest-point algorithm (seed 001), for a polytope, two hulls and the hard-margin SVM.
+
+Polytope distance: the point of ``conv(Q)`` nearest the origin,
+``min ||Q^T lam||^2`` over the simplex. Gilbert's algorithm (a Frank-Wolfe method with exact
+line search) starts at the vertex nearest the origin, ``x_1 = q_0``, and repeats
+
+.. math::
+
+    q_i = \\arg\\min_{q \\in Q} \\langle x_i, q \\rangle, \\qquad
+    x_{i+1} = \\arg\\min_{x \\in [x_i, q_i]} \\|x\\|
+           = x_i + t (q_i - x_i),\\;
+    t = \\operatorname{clip}\\Big(
+        \\frac{\\langle x_i, x_i - q_i \\rangle}{\\|x_i - q_i\\|^2}, 0, 1\\Big),
+
+keeping the convex weights ``lam <- (1 - t) lam + t e_j``. With ``f_i = ||x_i||``,
+``omega_i = <x_i, q_i> / ||x_i||``, ``g_i = f_i - omega_i``, ``rho`` the distance and ``D`` the
+diameter of ``Q``, the seed proves ``h_k = f_k - rho <= 2 D^2 / (rho (k + 1))``, so
+``k = Theta(D^2 / (eps rho^2))`` steps give a ``(1 + eps)`` approximation: the rate is O(1/k)
+(see :func:`maxmargin.algorithms.mdm.mdm_hulls` for a linearly convergent method).
+
+Stopping rule: the duality gap ``||x||^2 - min_q <x, q> = f (f - omega)`` relative to ``||x||^2``
+is ``<= tol``, i.e. ``omega >= (1 - tol) f``, which brackets ``rho`` in ``[(1 - tol) f, f]``.
+The origin inside the hull (``rho = 0``) is detected by ``||x|| <= zero_atol``; see
+:mod:`maxmargin.algorithms._nearest_point` for the rule.
+
+Two hulls: ``conv(P) - conv(Q)`` is the hull of the ``n m`` points ``p_i - q_j`` (seed 001), but
+its support point in direction ``-z`` is ``argmin_P <z, p> - argmax_Q <z, q>``, so the
+difference points are never formed. The SVM is the hull pair of the two classes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from maxmargin._validation import check_choice, check_points, check_Xy
+from maxmargin.algorithms._nearest_point import (
+    INTERSECT,
+    check_common,
+    examine,
+    move,
+    run_nearest_point,
+    solve_hull_pair,
+    sqdist,
+    status_of,
+    svm_from_run,
+)
+from maxmargin.algorithms.mdm import MDM_MAX_ITER, MDM_TOL, mdm_loop
+from maxmargin.kernels import Kernel, LinearKernel, make_kernel
+from maxmargin.results import HullPairSolution, PolytopeSolution, SVMSolution
+
+__all__ = ["gilbert", "gilbert_hulls", "gilbert_svm", "gilbert_loop"]
+
+GILBERT_TOL = 1e-6
+GILBERT_MAX_ITER = 100_000
+
+
+@njit(cache=True)
+def gilbert_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
+    """Gilbert's iteration on ``conv(P) - conv(Q)`` (``P``: ``y = +1``, ``Q``: ``y = -1``).
+
+    ``z = sum_i y_i lam_i phi(x_i)``, ``g_i = <z, phi(x_i)>``. Each step: ``j = argmin_P g``,
+    ``k = argmax_Q g`` give the support point ``s = x_j - x_k`` with ``<z, s> = g_j - g_k``;
+    ``t = clip((||z||^2 - <z, s>) / ||z - s||^2, 0, 1)``; ``z <- (1 - t) z + t s``;
+    ``lam <- (1 - t) lam + t (e_j + e_k)``. Arguments as in
+    :func:`maxmargin.algorithms._nearest_point.run_nearest_point`; returns
+    ``(iterations, code, n_hist)``.
+    """
+    lam, g, _, _ = state
+    n_hist = 0
+    it = 0
+    while True:
+        code, n_hist, j, k, _, _, zz = examine(it, data, state, stop, hist, n_hist)
+        if code >= 0:
+            return it, code, n_hist
+        zs = g[j] - g[k]  # <z, s>
+        denom = zz - 2.0 * zs + sqdist(data, j, k)  # ||z - s||^2
+        t = min(1.0, (zz - zs) / denom) if denom > 0.0 else 1.0
+        for i in range(lam.shape[0]):
+            lam[i] *= 1.0 - t
+        lam[j] += t
+        lam[k] += t
+        move(data, state, 1.0 - t, t, j, k)
+        it += 1
+
+
+def gilbert(
+    Q: Any,
+    tol: float = GILBERT_TOL,
+    max_iter: int = GILBERT_MAX_ITER,
+    *,
+    history_every: int | None = None,
+) -> PolytopeSolution:
+    """The point of ``conv(rows of Q)`` nearest the origin, by Gilbert's algorithm.
+
+    Solves ``min ||Q^T lam||^2`` s.t. ``lam >= 0``, ``sum lam = 1``, as the hull pair
+    ``(Q, {0})``, starting at the row of ``Q`` nearest the origin (seed 001).
+
+    Parameters
+    ----------
+    Q : (m, d) array
+        The points (rows).
+    tol : float, > 0
+        Stop when ``||z||^2 - min_i <z, q_i> <= tol ||z||^2`` (relative duality gap); then
+        ``(1 - tol) ||z|| <= distance <= ||z||``.
+    max_iter : int
+        Iteration cap; reaching it returns status ``"max_iter"`` and warns
+        :class:`~maxmargin.exceptions.ConvergenceWarning`.
+    history_every : int, optional
+        Record ``(iteration, relative gap, ||z||)`` every this many steps (default: about 2000
+        records over ``max_iter``), plus the final state.
+
+    Returns
+    -------
+    PolytopeSolution
+        ``point = Q^T weights``, ``distance = ||point||``. When the origin is in the hull
+        (``||z|| <= zero_atol``, see :mod:`maxmargin.algorithms._nearest_point`), distance 0 and
+        status ``"optimal"``.
+    """
+    Q = check_points(Q, "Q")
+    tol, max_iter, every = check_common(tol, max_iter, history_every, GILBERT_MAX_ITER)
+    m = Q.shape[0]
+    X = np.vstack([Q, np.zeros((1, Q.shape[1]))])
+    y = np.concatenate([np.ones(m), [-1.0]])
+    run = run_nearest_point(gilbert_loop, X, y, LinearKernel(), tol, max_iter, every)
+    status = status_of(run, "gilbert", stacklevel=3)
+    weights = run.lam[:m]
+    point = Q.T @ weights
+    distance = 0.0 if run.code == INTERSECT else float(np.linalg.norm(point))
+    return PolytopeSolution(
+        weights=weights, point=point, distance=distance, status=status,
+        iterations=run.iterations, method="gilbert", history=run.history, gap=run.gap,
+        message=run.message, runtime=run.runtime,
+    )  # fmt: skip
+
+
+def gilbert_hulls(
+    P: Any,
+    Q: Any,
+    tol: float = GILBERT_TOL,
+    max_iter: int = GILBERT_MAX_ITER,
+    *,
+    history_every: int | None = None,
+) -> HullPairSolution:
+    """Nearest points ``p in conv(P)``, ``q in conv(Q)`` by Gilbert's algorithm on ``P - Q``.
+
+    The Minkowski difference is handled implicitly: the support point in direction ``-z``
+    (``z = p - q``) is ``argmin_{p in P} <z, p> - argmax_{q in Q} <z, q>``; only ``weights_p``
+    and ``weights_q`` are kept. Stopping rule as in :func:`gilbert` with ``z = p - q``;
+    intersecting hulls give distance 0 and status ``"optimal"`` (message says so).
+
+    Parameters
+    ----------
+    P, Q : (n, d) and (m, d) arrays
+    tol, max_iter, history_every : as in :func:`gilbert`.
+
+    Returns
+    -------
+    HullPairSolution
+    """
+    return solve_hull_pair(
+        gilbert_loop, "gilbert", P, Q, tol, max_iter, history_every, GILBERT_MAX_ITER
+    )
+
+
+def gilbert_svm(
+    X: Any,
+    y: Any,
+    tol: float | None = None,
+    max_iter: int | None = None,
+    method: str = "gilbert",
+    kernel: str | Kernel = "linear",
+    gamma: float | str = "scale",
+    degree: int = 3,
+    coef0: float = 0.0,
+    *,
+    history_every: int | None = None,
+) -> SVMSolution:
+    """The hard-margin SVM from the nearest points of the two classes' hulls.
+
+    Let ``p = sum_{y_i=+1} lam_i phi(x_i)`` and ``q = sum_{y_i=-1} lam_i phi(x_i)`` be the nearest
+    points of the hulls of the positives and the negatives, ``d = p - q``. The maximal-margin
+    hyperplane is the perpendicular bisector of ``[q, p]``; scaled so that ``f(p) = 1`` and
+    ``f(q) = -1``:
+
+    .. math::
+
+        w = \\frac{2 d}{\\|d\\|^2}, \\qquad b = \\frac{\\|q\\|^2 - \\|p\\|^2}{\\|d\\|^2},
+        \\qquad \\alpha_i = \\frac{2 \\lambda_i}{\\|d\\|^2}.
+
+    Indeed ``f(p) - f(q) = 2 <d, d> / ||d||^2 = 2`` and ``f(p) + f(q) = 2 <d, p + q> / ||d||^2 +
+    2 b = 0``. Optimality of ``p`` gives ``<d, x_i> >= <d, p>`` on the positives (so
+    ``f(x_i) >= 1``), that of ``q`` gives ``<d, x_i> <= <d, q>`` on the negatives
+    (``f(x_i) <= -1``), with equality where ``lam_i > 0``; and ``w = sum alpha_i y_i phi(x_i)``.
+    The margin is ``1 / ||w|| = ||d|| / 2``, ``1/2 ||w||^2 = 2 / ||d||^2`` and, since
+    ``sum alpha = 4 / ||d||^2``, ``D(alpha) = sum alpha - 1/2 alpha^T Q alpha = 2 / ||d||^2``
+    too (equal for every iterate by this scaling: suboptimality shows as ``y_i f(x_i) < 1``).
+    Through a kernel, ``<d, phi(x_i)> = g_i = sum_j y_j lam_j K_ji``, ``||d||^2 = sum lam_i y_i
+    g_i`` and ``||p||^2 - ||q||^2 = <d, p + q> = sum_i lam_i g_i``.
+
+    Parameters
+    ----------
+    X : (n, d) array
+    y : (n,) array of -1/+1
+    tol : float, optional
+        Relative duality-gap tolerance (see :func:`gilbert`); default 1e-6 for ``"gilbert"``,
+        1e-8 for ``"mdm"``.
+    max_iter : int, optional
+        Default 100,000 (``"gilbert"``) or 1,000,000 (``"mdm"``).
+    method : {"gilbert", "mdm"}
+        Gilbert's O(1/k) algorithm, or the linearly convergent MDM pairwise steps
+        (:func:`maxmargin.algorithms.mdm.mdm_hulls`).
+    kernel, gamma, degree, coef0 : as scikit-learn's SVC (``"linear"``, ``"rbf"``, ``"poly"``)
+        Non-linear kernels work on the hulls in feature space through kernel columns; ``w`` is
+        then None.
+    history_every : int, optional
+        As in :func:`gilbert`.
+
+    Returns
+    -------
+    SVMSolution
+        ``C=None``. Status ``"infeasible"`` when the hulls intersect (not separable): the run
+        stopped with ``||p - q|| <= zero_atol = max(tol * S, floor)`` (``S`` the data scale, see
+        :mod:`maxmargin.algorithms._nearest_point`); ``alpha``, ``b``, ``w`` are then NaN and both
+        objectives infinite.
+    """
+    X, y = check_Xy(X, y)
+    method = check_choice(method, "method", ("gilbert", "mdm"))
+    loop, default_tol, default_iter = (
+        (gilbert_loop, GILBERT_TOL, GILBERT_MAX_ITER)
+        if method == "gilbert"
+        else (mdm_loop, MDM_TOL, MDM_MAX_ITER)
+    )
+    tol, max_iter, every = check_common(
+        default_tol if tol is None else tol, max_iter, history_every, default_iter
+    )
+    kern = make_kernel(kernel, gamma=gamma, degree=degree, coef0=coef0, X=X)
+    run = run_nearest_point(loop, X, y, kern, tol, max_iter, every)
+    return svm_from_run(run, X, y, kern, method)

@@ -1,0 +1,235 @@
+"""Gilbert's algorithm (polytope, hull pair, hard-margin SVM) against hand derivations, the
+CVXPY/Clarabel oracles and seed 001's convergence theorem."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from fixtures import (
+    LI_HANG,
+    POLYTOPE_SEGMENT,
+    POLYTOPE_TRIANGLE,
+    TWO_POINTS,
+    XOR_POLY,
+    XOR_X,
+    XOR_Y,
+)
+from fixtures_nearest_point import (
+    assert_hull_fixtures,
+    assert_svm_matches,
+    gaussian_pair,
+    labelled,
+    oracle_hulls,
+    oracle_polytope,
+    quiet,
+    rbf_disc_case,
+)
+from scipy.spatial.distance import pdist
+
+from maxmargin.algorithms.gilbert import gilbert, gilbert_hulls, gilbert_svm
+from maxmargin.exceptions import ConvergenceWarning
+from maxmargin.formulations.primal import hard_margin_primal
+from maxmargin.kernels import LinearKernel
+
+# --- hand-derived fixtures -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", [POLYTOPE_SEGMENT, POLYTOPE_TRIANGLE], ids=["segment", "tri"])
+def test_polytope_fixtures(case: dict) -> None:
+    sol = gilbert(case["Q"])
+    assert sol.status == "optimal" and sol.method == "gilbert"
+    np.testing.assert_allclose(sol.weights, case["weights"], atol=1e-12)
+    np.testing.assert_allclose(sol.point, case["point"], atol=1e-12)
+    assert sol.distance == pytest.approx(case["distance"], abs=1e-12)
+    assert sol.gap <= 1e-6
+
+
+def test_polytope_origin_inside_reports_distance_zero() -> None:
+    Q = np.array([[1.0, 0.0], [-1.0, 1.0], [-1.0, -1.0]])  # a triangle around the origin
+    sol = gilbert(Q)
+    assert sol.status == "optimal" and sol.distance == 0.0
+    assert "intersect" in sol.message
+    assert sol.weights.min() >= 0 and sol.weights.sum() == pytest.approx(1.0)
+    # the certificate: the returned convex combination is within tol * scale of the origin
+    assert np.linalg.norm(Q.T @ sol.weights) <= 1e-6 * np.sqrt(5.0)
+
+
+def test_hull_fixtures() -> None:
+    assert_hull_fixtures(gilbert_hulls, "gilbert", tol=1e-6)
+
+
+@pytest.mark.parametrize("ex", [TWO_POINTS, LI_HANG], ids=lambda e: e.name)
+def test_svm_fixtures(ex) -> None:  # noqa: ANN001
+    sol = gilbert_svm(ex.X, ex.y)
+    assert_svm_matches(sol, ex)
+    assert sol.method == "gilbert" and sol.b_interval == (sol.b, sol.b)
+    hull = gilbert_hulls(ex.X[ex.y > 0], ex.X[ex.y < 0])
+    margin = 1.0 / np.linalg.norm(sol.w)
+    assert margin == pytest.approx(ex.margin, rel=1e-12)
+    assert margin == pytest.approx(hull.distance / 2.0, rel=1e-12)
+    yf = ex.y * sol.decision_function(ex.X)
+    assert yf.min() == pytest.approx(1.0, abs=1e-12)
+    np.testing.assert_allclose(yf[sol.alpha > 0], 1.0, atol=1e-12)
+
+
+def test_svm_linear_xor_is_infeasible() -> None:
+    sol = gilbert_svm(XOR_X, XOR_Y)
+    assert sol.status == "infeasible" and "intersect" in sol.message
+    assert np.all(np.isnan(sol.alpha)) and math.isnan(sol.b)
+    assert sol.primal_objective == math.inf
+
+
+def test_svm_xor_poly_kernel() -> None:
+    sol = gilbert_svm(XOR_POLY.X, XOR_POLY.y, kernel="poly", **XOR_POLY.kernel_params)
+    assert_svm_matches(sol, XOR_POLY)
+    assert sol.w is None
+    # the fixture derives f(x) = x1 x2 exactly
+    pts = np.random.default_rng(0).uniform(-2, 2, size=(20, 2))
+    np.testing.assert_allclose(sol.decision_function(pts), pts[:, 0] * pts[:, 1], atol=1e-12)
+
+
+# --- against the CVXPY/Clarabel oracles ------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_hulls_against_oracle(seed: int) -> None:
+    P, Q = gaussian_pair(30, 3, 5.0, seed)
+    ora = oracle_hulls(P, Q)
+    sol = gilbert_hulls(P, Q, tol=1e-5, max_iter=1_000_000)
+    assert sol.status == "optimal" and sol.gap <= 1e-5
+    rho, f = ora.distance, sol.distance
+    # the stopping rule brackets the distance: (1 - gap) f <= rho <= f
+    assert (1 - sol.gap) * f <= rho * (1 + 1e-8) and rho <= f * (1 + 1e-8)
+    # strong convexity of ||z||^2: ||d - d*||^2 <= ||d||^2 - rho^2 <= 2 gap ||d||^2
+    d_err = np.linalg.norm((sol.p - sol.q) - (ora.p - ora.q))
+    assert d_err <= math.sqrt(2 * sol.gap) * f + 1e-7 * f
+    for w in (sol.weights_p, sol.weights_q):
+        assert w.min() >= 0 and w.sum() == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_svm_against_hard_margin_oracle(seed: int) -> None:
+    X, y = labelled(*gaussian_pair(25, 3, 5.0, seed))
+    ora = hard_margin_primal(X, y).solve()
+    sol = gilbert_svm(X, y, tol=1e-5, max_iter=1_000_000)
+    assert sol.status == "optimal" and ora.status == "optimal"
+    gap = sol.history["gap"][-1]
+    assert gap <= 1e-5
+    # w = 2 d / ||d||^2: relative error about 2 ||d - d*|| / ||d|| <= 2 sqrt(2 gap)
+    rel = 2 * math.sqrt(2 * gap) + 1e-6
+    w_scale = np.linalg.norm(ora.w)
+    assert np.linalg.norm(sol.w - ora.w) <= rel * w_scale
+    R = np.abs(X).max() * math.sqrt(X.shape[1])
+    assert abs(sol.b - ora.b) <= rel * w_scale * R
+    np.testing.assert_allclose(sol.alpha, ora.alpha, atol=10 * rel * ora.alpha.max())
+    # 1/2 ||w||^2 = 2 / ||d||^2 with ||d|| bracketed to relative gap
+    assert sol.dual_objective == pytest.approx(0.5 * w_scale**2, rel=3 * gap + 1e-7)
+    yf = y * sol.decision_function(X)
+    assert yf.min() >= 1 - rel * w_scale * R
+
+
+@pytest.mark.parametrize("store_gram", [True, False], ids=["gram", "columns"])
+def test_kernel_svm_against_dual_oracle(store_gram: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    X, y, ora = rbf_disc_case(30, store_gram, monkeypatch)
+    sol = gilbert_svm(X, y, kernel="rbf", gamma=2.0, tol=1e-4, max_iter=1_000_000)
+    assert sol.status == "optimal" and sol.w is None and sol.method == "gilbert"
+    # D = 2 / ||d||^2 and ||d|| is bracketed to the relative gap 1e-4
+    assert sol.dual_objective == pytest.approx(ora.dual_objective, rel=3e-4)
+    f_ora = ora.decision_function(X)
+    np.testing.assert_allclose(sol.decision_function(X), f_ora, atol=1e-2 * np.abs(f_ora).max())
+    assert np.array_equal(sol.predict(X), y)
+
+
+# --- seed 001's analysis ---------------------------------------------------------------------
+
+
+def test_gilbert_rate_bound_and_monotone_distance() -> None:
+    rng = np.random.default_rng(11)
+    Q = rng.standard_normal((60, 6))
+    Q[:, 0] += 2.5  # the origin lies outside the hull
+    rho = oracle_polytope(Q).distance
+    D = pdist(Q).max()
+    sol = quiet(gilbert, Q, tol=1e-14, max_iter=3000, history_every=1)
+    it, f, gap = (np.asarray(sol.history[k]) for k in ("iteration", "distance", "gap"))
+    assert it[0] == 0 and it[-1] == sol.iterations and len(it) == sol.iterations + 1
+    assert np.all(np.diff(f) <= 1e-12 * f[0])  # f_k = ||x_k|| never increases
+    k = it + 1  # seed numbering: x_1 = q_0 is the start
+    assert np.all(f - rho <= 2 * D**2 / (rho * (k + 1)) + 1e-9)  # h_k <= 2 D^2 / (rho (k+1))
+    omega = f * (1 - gap)  # the lower bound <x_k, q_k> / ||x_k||
+    assert np.all(omega <= rho * (1 + 1e-9)) and np.all(rho <= f * (1 + 1e-9))
+    # the seed's second argument: among steps k+1..2k some gap g_i = f_i - omega_i is at most
+    # 2 D^2 / (rho sqrt(k (k + 1)))
+    g_abs = f * gap
+    for kk in range(1, len(k) // 2):
+        assert g_abs[kk + 1 : 2 * kk + 1].min() <= 2 * D**2 / (rho * math.sqrt(kk * (kk + 1)))
+
+
+def test_history_is_bounded() -> None:
+    P, Q = gaussian_pair(40, 10, 6.0, 5)
+    sol = quiet(gilbert_hulls, P, Q, tol=1e-15, max_iter=10_000)
+    assert sol.status == "max_iter"
+    it = np.asarray(sol.history["iteration"])
+    assert len(it) == 2001 and np.all(np.diff(it) == 5) and it[-1] == 10_000
+
+
+# --- max_iter, bad input, inputs unchanged ---------------------------------------------------
+
+
+def test_max_iter_warns_and_returns() -> None:
+    P, Q = gaussian_pair(50, 10, 4.0, 0)
+    X, y = labelled(P, Q)
+    with pytest.warns(ConvergenceWarning, match="max_iter=3"):
+        hp = gilbert_hulls(P, Q, tol=1e-12, max_iter=3)
+    with pytest.warns(ConvergenceWarning, match="max_iter=3"):
+        poly = gilbert(P - Q, tol=1e-12, max_iter=3)
+    with pytest.warns(ConvergenceWarning, match="max_iter=3"):
+        svm = gilbert_svm(X, y, tol=1e-12, max_iter=3)
+    for sol in (hp, poly, svm):
+        assert sol.status == "max_iter" and sol.iterations == 3
+    assert hp.gap > 1e-12 and hp.weights_p.sum() == pytest.approx(1.0)
+    assert np.isfinite(svm.b) and svm.alpha.min() >= 0
+
+
+P2 = np.array([[0.0, 0.0], [1.0, 1.0]])
+BAD_INPUTS = [
+    (gilbert, ([[np.nan, 0.0]],), {}, "`Q` must be finite"),
+    (gilbert, ([1.0, 2.0],), {}, "`Q` must be a 2-D array"),
+    (gilbert, (P2,), {"tol": 0.0}, "`tol` must be positive"),
+    (gilbert, (P2,), {"max_iter": 0}, "`max_iter` must be an integer >= 1"),
+    (gilbert, (P2,), {"history_every": 0}, "`history_every` must be an integer >= 1"),
+    (gilbert_hulls, (P2, [[1.0, 2.0, 3.0]]), {}, "`P` and `Q` must have the same dimension"),
+    (gilbert_hulls, (P2, np.zeros((0, 2))), {}, "`Q` must have at least one row"),
+    (gilbert_svm, (P2, [1.0, 2.0]), {}, "`y` must contain only the labels"),
+    (gilbert_svm, (P2, [1.0, -1.0]), {"method": "smo"}, "`method` must be one of"),
+    (gilbert_svm, (P2, [1.0, -1.0]), {"kernel": "sigmoid"}, "`kernel` must be one of"),
+    (gilbert_svm, (P2, [1.0, -1.0]), {"kernel": "rbf", "gamma": -1.0}, "`gamma` must be"),
+]
+
+
+@pytest.mark.parametrize(("fn", "args", "kwargs", "match"), BAD_INPUTS)
+def test_bad_input(fn, args, kwargs, match) -> None:  # noqa: ANN001
+    with pytest.raises(ValueError, match=match):
+        fn(*args, **kwargs)
+
+
+def test_custom_kernel_object_is_rejected() -> None:
+    class Custom(LinearKernel):
+        name = "custom"
+        kernel_id = -1
+
+    with pytest.raises(ValueError, match="`kernel` must be one of"):
+        gilbert_svm(P2, [1.0, -1.0], kernel=Custom())
+
+
+def test_inputs_unchanged() -> None:
+    P, Q = gaussian_pair(10, 2, 4.0, 1)
+    X, y = labelled(P, Q)
+    copies = [a.copy() for a in (P, Q, X, y)]
+    gilbert(P)
+    gilbert_hulls(P, Q)
+    gilbert_svm(X, y)
+    gilbert_svm(X, y, kernel="rbf", gamma=0.5)
+    for a, c in zip((P, Q, X, y), copies, strict=True):
+        np.testing.assert_array_equal(a, c)

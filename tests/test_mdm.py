@@ -1,0 +1,159 @@
+"""MDM (pairwise) nearest points against hand derivations, the Clarabel oracles and Gilbert."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fixtures import LI_HANG, TWO_POINTS, XOR_POLY, XOR_X, XOR_Y
+from fixtures_nearest_point import (
+    assert_hull_fixtures,
+    assert_svm_matches,
+    gaussian_pair,
+    labelled,
+    oracle_hulls,
+    quiet,
+    rbf_disc_case,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.spatial.distance import pdist
+
+from maxmargin.algorithms.gilbert import gilbert_hulls, gilbert_svm
+from maxmargin.algorithms.mdm import mdm_hulls
+from maxmargin.exceptions import ConvergenceWarning
+from maxmargin.formulations.primal import hard_margin_primal
+
+
+def test_hull_fixtures() -> None:
+    assert_hull_fixtures(mdm_hulls, "mdm", tol=1e-8)
+
+
+@pytest.mark.parametrize("ex", [TWO_POINTS, LI_HANG], ids=lambda e: e.name)
+def test_svm_fixtures(ex) -> None:  # noqa: ANN001
+    sol = gilbert_svm(ex.X, ex.y, method="mdm")
+    assert_svm_matches(sol, ex)
+    assert sol.method == "mdm"
+    assert 1.0 / np.linalg.norm(sol.w) == pytest.approx(ex.margin, rel=1e-12)
+
+
+def test_svm_xor() -> None:
+    assert gilbert_svm(XOR_X, XOR_Y, method="mdm").status == "infeasible"
+    sol = gilbert_svm(XOR_POLY.X, XOR_POLY.y, method="mdm", kernel="poly", **XOR_POLY.kernel_params)
+    assert_svm_matches(sol, XOR_POLY)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_hulls_against_oracle(seed: int) -> None:
+    P, Q = gaussian_pair(40, 4, 5.0, seed)
+    ora = oracle_hulls(P, Q)
+    sol = mdm_hulls(P, Q)
+    assert sol.status == "optimal" and sol.gap <= 1e-8
+    assert sol.distance == pytest.approx(ora.distance, rel=1e-7)
+    d, d_ora = sol.p - sol.q, ora.p - ora.q
+    assert np.linalg.norm(d - d_ora) <= 1e-6 * np.linalg.norm(d_ora)
+    for w in (sol.weights_p, sol.weights_q):
+        assert w.min() >= 0 and w.sum() == pytest.approx(1.0, abs=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 2**31),
+    n=st.integers(1, 7),
+    m=st.integers(1, 7),
+    d=st.integers(1, 3),
+    shift=st.floats(0.0, 5.0),
+    shared=st.booleans(),
+)
+def test_distance_property_against_oracle(
+    seed: int, n: int, m: int, d: int, shift: float, shared: bool
+) -> None:
+    rng = np.random.default_rng(seed)
+    P, Q = rng.standard_normal((n, d)), rng.standard_normal((m, d))
+    Q[:, 0] += shift
+    if shared:  # a common point: the hulls certainly intersect
+        Q[0] = P[0]
+    ora = oracle_hulls(P, Q)
+    sol = mdm_hulls(P, Q)
+    assert sol.status == "optimal"
+    scale = max(1.0, pdist(np.vstack([P, Q])).max()) if n + m > 1 else 1.0
+    assert abs(sol.distance - ora.distance) <= 1e-6 * scale
+    if shared:
+        assert sol.distance == 0.0
+    for w in (sol.weights_p, sol.weights_q):
+        assert w.min() >= 0 and w.sum() == pytest.approx(1.0, abs=1e-12)
+
+
+def test_kernel_infeasible() -> None:
+    # poly of degree 1 is linear in disguise: XOR stays inseparable, detected through K
+    sol = gilbert_svm(XOR_X, XOR_Y, method="mdm", kernel="poly", degree=1, gamma=1.0, coef0=0.5)
+    assert sol.status == "infeasible" and sol.w is None and np.all(np.isnan(sol.alpha))
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_svm_against_hard_margin_oracle(seed: int) -> None:
+    X, y = labelled(*gaussian_pair(30, 4, 5.0, seed))
+    ora = hard_margin_primal(X, y).solve()
+    sol = gilbert_svm(X, y, method="mdm")
+    assert sol.status == "optimal" and ora.status == "optimal"
+    w_scale = np.linalg.norm(ora.w)
+    assert np.linalg.norm(sol.w - ora.w) <= 1e-6 * w_scale
+    assert sol.b == pytest.approx(ora.b, abs=1e-6 * (1 + abs(ora.b)))
+    np.testing.assert_allclose(sol.alpha, ora.alpha, atol=1e-6 * ora.alpha.max())
+    assert sol.dual_objective == pytest.approx(ora.dual_objective, rel=1e-7)
+    yf = y * sol.decision_function(X)
+    assert yf.min() == pytest.approx(1.0, abs=1e-6)
+
+
+@pytest.mark.parametrize("store_gram", [True, False], ids=["gram", "columns"])
+def test_kernel_svm_against_dual_oracle(store_gram: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    X, y, ora = rbf_disc_case(40, store_gram, monkeypatch)
+    sol = gilbert_svm(X, y, method="mdm", kernel="rbf", gamma=2.0)
+    assert sol.status == "optimal" and sol.w is None
+    assert sol.dual_objective == pytest.approx(ora.dual_objective, rel=1e-6)
+    f_ora = ora.decision_function(X)
+    np.testing.assert_allclose(sol.decision_function(X), f_ora, atol=1e-5 * np.abs(f_ora).max())
+
+
+def test_mdm_reaches_tolerance_where_gilbert_cannot() -> None:
+    P, Q = gaussian_pair(100, 10, 5.0, 8)
+    rho = oracle_hulls(P, Q).distance
+    mdm = mdm_hulls(P, Q, tol=1e-8, max_iter=20_000)
+    with pytest.warns(ConvergenceWarning):
+        gil = gilbert_hulls(P, Q, tol=1e-8, max_iter=20_000)
+    assert mdm.status == "optimal" and mdm.gap <= 1e-8
+    assert gil.status == "max_iter" and gil.gap > 100 * mdm.gap
+    assert abs(mdm.distance - rho) < abs(gil.distance - rho)
+    assert gil.distance >= rho * (1 - 1e-9)  # Gilbert's iterate is feasible: an upper bound
+
+
+def test_max_iter_warns_and_returns() -> None:
+    P, Q = gaussian_pair(50, 10, 4.0, 0)
+    with pytest.warns(ConvergenceWarning, match="mdm: max_iter=2"):
+        sol = mdm_hulls(P, Q, tol=1e-12, max_iter=2)
+    assert sol.status == "max_iter" and sol.iterations == 2 and sol.gap > 1e-12
+    assert sol.weights_p.sum() == pytest.approx(1.0) and sol.weights_q.min() >= 0
+    with pytest.warns(ConvergenceWarning, match="mdm: max_iter=2"):
+        svm = gilbert_svm(*labelled(P, Q), method="mdm", max_iter=2)
+    assert svm.status == "max_iter"
+
+
+@pytest.mark.parametrize(
+    ("P", "Q", "kwargs", "match"),
+    [
+        ([[np.inf, 0.0]], [[1.0, 0.0]], {}, "`P` must be finite"),
+        ([[0.0, 0.0]], [[1.0, 0.0]], {"tol": -1.0}, "`tol` must be positive"),
+        ([[0.0, 0.0]], [[1.0, 0.0]], {"max_iter": 1.5}, "`max_iter` must be an integer"),
+        ([[0.0, 0.0]], [[1.0]], {}, "`P` and `Q` must have the same dimension"),
+    ],
+)
+def test_bad_input(P, Q, kwargs, match) -> None:  # noqa: ANN001
+    with pytest.raises(ValueError, match=match):
+        mdm_hulls(P, Q, **kwargs)
+
+
+def test_inputs_unchanged() -> None:
+    P, Q = gaussian_pair(10, 2, 4.0, 1)
+    copies = (P.copy(), Q.copy())
+    quiet(mdm_hulls, P, Q)
+    np.testing.assert_array_equal(P, copies[0])
+    np.testing.assert_array_equal(Q, copies[1])
