@@ -1,0 +1,390 @@
+"""The CVXPY oracles on the hand-derived fixtures, their statuses, and the Formulation object."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from types import SimpleNamespace
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from fixtures import (
+    ALL_BOUND,
+    HULL_CROSSING,
+    HULL_PAIR,
+    POLYTOPE_SEGMENT,
+    POLYTOPE_TRIANGLE,
+    SVM_EXAMPLES,
+    XOR_X,
+    XOR_Y,
+)
+
+from maxmargin.exceptions import ConvergenceWarning
+from maxmargin.formulations import (
+    Formulation,
+    hard_margin_primal,
+    hinge_loss,
+    hull_distance,
+    polytope_distance,
+    soft_margin_primal,
+    svm_dual,
+)
+from maxmargin.formulations._common import clean_alpha, run_solver, solver_options
+from maxmargin.results import HullPairSolution, PolytopeSolution, SVMSolution
+from maxmargin.verification.kkt import kkt_residuals
+
+#: Ground-truth accuracy asked of the oracles on the hand-derived answers.
+TOL = 1e-7
+SOLVERS = ("CLARABEL", "OSQP")
+
+
+def _svm_forms(ex):
+    """Every oracle that applies to a fixture: (name, formulation)."""
+    forms = []
+    if ex.kernel == "linear" and ex.C is None:
+        forms.append(("hard_margin_primal", hard_margin_primal(ex.X, ex.y)))
+    if ex.kernel == "linear" and ex.C is not None:
+        forms.append(("soft_margin_primal", soft_margin_primal(ex.X, ex.y, ex.C)))
+        forms.append(("hinge_loss", hinge_loss(ex.X, ex.y, ex.C)))
+    forms.append(("svm_dual", svm_dual(ex.X, ex.y, ex.C, kernel=ex.kernel, **ex.kernel_params)))
+    return forms
+
+
+FIXTURE_CASES = [
+    pytest.param(ex, name, form, id=f"{ex.name}-{name}")
+    for ex in SVM_EXAMPLES
+    for name, form in _svm_forms(ex)
+]
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize(("ex", "name", "form"), FIXTURE_CASES)
+def test_svm_fixture(ex, name, form, solver):
+    sol = form.solve(solver)
+    assert isinstance(sol, SVMSolution)
+    assert sol.status == "optimal", sol.message
+    assert sol.method == f"cvxpy/{name}/{solver}"
+    assert sol.C == ex.C
+    np.testing.assert_allclose(sol.alpha, ex.alpha, atol=TOL)
+    if ex.w is not None:
+        np.testing.assert_allclose(sol.w, ex.w, atol=TOL)
+    else:
+        assert sol.w is None
+    if ex.b is not None:
+        assert sol.b == pytest.approx(ex.b, abs=TOL)
+        assert sol.b_interval == pytest.approx((ex.b, ex.b), abs=TOL)
+    else:
+        assert sol.b_interval == pytest.approx(ex.b_interval, abs=TOL)
+        assert sol.b == pytest.approx(0.5 * sum(ex.b_interval), abs=TOL)
+    assert sol.primal_objective == pytest.approx(ex.objective, abs=TOL)
+    assert sol.dual_objective == pytest.approx(ex.objective, abs=TOL)
+    np.testing.assert_array_equal(sol.support(), np.flatnonzero(ex.alpha))
+    np.testing.assert_array_equal(sol.predict(ex.X), ex.y)
+    assert kkt_residuals(sol, ex.X, ex.y).max < TOL
+    assert sol.runtime > 0 and sol.iterations > 0
+
+
+def test_xor_poly_decision_function_is_x1_x2():
+    """The hand derivation gives f(x) = x1 x2 for the (1 + x.z)^2 kernel on XOR."""
+    ex = SVM_EXAMPLES[3]
+    sol = svm_dual(ex.X, ex.y, None, kernel="poly", **ex.kernel_params).solve()
+    Z = np.random.default_rng(0).uniform(-2, 2, size=(20, 2))
+    np.testing.assert_allclose(sol.decision_function(Z), Z[:, 0] * Z[:, 1], atol=1e-7)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("make", [hard_margin_primal, svm_dual], ids=["primal", "dual"])
+def test_non_separable_hard_margin_is_infeasible(make, solver):
+    sol = make(XOR_X, XOR_Y).solve(solver)
+    assert sol.status == "infeasible"
+    assert sol.message
+    assert np.all(np.isnan(sol.alpha)) and np.all(np.isnan(sol.w)) and math.isnan(sol.b)
+    assert math.isnan(sol.primal_objective) and math.isnan(sol.dual_objective)
+    assert math.isnan(kkt_residuals(sol, XOR_X, XOR_Y).max)
+
+
+def test_dual_infeasible_message_says_unbounded():
+    sol = svm_dual(XOR_X, XOR_Y).solve()
+    assert "unbounded" in sol.message and "infeasible" in sol.message
+
+
+def test_non_separable_soft_margin_is_fine():
+    sol = svm_dual(XOR_X, XOR_Y, C=1.0).solve()
+    assert sol.status == "optimal"
+    # Linear XOR: w = 0 at the optimum and every alpha at C = 1 (each point has y f = 0 < 1).
+    np.testing.assert_allclose(sol.w, 0.0, atol=TOL)
+    np.testing.assert_allclose(sol.alpha, 1.0, atol=TOL)
+    assert sol.dual_objective == pytest.approx(4.0, abs=TOL)
+
+
+# --- polytopes and hulls ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("case", [POLYTOPE_SEGMENT, POLYTOPE_TRIANGLE], ids=["segment", "triangle"])
+def test_polytope_fixture(case, solver):
+    sol = polytope_distance(case["Q"]).solve(solver)
+    assert isinstance(sol, PolytopeSolution)
+    assert sol.status == "optimal"
+    assert sol.method == f"cvxpy/polytope_distance/{solver}"
+    np.testing.assert_allclose(sol.weights, case["weights"], atol=TOL)
+    np.testing.assert_allclose(sol.point, case["point"], atol=TOL)
+    assert sol.distance == pytest.approx(case["distance"], abs=TOL)
+    assert abs(sol.gap) < TOL
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_hull_pair_fixture(solver):
+    sol = hull_distance(HULL_PAIR["P"], HULL_PAIR["Q"]).solve(solver)
+    assert isinstance(sol, HullPairSolution)
+    assert sol.status == "optimal"
+    for key in ("p", "q", "weights_p", "weights_q"):
+        np.testing.assert_allclose(getattr(sol, key), HULL_PAIR[key], atol=TOL)
+    assert sol.distance == pytest.approx(3.0, abs=TOL)
+    assert abs(sol.gap) < TOL
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_crossing_hulls_distance_is_exactly_zero(solver):
+    sol = hull_distance(HULL_CROSSING["P"], HULL_CROSSING["Q"]).solve(solver)
+    assert sol.status == "optimal"
+    assert sol.distance == 0.0
+    np.testing.assert_allclose(sol.p, sol.q, atol=1e-12)
+    np.testing.assert_allclose(sol.p, [0.0, 0.0], atol=1e-12)
+
+
+def test_origin_inside_polytope_distance_is_exactly_zero():
+    # The origin is a non-trivial convex combination of the vertices of this triangle.
+    Q = np.array([[1.0, 0.3], [-0.7, 1.1], [-0.4, -1.2]])
+    sol = polytope_distance(Q).solve()
+    assert sol.status == "optimal" and sol.distance == 0.0 and sol.gap == 0.0
+    assert sol.weights.sum() == pytest.approx(1.0) and np.all(sol.weights >= 0)
+    np.testing.assert_allclose(Q.T @ sol.weights, 0.0, atol=1e-12)
+
+
+def test_nearly_touching_hulls_are_not_called_zero():
+    # Distance 1e-6 between the segments: under ZERO_RTOL, but the LP certificate is infeasible.
+    P = np.array([[0.0, -1.0], [0.0, 1.0]])
+    Q = np.array([[1e-6, -1.0], [1e-6, 1.0]])
+    sol = hull_distance(P, Q).solve()
+    assert sol.status == "optimal"
+    assert sol.distance == pytest.approx(1e-6, rel=1e-3)
+
+
+def test_polytope_vertex_nearest():
+    # Nearest point is the vertex (1, 1): every other point has a larger x1 + x2.
+    Q = np.array([[1.0, 1.0], [3.0, 1.0], [1.0, 4.0]])
+    sol = polytope_distance(Q).solve()
+    np.testing.assert_allclose(sol.weights, [1.0, 0.0, 0.0], atol=TOL)
+    assert sol.distance == pytest.approx(math.sqrt(2.0), abs=TOL)
+
+
+# --- statuses -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_iteration_cap_gives_max_iter_and_warns(solver):
+    ex = SVM_EXAMPLES[1]
+    with pytest.warns(ConvergenceWarning, match="iteration"):
+        sol = svm_dual(ex.X, ex.y).solve(solver, max_iter=1)
+    assert sol.status == "max_iter"
+    assert "user_limit" in sol.message
+
+
+def test_solver_exception_is_recorded_not_raised():
+    ex = SVM_EXAMPLES[1]
+    sol = hard_margin_primal(ex.X, ex.y).solve("CLARABEL", no_such_option=1)
+    assert sol.status == "solver_error"
+    assert "no_such_option" in sol.message
+    assert np.all(np.isnan(sol.alpha)) and math.isnan(sol.b)
+
+
+def test_solver_crash_is_recorded(monkeypatch):
+    form = polytope_distance(POLYTOPE_SEGMENT["Q"])
+
+    def crash(*args, **kwargs):
+        raise cp.SolverError("simulated crash")
+
+    monkeypatch.setattr(form.problem, "solve", crash)
+    sol = form.solve()
+    assert sol.status == "solver_error"
+    assert "SolverError: simulated crash" in sol.message
+    assert math.isnan(sol.distance)
+
+
+class _FakeProblem:
+    """Stands for a cvxpy.Problem whose solve ends in a given CVXPY status."""
+
+    def __init__(self, status: str) -> None:
+        self._final = status
+        self.status = None
+        self.solver_stats = None
+
+    def solve(self, **kwargs):
+        self.status = self._final
+        self.solver_stats = SimpleNamespace(num_iters=7, extra_stats=None)
+
+
+@pytest.mark.parametrize(
+    ("cvxpy_status", "status"),
+    [
+        ("optimal", "optimal"),
+        ("optimal_inaccurate", "inaccurate"),
+        ("infeasible", "infeasible"),
+        ("infeasible_inaccurate", "infeasible"),
+        ("unbounded", "infeasible"),
+        ("unbounded_inaccurate", "infeasible"),
+        ("infeasible_or_unbounded", "infeasible"),
+        ("user_limit", "max_iter"),
+        ("solver_error", "solver_error"),
+    ],
+)
+def test_status_mapping(cvxpy_status, status):
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        outcome = run_solver(_FakeProblem(cvxpy_status), "CLARABEL", {}, "test")
+    assert outcome.status == status
+    assert outcome.iterations == 7
+    assert outcome.has_values == (status in ("optimal", "inaccurate", "max_iter"))
+    assert (outcome.message == "") == (status == "optimal")
+
+
+def test_inaccurate_status_still_gives_a_solution(monkeypatch):
+    ex = SVM_EXAMPLES[1]
+    form = svm_dual(ex.X, ex.y)
+    original = form.problem.solve
+
+    def solve_then_mark_inaccurate(*args, **kwargs):
+        original(*args, **kwargs)
+        form.problem._status = "optimal_inaccurate"
+
+    monkeypatch.setattr(form.problem, "solve", solve_then_mark_inaccurate)
+    sol = form.solve()
+    assert sol.status == "inaccurate"
+    np.testing.assert_allclose(sol.alpha, ex.alpha, atol=TOL)
+
+
+# --- the Formulation object ---------------------------------------------------------------------
+
+
+def test_formulation_exposes_problem_and_variables():
+    ex = SVM_EXAMPLES[1]
+    form = soft_margin_primal(ex.X, ex.y, 1.0)
+    assert isinstance(form, Formulation)
+    assert isinstance(form.problem, cp.Problem)
+    assert set(form.variables) == {"w", "b", "xi"}
+    assert form.variables["w"].shape == (2,)
+    assert set(svm_dual(ex.X, ex.y).variables) == {"alpha"}
+    assert set(hinge_loss(ex.X, ex.y, 1.0).variables) == {"w", "b"}
+    assert set(hull_distance(ex.X[:2], ex.X[2:]).variables) == {"lam", "mu"}
+    assert set(polytope_distance(ex.X).variables) == {"lam"}
+    assert "soft_margin_primal" in repr(form)
+
+
+def test_with_constraints_adds_a_constraint():
+    # Li Hang's data with b = 0 forced: x1 needs 3 (w1 + w2) >= 1 and x3 needs w1 + w2 <= -1,
+    # so the constrained problem is infeasible.
+    ex = SVM_EXAMPLES[1]
+    form = hard_margin_primal(ex.X, ex.y)
+    sol = form.with_constraints(form.variables["b"] == 0).solve()
+    assert sol.status == "infeasible"
+    # The original is untouched.
+    assert form.solve().status == "optimal"
+
+
+def test_with_constraints_changes_the_optimum():
+    # TWO_POINTS with the extra constraint w_2 == 1: w = (1, 1), b = -1 (hand: the margin
+    # constraints 2 w1 + b >= 1, -b >= 1 give w1 >= 1, and 1/2 (w1^2 + 1) is least at w1 = 1).
+    ex = SVM_EXAMPLES[0]
+    form = hard_margin_primal(ex.X, ex.y)
+    sol = form.with_constraints(form.variables["w"][1] == 1).solve()
+    assert sol.status == "optimal"
+    np.testing.assert_allclose(sol.w, [1.0, 1.0], atol=TOL)
+    assert sol.primal_objective == pytest.approx(1.0, abs=TOL)
+
+
+def test_solver_options_defaults_and_override():
+    clarabel = solver_options("CLARABEL", {})
+    assert clarabel["tol_gap_abs"] <= 1e-10 and clarabel["tol_feas"] <= 1e-10
+    osqp = solver_options("OSQP", {"eps_abs": 1e-6, "polish": False})
+    assert osqp["eps_abs"] == 1e-6 and osqp["eps_rel"] <= 1e-9 and osqp["max_iter"] >= 100_000
+    polish_keys = [k for k in osqp if k.startswith("polish")]
+    assert polish_keys and all(osqp[k] is False for k in polish_keys)
+    assert solver_options("HIGHS", {"a": 1}) == {"a": 1}
+
+
+def test_user_options_reach_the_solver():
+    # Loose OSQP without any polishing stops visibly early; the tight default does not.
+    ex = SVM_EXAMPLES[1]
+    form = svm_dual(ex.X, ex.y)
+    form.polish = False
+    loose = form.solve("osqp", eps_abs=1e-2, eps_rel=1e-2, polish=False)
+    tight = form.solve("osqp")
+    assert abs(loose.b - ex.b) > 1e-6
+    assert abs(tight.b - ex.b) < TOL
+
+
+def test_active_set_polish_reaches_round_off():
+    # Raw interior-point answer vs the same answer polished on its active set (hand-checked
+    # fixture, so "better" is measured against the exact optimum).
+    ex = SVM_EXAMPLES[1]
+    for make in (hard_margin_primal, svm_dual):
+        form = make(ex.X, ex.y)
+        form.polish = False
+        raw = form.solve()
+        form.polish = True
+        polished = form.solve()
+        assert not form.with_constraints().polish  # extra constraints change the KKT system
+        err_raw = np.max(np.abs(raw.alpha - ex.alpha)) + abs(raw.b - ex.b)
+        err_polished = np.max(np.abs(polished.alpha - ex.alpha)) + abs(polished.b - ex.b)
+        assert err_polished <= err_raw
+        assert err_polished < 1e-12
+        assert kkt_residuals(polished, ex.X, ex.y).max < 1e-12
+
+
+def test_another_installed_solver_can_be_named():
+    ex = SVM_EXAMPLES[1]
+    sol = svm_dual(ex.X, ex.y).solve("SCS")
+    assert sol.method == "cvxpy/svm_dual/SCS"
+    assert sol.status in ("optimal", "inaccurate")
+    assert sol.dual_objective == pytest.approx(ex.objective, abs=1e-5)
+
+
+def test_clean_alpha_snaps_by_complementarity():
+    # alpha_0 just below C on a margin error, alpha_1 free on the margin, alpha_2 tiny off it.
+    alpha = np.array([1.0 - 1e-8, 0.4, 2e-9, 1.0 + 1e-12, -1e-12])
+    margins = np.array([-3e-3, 1e-11, 0.5, -0.2, 0.8])
+    np.testing.assert_array_equal(clean_alpha(alpha, 1.0, margins), [1.0, 0.4, 0.0, 1.0, 0.0])
+    # Without margins only the SNAP_RTOL snap applies.
+    np.testing.assert_array_equal(
+        clean_alpha(np.array([1e-12, 0.5, 1 - 1e-12]), 1.0), [0.0, 0.5, 1.0]
+    )
+    np.testing.assert_array_equal(clean_alpha(np.array([3.0, 1e-10]), None), [3.0, 0.0])
+
+
+def test_inputs_are_not_modified_and_are_copied():
+    ex = SVM_EXAMPLES[1]
+    X, y = ex.X.copy(), ex.y.copy()
+    form = svm_dual(X, y, 1.0, kernel="rbf", gamma=0.5)
+    X[0, 0] = 100.0  # changing the caller's array after the build must not matter
+    sol = form.solve()
+    np.testing.assert_array_equal(sol.X_train, ex.X)
+    X, y = ex.X.copy(), ex.y.copy()
+    for make in (hard_margin_primal, lambda a, b: soft_margin_primal(a, b, 1.0)):
+        make(X, y).solve()
+    P, Q = HULL_PAIR["P"].copy(), HULL_PAIR["Q"].copy()
+    hull_distance(P, Q).solve()
+    polytope_distance(Q).solve()
+    np.testing.assert_array_equal(X, ex.X)
+    np.testing.assert_array_equal(y, ex.y)
+    np.testing.assert_array_equal(P, HULL_PAIR["P"])
+    np.testing.assert_array_equal(Q, HULL_PAIR["Q"])
+
+
+def test_all_bound_b_interval_through_every_form():
+    ex = ALL_BOUND
+    for form in (soft_margin_primal(ex.X, ex.y, ex.C), hinge_loss(ex.X, ex.y, ex.C)):
+        sol = form.solve()
+        assert sol.b_interval == pytest.approx((-0.8, 0.8), abs=TOL)
+        assert sol.b == pytest.approx(0.0, abs=TOL)
