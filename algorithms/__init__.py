@@ -1,1 +1,22 @@
-"""Hand-written max-margin algorithms: SMO, Gilbert/MDM, perceptrons."""
+"""Hand-written max-margin algorithms: SMO, Gilbert/MDM, perceptrons.
+
+Each lives in its own module and returns the result types of :mod:`maxmargin.results`.
+"""
+
+from __future__ import annotations
+
+from maxmargin.algorithms.gilbert import gilbert, gilbert_hulls, gilbert_svm
+from maxmargin.algorithms.kernel_perceptron import kernel_perceptron
+from maxmargin.algorithms.mdm import mdm_hulls
+from maxmargin.algorithms.perceptron import perceptron
+from maxmargin.algorithms.smo import smo
+
+__all__ = [
+    "gilbert",
+    "gilbert_hulls",
+    "gilbert_svm",
+    "kernel_perceptron",
+    "mdm_hulls",
+    "perceptron",
+    "smo",
+]

@@ -1,0 +1,842 @@
+"""Sequential minimal optimization (SMO) for the SVM dual, built to LIBSVM's standard.
+
+The problem (seed 004; CONTRACT.md) is the dual
+
+.. math::
+
+    \\max_\\alpha D(\\alpha) = \\sum_i \\alpha_i - \\tfrac12 \\alpha^T Q \\alpha,
+    \\quad Q_{ij} = y_i y_j K(x_i, x_j), \\quad 0 \\le \\alpha_i \\le C, \\quad y^T \\alpha = 0,
+
+solved, like LIBSVM, as the minimisation of ``f(alpha) = 1/2 alpha^T Q alpha - e^T alpha`` whose
+gradient ``G = Q alpha - e`` is kept up to date (``E_i = g(x_i) - y_i = y_i G_i + b`` in the
+seed's notation, so ``E_i - E_j = y_i G_i - y_j G_j`` needs no ``b``).
+
+**Two-variable subproblem** (seed 004). With ``eta = K_ii + K_jj - 2 K_ij``,
+
+.. math::
+
+    \\alpha_j^{unc} = \\alpha_j + y_j (E_i - E_j) / \\eta, \\quad
+    \\alpha_j^{new} = \\mathrm{clip}_{[L, H]}(\\alpha_j^{unc}), \\quad
+    \\alpha_i^{new} = \\alpha_i + y_i y_j (\\alpha_j - \\alpha_j^{new}),
+
+``L, H`` the ends of the feasible segment (``y_i != y_j``: ``L = max(0, a_j - a_i)``,
+``H = min(C, C + a_j - a_i)``; ``y_i = y_j``: ``L = max(0, a_i + a_j - C)``,
+``H = min(C, a_i + a_j)``). It is implemented in LIBSVM's form (clip the pair on the line
+``a_i -+ a_j = const`` so both land exactly on a bound), and ``eta <= 0`` (duplicate points,
+round-off) is replaced by ``tau = 1e-12`` as in LIBSVM.
+
+**Optimality and stopping.** With ``I_up = {t: y_t = +1, a_t < C} u {t: y_t = -1, a_t > 0}`` and
+``I_low = {t: y_t = +1, a_t > 0} u {t: y_t = -1, a_t < C}``, the KKT conditions hold iff
+``m(alpha) = max_{I_up} -y_t G_t <= M(alpha) = min_{I_low} -y_t G_t``. Every rule stops when
+``m - M < tol``: ``tol`` means exactly what it means in LIBSVM and scikit-learn's SVC, including
+that ``G`` is built from the float32 kernel cache (with the exact kernel ``m - M`` may differ by
+about ``6e-8 sum(alpha) max K_ii``, which matters only for ``tol`` near that size).
+
+**Working sets.** ``"wss2"`` (default): LIBSVM's second-order rule (Fan, Chen & Lin 2005):
+``i = argmax_{I_up} -y_t G_t``, then ``j`` minimises ``-(b_it)^2 / a_it`` over
+``t in I_low`` with ``b_it = m + y_t G_t > 0`` and ``a_it = K_ii + K_tt - 2 K_it`` (``tau`` if
+``<= 0``). ``"wss1"``: the maximal violating pair, ``j = argmax_{I_low} y_t G_t``. ``"platt"``:
+the seed's heuristic -- an outer loop over all examples alternating with loops over the free ones
+(``0 < a < C``); an example violating the KKT conditions by more than ``tol / 2`` (with Platt's
+threshold ``b``) is the first variable; the second maximises ``|E_1 - E_2|`` among the free ones,
+else (Platt's fallbacks) the first free one, then any one, that makes progress, each sweep starting
+at a random position (fixed seed). A pair is only stepped on if it violates the optimality
+condition by more than ``max(tol, 0.1 (m - M))`` (see ``_platt_take_step``), which guarantees
+termination. ``b`` is updated after each step as in the seed (from a free one of the two, else
+the midpoint). When Platt's loop finds nothing to do it would stop; if then ``m - M >= tol``
+still (no violation above ``tol / 2`` implies ``m - M <= tol``, but rejected pairs can leave
+some), one maximal-violating-pair step is taken, so the ``m - M < tol`` rule is met honestly.
+
+**Intercept.** ``b`` from LIBSVM's ``calculate_rho``: the mean of ``-y_t G_t`` over the free
+``alpha`` when there are any, else the midpoint of the KKT interval (``b_interval``), via
+:func:`maxmargin.results.recover_intercept`.
+
+**Kernel cache and shrinking.** Columns of ``Q`` come from an LRU cache of float32 columns
+bounded by ``cache_size`` MB (:mod:`maxmargin.algorithms._kernel_cache`); memory never grows
+as ``n^2``. With ``shrinking=True`` (LIBSVM's ``do_shrinking``, every ``min(n, 1000)``
+iterations) variables at a bound that cannot enter a violating pair are removed from the active
+set; the gradient of the others is rebuilt (``reconstruct_gradient``, from
+``G_bar = sum_{a_j = C} C Q_{:j}``) before the final check, so the answer is the same.
+
+**Hard margin** (``C=None``, no upper bound). On data that no hyperplane (in feature space)
+separates, the dual is unbounded and SMO would run forever. Rule: write ``alpha = s (lam, mu)``
+with ``lam``, ``mu`` convex weights over the positive and the negative examples (``s =
+sum(alpha) / 2``, since ``y^T alpha = 0``). Then ``w = s (p - q)`` with ``p`` in the hull of the
+positives and ``q`` in that of the negatives, so the hull distance is at most
+``delta(alpha) = ||w|| / s`` -- and every separating hyperplane has geometric margin at most
+``delta / 2``. ``||w||^2 = 2 (sum(alpha) - D(alpha))`` is tracked at no cost and checked every
+``min(n, 1000)`` iterations (then confirmed from the full gradient). When
+``delta <= HARD_MARGIN_HULL_EPS * R`` with ``R = max_t sqrt(K(x_t, x_t))`` the run stops with
+``status="infeasible"``: no hyperplane separates the classes with a geometric margin above
+about ``5.6e-4 R`` (half of ``sqrt(1e-6 + 2.4e-7) R``, the threshold plus the float32 error).
+The threshold is the resolution of the float32 kernel cache: its rounding errors
+(``|dQ_ij| <= 6e-8 |Q_ij|``) perturb ``delta^2`` by up to ``2.4e-7 R^2``, so smaller distances
+cannot be told from zero. (For separable data ``delta(alpha) >=`` the true distance at every
+iterate, so a margin above that never triggers the rule.)
+
+**Iteration cap.** ``max_iter=None`` is LIBSVM's ``max(10_000_000, 100 n)``. Reaching it warns
+:class:`~maxmargin.exceptions.ConvergenceWarning` and returns ``status="max_iter"``.
+
+**History.** ``history["iteration"]``, ``["violation"]`` (``m - M`` on the active set before the
+step) and ``["dual_objective"]`` (tracked exactly per step, ``Delta f = G_i d_i + G_j d_j +
+1/2 (Q_ii d_i^2 + 2 Q_ij d_i d_j + Q_jj d_j^2)``), recorded every ``history_every`` iterations;
+when 2048 points are stored every other one is dropped and the stride doubles, so the history
+stays bounded; the final state is always the last point.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from typing import Any, NamedTuple
+
+import numpy as np
+from numba import njit
+
+from maxmargin._validation import (
+    check_bool,
+    check_C,
+    check_choice,
+    check_max_iter,
+    check_positive,
+    check_positive_int,
+    check_Xy,
+)
+from maxmargin.algorithms._kernel_cache import (
+    ColumnCache,
+    KernelData,
+    get_column,
+    kernel_value,
+    make_cache,
+    make_kernel_data,
+    quadratic_form,
+)
+from maxmargin.exceptions import ConvergenceWarning
+from maxmargin.kernels import Kernel, make_kernel
+from maxmargin.results import SVMSolution, recover_intercept
+
+__all__ = ["smo", "WORKING_SETS", "HARD_MARGIN_HULL_EPS"]
+
+WORKING_SETS = ("wss2", "wss1", "platt")
+#: Hard margin: stop as infeasible when the classes' hulls are provably within this times R.
+HARD_MARGIN_HULL_EPS = 1e-3
+TAU = 1e-12  # LIBSVM's replacement for a non-positive curvature eta
+PLATT_EPS = 1e-12  # Platt's "no progress" test |a2 - a2_old| < eps (a2 + a2_old + eps)
+HISTORY_CAP = 2048
+
+LOWER, UPPER, FREE = 0, 1, 2
+# float state fs[...]
+F_C, F_TOL, F_DUAL, F_SUM, F_B, F_GMAX, F_PAIR = 0, 1, 2, 3, 4, 5, 6
+PLATT_PAIR_FRACTION = 0.1  # Platt: a pair must violate by this fraction of m - M (or tol)
+# int state ist[...]
+I_ACTIVE, I_ITER, I_UNSHRUNK, I_HIST, I_STRIDE, I_IMAX = 0, 1, 2, 3, 4, 5
+STALE = -2  # ist[I_IMAX] when the argmax of -y G over I_up must be recomputed
+# outcomes of the compiled drivers
+OPTIMAL, MAX_ITER, INFEASIBLE = 0, 1, 2
+
+
+class _State(NamedTuple):
+    """The solver's arrays (preallocated; shared by the compiled functions)."""
+
+    alpha: np.ndarray
+    G: np.ndarray  # gradient Q alpha - e (exact on the active set)
+    G_bar: np.ndarray  # sum over alpha_j = C of C Q_:j (all rows)
+    status: np.ndarray  # LOWER / UPPER / FREE
+    in_up: np.ndarray  # t in I_up (y_t alpha_t can increase)
+    in_low: np.ndarray  # t in I_low (y_t alpha_t can decrease)
+    act: np.ndarray  # permutation: act[:active] active, the rest shrunk
+    scratch: np.ndarray
+    QD: np.ndarray  # Q_ii = K_ii in float64
+    y: np.ndarray
+    fs: np.ndarray  # C (inf = hard margin), tol, dual objective, sum(alpha), Platt's b, m
+    ist: np.ndarray  # active size, iterations, unshrunk flag, history count/stride, argmax of m
+    h_iter: np.ndarray
+    h_viol: np.ndarray
+    h_dual: np.ndarray
+
+
+# --- the pieces of one SMO step ------------------------------------------------------------
+
+
+@njit(cache=True, inline="always")
+def _two_variable_update(
+    a_i: float, a_j: float, y_i: float, y_j: float, G_i: float, G_j: float, eta: float, C: float
+) -> tuple[float, float]:
+    """The seed's two-variable step, in LIBSVM's exact-clipping form (see the module docstring).
+
+    ``a_j += y_j (E_i - E_j) / eta`` with ``y_j (E_i - E_j) = y_j (y_i G_i - y_j G_j)``, i.e.
+    ``(-G_i - G_j) / eta`` when ``y_i != y_j`` (``a_i - a_j`` fixed) and ``(G_i - G_j) / eta``
+    when ``y_i = y_j`` (``a_i + a_j`` fixed), then both clipped to ``[0, C]`` along that line.
+    ``C = inf`` (hard margin) leaves only the lower bounds.
+    """
+    if eta <= 0.0:
+        eta = TAU
+    if y_i != y_j:
+        delta = (-G_i - G_j) / eta
+        diff = a_i - a_j
+        ni = a_i + delta
+        nj = a_j + delta
+        if diff > 0.0:
+            if nj < 0.0:
+                nj = 0.0
+                ni = diff
+            if ni > C:
+                ni = C
+                nj = C - diff
+        else:
+            if ni < 0.0:
+                ni = 0.0
+                nj = -diff
+            if nj > C:
+                nj = C
+                ni = C + diff
+    else:
+        delta = (G_i - G_j) / eta
+        total = a_i + a_j
+        ni = a_i - delta
+        nj = a_j + delta
+        if total > C:
+            if ni > C:
+                ni = C
+                nj = total - C
+            if nj > C:
+                nj = C
+                ni = total - C
+        else:
+            if nj < 0.0:
+                nj = 0.0
+                ni = total
+            if ni < 0.0:
+                ni = 0.0
+                nj = total
+    return ni, nj
+
+
+@njit(cache=True)
+def _extremes(st: _State) -> tuple[float, int, float, int]:
+    """``m = max_{I_up} -y G`` and ``-M = max_{I_low} y G`` over the active set, with argmaxes."""
+    G, y, act, in_up, in_low = st.G, st.y, st.act, st.in_up, st.in_low
+    g_up, i_up, g_low, i_low = -np.inf, -1, -np.inf, -1
+    for k in range(st.ist[I_ACTIVE]):
+        t = act[k]
+        v = -y[t] * G[t]
+        if in_up[t] and v >= g_up:
+            g_up, i_up = v, t
+        if in_low[t] and -v >= g_low:
+            g_low, i_low = -v, t
+    return g_up, i_up, g_low, i_low
+
+
+@njit(cache=True)
+def _select_wss1(st: _State) -> tuple[int, int, float]:
+    """Maximal violating pair; ``(-1, -1, gap)`` when ``gap = m - M < tol``."""
+    g_up, i, g_low, j = _extremes(st)
+    gap = g_up + g_low
+    if gap < st.fs[F_TOL] or i < 0 or j < 0:
+        return -1, -1, gap
+    return i, j, gap
+
+
+@njit(cache=True, inline="always")
+def _select_wss2(st: _State, c: ColumnCache, kd: KernelData) -> tuple[int, int, float]:
+    """LIBSVM's second-order working set; ``(-1, -1, gap)`` when ``gap = m - M < tol``.
+
+    ``i = argmax_{I_up} -y_t G_t`` comes from the previous gradient update when it is fresh.
+    ``j`` minimises ``-b_it^2 / a_it``, compared without division as ``b^2 a' >= b'^2 a``.
+    """
+    G, y, QD, act, in_low = st.G, st.y, st.QD, st.act, st.in_low
+    m = st.ist[I_ACTIVE]
+    i = st.ist[I_IMAX]
+    g_max = st.fs[F_GMAX]
+    if i == STALE:
+        g_max, i, _, _ = _extremes(st)
+    g_max2, j = -np.inf, -1
+    if i >= 0:
+        Q_i = get_column(c, kd, i, act, m, False)
+        QD_i, y_i = QD[i], y[i]
+        best_num, best_den = 0.0, 1.0
+        for k in range(m):
+            t = act[k]
+            if not in_low[t]:
+                continue
+            yg = y[t] * G[t]
+            g_max2 = max(g_max2, yg)
+            b_it = g_max + yg
+            if b_it > 0.0:
+                a_it = QD_i + QD[t] - 2.0 * y_i * y[t] * Q_i[t]
+                if a_it <= 0.0:
+                    a_it = TAU
+                num = b_it * b_it
+                if num * best_den >= best_num * a_it:
+                    best_num, best_den, j = num, a_it, t
+    gap = g_max + g_max2
+    if gap < st.fs[F_TOL] or j < 0:
+        return -1, -1, gap
+    return i, j, gap
+
+
+@njit(cache=True, inline="always")
+def _set_status(st: _State, t: int) -> None:
+    """Status of ``alpha_t`` and its membership of ``I_up`` / ``I_low``."""
+    a = st.alpha[t]
+    s = UPPER if a >= st.fs[F_C] else (LOWER if a <= 0.0 else FREE)
+    st.status[t] = s
+    pos = st.y[t] > 0
+    st.in_up[t] = s != (UPPER if pos else LOWER)
+    st.in_low[t] = s != (LOWER if pos else UPPER)
+
+
+@njit(cache=True, inline="always")
+def _apply_step(
+    st: _State,
+    c: ColumnCache,
+    kd: KernelData,
+    i: int,
+    j: int,
+    new_i: float,
+    new_j: float,
+    Q_i: np.ndarray,
+    Q_j: np.ndarray,
+    Q_ij: float,
+) -> None:
+    """Move ``alpha_i, alpha_j`` to their new values and update ``G``, ``D``, status, ``G_bar``.
+
+    ``G_t += Q_ti d_i + Q_tj d_j`` on the active rows; ``D -= G_i d_i + G_j d_j +
+    1/2 (Q_ii d_i^2 + 2 Q_ij d_i d_j + Q_jj d_j^2)`` (with the old gradient). The same pass
+    finds ``m = max_{I_up} -y_t G_t`` and its argmax for the next working-set selection.
+    """
+    alpha, G, act, y, in_up = st.alpha, st.G, st.act, st.y, st.in_up
+    d_i = new_i - alpha[i]
+    d_j = new_j - alpha[j]
+    st.fs[F_DUAL] -= G[i] * d_i + G[j] * d_j + 0.5 * (
+        st.QD[i] * d_i * d_i + 2.0 * Q_ij * d_i * d_j + st.QD[j] * d_j * d_j
+    )
+    st.fs[F_SUM] += d_i + d_j
+    was_upper_i = st.status[i] == UPPER
+    was_upper_j = st.status[j] == UPPER
+    alpha[i] = new_i
+    alpha[j] = new_j
+    _set_status(st, i)
+    _set_status(st, j)
+    g_max, i_max = -np.inf, -1
+    for k in range(st.ist[I_ACTIVE]):
+        t = act[k]
+        g = G[t] + Q_i[t] * d_i + Q_j[t] * d_j
+        G[t] = g
+        v = -y[t] * g
+        if v >= g_max and in_up[t]:
+            g_max, i_max = v, t
+    st.fs[F_GMAX] = g_max
+    st.ist[I_IMAX] = i_max
+    C = st.fs[F_C]
+    n = alpha.shape[0]
+    for t, was_upper in ((i, was_upper_i), (j, was_upper_j)):
+        if was_upper != (st.status[t] == UPPER):
+            Q_t = get_column(c, kd, t, act, st.ist[I_ACTIVE], True)
+            sign = -C if was_upper else C
+            for u in range(n):
+                st.G_bar[u] += sign * Q_t[u]
+
+
+@njit(cache=True, inline="always")
+def _step(st: _State, c: ColumnCache, kd: KernelData, i: int, j: int) -> None:
+    """One SMO iteration on the pair ``(i, j)`` (columns from the cache)."""
+    m = st.ist[I_ACTIVE]
+    Q_i = get_column(c, kd, i, st.act, m, False)
+    Q_j = get_column(c, kd, j, st.act, m, False)
+    y = st.y
+    Q_ij = float(Q_i[j])
+    eta = st.QD[i] + st.QD[j] - 2.0 * y[i] * y[j] * Q_ij
+    new_i, new_j = _two_variable_update(
+        st.alpha[i], st.alpha[j], y[i], y[j], st.G[i], st.G[j], eta, st.fs[F_C]
+    )
+    _apply_step(st, c, kd, i, j, new_i, new_j, Q_i, Q_j, Q_ij)
+
+
+# --- shrinking (LIBSVM's do_shrinking / reconstruct_gradient / be_shrunk) --------------------
+
+
+@njit(cache=True)
+def _reconstruct_gradient(st: _State, c: ColumnCache, kd: KernelData) -> None:
+    """Exact ``G`` on the shrunk rows, then make every variable active again (a new epoch).
+
+    ``G_t = G_bar_t - 1 + sum_{free j} alpha_j Q_tj`` for inactive ``t``: by columns of the
+    inactive ``t`` over the active rows, or by full columns of the free ``j``, whichever is
+    cheaper (LIBSVM's choice).
+    """
+    n = st.alpha.shape[0]
+    m = st.ist[I_ACTIVE]
+    if m == n:
+        return
+    alpha, G, act, status = st.alpha, st.G, st.act, st.status
+    for k in range(m, n):
+        t = act[k]
+        G[t] = st.G_bar[t] - 1.0
+    n_free = 0
+    for k in range(m):
+        if status[act[k]] == FREE:
+            n_free += 1
+    if n_free * n > 2 * m * (n - m):
+        for k in range(m, n):
+            t = act[k]
+            Q_t = get_column(c, kd, t, act, m, False)
+            s = 0.0
+            for k2 in range(m):
+                u = act[k2]
+                if status[u] == FREE:
+                    s += alpha[u] * Q_t[u]
+            G[t] += s
+    else:
+        for k2 in range(m):
+            u = act[k2]
+            if status[u] == FREE:
+                Q_u = get_column(c, kd, u, act, m, True)
+                a_u = alpha[u]
+                for k in range(m, n):
+                    t = act[k]
+                    G[t] += a_u * Q_u[t]
+    for k in range(n):
+        act[k] = k
+    st.ist[I_ACTIVE] = n
+    st.ist[I_IMAX] = STALE
+    c.state[0] += 1  # new epoch: partial columns of the old active set are stale
+
+
+@njit(cache=True)
+def _be_shrunk(st: _State, t: int, g_up: float, g_low: float) -> bool:
+    """A variable at a bound whose gradient keeps it out of every violating pair."""
+    s = st.status[t]
+    if s == UPPER:
+        return -st.G[t] > (g_up if st.y[t] > 0 else g_low)
+    if s == LOWER:
+        return st.G[t] > (g_low if st.y[t] > 0 else g_up)
+    return False
+
+
+@njit(cache=True)
+def _do_shrinking(st: _State, c: ColumnCache, kd: KernelData) -> None:
+    """Remove the variables :func:`_be_shrunk` says cannot move (keeping ``act`` ordered).
+
+    The first time ``m - M <= 10 tol``, the gradient is rebuilt and everything is unshrunk once,
+    as in LIBSVM, so that wrongly shrunk variables come back before the final iterations.
+    """
+    g_up, _, g_low, _ = _extremes(st)
+    if st.ist[I_UNSHRUNK] == 0 and g_up + g_low <= 10.0 * st.fs[F_TOL]:
+        st.ist[I_UNSHRUNK] = 1
+        _reconstruct_gradient(st, c, kd)
+    act, tmp = st.act, st.scratch
+    m = st.ist[I_ACTIVE]
+    kept = 0
+    dropped = 0
+    for k in range(m):
+        t = act[k]
+        if _be_shrunk(st, t, g_up, g_low):
+            tmp[dropped] = t
+            dropped += 1
+        else:
+            act[kept] = t
+            kept += 1
+    for k in range(dropped):
+        act[kept + k] = tmp[k]
+    st.ist[I_ACTIVE] = kept
+    st.ist[I_IMAX] = STALE
+
+
+# --- history, hard-margin check ----------------------------------------------------------
+
+
+@njit(cache=True)
+def _record(st: _State, gap: float, force: bool) -> None:
+    """Store ``(iteration, gap, D)`` every ``stride`` iterations; thin by 2 when full."""
+    it = st.ist[I_ITER]
+    if not force and it % st.ist[I_STRIDE] != 0:
+        return
+    h = st.ist[I_HIST]
+    if h > 0 and st.h_iter[h - 1] == it:
+        h -= 1  # the same iteration again (the final point): overwrite
+    elif h == HISTORY_CAP and not force:
+        for k in range(HISTORY_CAP // 2):
+            st.h_iter[k] = st.h_iter[2 * k]
+            st.h_viol[k] = st.h_viol[2 * k]
+            st.h_dual[k] = st.h_dual[2 * k]
+        h = HISTORY_CAP // 2
+        st.ist[I_STRIDE] *= 2
+        if it % st.ist[I_STRIDE] != 0:
+            st.ist[I_HIST] = h
+            return
+    st.h_iter[h] = it
+    st.h_viol[h] = gap
+    st.h_dual[h] = st.fs[F_DUAL]
+    st.ist[I_HIST] = h + 1
+
+
+@njit(cache=True)
+def _hulls_within(st: _State, c: ColumnCache, kd: KernelData, bound2: float) -> bool:
+    """Hard margin: is the hull-distance bound ``delta^2 = 4 ||w||^2 / sum(alpha)^2 <= bound2``?
+
+    Screened with the tracked ``||w||^2 = 2 (sum(alpha) - D)``, confirmed with the full gradient
+    (``||w||^2 = sum_t alpha_t (G_t + 1)``).
+    """
+    total = st.fs[F_SUM]
+    if total <= 0.0 or 8.0 * (total - st.fs[F_DUAL]) > bound2 * total * total * (1.0 + 1e-6):
+        return False
+    _reconstruct_gradient(st, c, kd)
+    w2 = 0.0
+    total = 0.0
+    for t in range(st.alpha.shape[0]):
+        w2 += st.alpha[t] * (st.G[t] + 1.0)
+        total += st.alpha[t]
+    return total > 0.0 and 4.0 * w2 <= bound2 * total * total
+
+
+# --- the drivers ----------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _solve_pairs(
+    st: _State,
+    c: ColumnCache,
+    kd: KernelData,
+    second_order: bool,
+    shrinking: bool,
+    max_iter: int,
+    hull_bound2: float,
+) -> int:
+    """LIBSVM's ``Solver::Solve`` loop with the ``wss2`` or ``wss1`` working set."""
+    n = st.alpha.shape[0]
+    hard = math.isinf(st.fs[F_C])
+    period = min(n, 1000)
+    counter = period + 1
+    outcome = OPTIMAL
+    while True:
+        if st.ist[I_ITER] >= max_iter:
+            outcome = MAX_ITER
+            break
+        counter -= 1
+        if counter == 0:
+            counter = period
+            if shrinking:
+                _do_shrinking(st, c, kd)
+            if hard and _hulls_within(st, c, kd, hull_bound2):
+                outcome = INFEASIBLE
+                break
+        if second_order:
+            i, j, gap = _select_wss2(st, c, kd)
+        else:
+            i, j, gap = _select_wss1(st)
+        if i < 0:
+            _reconstruct_gradient(st, c, kd)
+            if second_order:
+                i, j, gap = _select_wss2(st, c, kd)
+            else:
+                i, j, gap = _select_wss1(st)
+            if i < 0:
+                break
+            counter = 1  # shrink at the next iteration
+        if st.ist[I_ITER] % st.ist[I_STRIDE] == 0:
+            _record(st, gap, False)
+        st.ist[I_ITER] += 1
+        _step(st, c, kd, i, j)
+    _reconstruct_gradient(st, c, kd)
+    return outcome
+
+
+@njit(cache=True)
+def _platt_take_step(st: _State, c: ColumnCache, kd: KernelData, i1: int, i2: int) -> bool:
+    """Platt's ``takeStep``: the two-variable update unless it makes no progress; updates ``b``.
+
+    The pair must be a ``tau``-violating pair (one in ``I_up``, the other in ``I_low``, with
+    ``-y G`` larger by more than ``tau`` on the ``I_up`` side), ``tau = max(tol, 0.1 (m - M))``
+    with ``m - M`` from the end of the previous pass. Each accepted step then gains a fixed
+    amount, so the loop terminates (Keerthi & Gilbert 2002), and Platt's loop over the free
+    variables does not grind through pairs whose violation is negligible next to the worst one
+    (with the plain heuristic it can take endless tiny steps there). Platt's own test
+    ``|a2 - a2_old| < eps (a2 + a2_old + eps)`` is kept.
+    ``b`` (seed 004): ``b_k = y_k - g_k = -y_k G_k`` for a free one of the pair (the mean if both
+    are free), else the mean of the two.
+    """
+    if i1 == i2:
+        return False
+    y, alpha, G = st.y, st.alpha, st.G
+    v1, v2, tol = -y[i1] * G[i1], -y[i2] * G[i2], st.fs[F_PAIR]
+    if not (
+        (st.in_up[i1] and st.in_low[i2] and v1 - v2 > tol)
+        or (st.in_up[i2] and st.in_low[i1] and v2 - v1 > tol)
+    ):
+        return False
+    Q_12 = y[i1] * y[i2] * kernel_value(kd, i1, i2)
+    eta = st.QD[i1] + st.QD[i2] - 2.0 * y[i1] * y[i2] * Q_12
+    a1, a2 = _two_variable_update(alpha[i1], alpha[i2], y[i1], y[i2], G[i1], G[i2], eta, st.fs[F_C])
+    if abs(a2 - alpha[i2]) < PLATT_EPS * (a2 + alpha[i2] + PLATT_EPS):
+        return False
+    n = alpha.shape[0]
+    Q_1 = get_column(c, kd, i1, st.act, n, True)
+    Q_2 = get_column(c, kd, i2, st.act, n, True)
+    if st.ist[I_ITER] % st.ist[I_STRIDE] == 0:
+        _record(st, _violation(st), False)
+    st.ist[I_ITER] += 1
+    _apply_step(st, c, kd, i1, i2, a1, a2, Q_1, Q_2, Q_12)
+    b1, b2 = -y[i1] * G[i1], -y[i2] * G[i2]
+    free1, free2 = st.status[i1] == FREE, st.status[i2] == FREE
+    if free1 and not free2:
+        st.fs[F_B] = b1
+    elif free2 and not free1:
+        st.fs[F_B] = b2
+    else:
+        st.fs[F_B] = 0.5 * (b1 + b2)
+    return True
+
+
+@njit(cache=True)
+def _platt_examine(st: _State, c: ColumnCache, kd: KernelData, i2: int) -> int:
+    """Platt's ``examineExample``: 1 if a step was taken with ``i2`` as the second variable."""
+    y, alpha, G, status = st.y, st.alpha, st.G, st.status
+    n = alpha.shape[0]
+    b = st.fs[F_B]
+    r2 = G[i2] + y[i2] * b  # y2 E2 = y2 f(x2) - 1
+    ktol = 0.5 * st.fs[F_TOL]
+    if not ((r2 < -ktol and alpha[i2] < st.fs[F_C]) or (r2 > ktol and alpha[i2] > 0.0)):
+        return 0
+    e2 = y[i2] * G[i2]  # E2 - b
+    n_free, best, i1 = 0, -1.0, -1
+    for t in range(n):
+        if status[t] == FREE:
+            n_free += 1
+            gap = abs(y[t] * G[t] - e2)
+            if gap > best:
+                best, i1 = gap, t
+    if n_free > 1 and _platt_take_step(st, c, kd, i1, i2):
+        return 1
+    for free_only in (True, False):
+        start = np.random.randint(0, n)  # noqa: NPY002
+        for k in range(n):
+            t = (start + k) % n
+            if (status[t] == FREE or not free_only) and _platt_take_step(st, c, kd, t, i2):
+                return 1
+    return 0
+
+
+@njit(cache=True)
+def _violation(st: _State) -> float:
+    """``m(alpha) - M(alpha)`` over the active set."""
+    g_up, _, g_low, _ = _extremes(st)
+    return g_up + g_low
+
+
+@njit(cache=True)
+def _solve_platt(
+    st: _State, c: ColumnCache, kd: KernelData, max_iter: int, hull_bound2: float, seed: int
+) -> int:
+    """Platt's outer loop (seed 004) with the honest ``m - M < tol`` stop (module docstring)."""
+    np.random.seed(seed)  # noqa: NPY002 (Numba's generator is the legacy global one)
+    n = st.alpha.shape[0]
+    hard = math.isinf(st.fs[F_C])
+    examine_all = True
+    st.fs[F_PAIR] = max(st.fs[F_TOL], PLATT_PAIR_FRACTION * _violation(st))
+    while True:
+        changed = 0
+        for t in range(n):
+            if st.ist[I_ITER] >= max_iter:
+                break
+            if examine_all or st.status[t] == FREE:
+                changed += _platt_examine(st, c, kd, t)
+        gap = _violation(st)
+        if gap < st.fs[F_TOL]:
+            return OPTIMAL
+        st.fs[F_PAIR] = max(st.fs[F_TOL], PLATT_PAIR_FRACTION * gap)
+        if st.ist[I_ITER] >= max_iter:
+            return MAX_ITER
+        if hard and _hulls_within(st, c, kd, hull_bound2):
+            return INFEASIBLE
+        if examine_all:
+            if changed == 0:
+                i, j, gap = _select_wss1(st)
+                _record(st, gap, False)
+                st.ist[I_ITER] += 1
+                _step(st, c, kd, i, j)
+            examine_all = False
+        elif changed == 0:
+            examine_all = True
+
+
+# --- the public function ---------------------------------------------------------------------
+
+
+def _new_state(y: np.ndarray, QD: np.ndarray, C: float | None, tol: float, stride: int) -> _State:
+    n = y.shape[0]
+    fs = np.zeros(7)
+    fs[F_C] = math.inf if C is None else C
+    fs[F_TOL] = tol
+    ist = np.zeros(6, dtype=np.int64)
+    ist[I_IMAX] = STALE
+    ist[I_ACTIVE] = n
+    ist[I_STRIDE] = stride
+    return _State(
+        alpha=np.zeros(n),
+        G=-np.ones(n),
+        G_bar=np.zeros(n),
+        status=np.full(n, LOWER, dtype=np.int8),
+        in_up=y > 0,
+        in_low=y < 0,
+        act=np.arange(n, dtype=np.int64),
+        scratch=np.empty(n, dtype=np.int64),
+        QD=np.ascontiguousarray(QD, dtype=np.float64),
+        y=y,
+        fs=fs,
+        ist=ist,
+        h_iter=np.zeros(HISTORY_CAP + 1, dtype=np.int64),
+        h_viol=np.zeros(HISTORY_CAP + 1),
+        h_dual=np.zeros(HISTORY_CAP + 1),
+    )
+
+
+def smo(
+    X: Any,
+    y: Any,
+    C: float | None = 1.0,
+    kernel: str | Kernel = "linear",
+    tol: float = 1e-3,
+    max_iter: int | None = None,
+    working_set: str = "wss2",
+    *,
+    gamma: float | str = "scale",
+    degree: int = 3,
+    coef0: float = 0.0,
+    cache_size: float = 200.0,
+    shrinking: bool = True,
+    history_every: int = 1,
+) -> SVMSolution:
+    """Solve the SVM dual by SMO (LIBSVM's algorithm; see the module docstring for the formulas).
+
+    Parameters
+    ----------
+    X : (n, d) array
+    y : (n,) array of -1/+1
+    C : float or None
+        Box bound ``0 <= alpha <= C``; ``None`` is the hard margin (see the infeasibility rule).
+    kernel : {"linear", "rbf", "poly"} or a maxmargin kernel object
+        With ``gamma``, ``degree``, ``coef0`` as in scikit-learn's SVC.
+    tol : float
+        Stop when ``m(alpha) - M(alpha) < tol`` (LIBSVM's ``eps``, SVC's ``tol``).
+    max_iter : int or None
+        Iteration cap; ``None`` is LIBSVM's ``max(10_000_000, 100 n)``.
+    working_set : {"wss2", "wss1", "platt"}
+        Second-order (LIBSVM), maximal violating pair, or the seed's (Platt's) heuristic.
+    cache_size : float
+        Kernel cache budget in MB (float32 columns; at least two columns are always kept).
+    shrinking : bool
+        LIBSVM's shrinking heuristic (``"wss2"``/``"wss1"``; Platt's loop has its own focus on
+        the free variables and ignores it).
+    history_every : int
+        Initial recording stride of ``history`` (doubled whenever 2048 points are stored).
+
+    Returns
+    -------
+    SVMSolution
+        ``method="smo/<working_set>"``; ``status`` is ``"optimal"``, ``"max_iter"`` (with a
+        :class:`ConvergenceWarning`) or ``"infeasible"`` (hard margin, non-separable data).
+        ``dual_objective = sum(alpha) - 1/2 ||w||^2`` with ``||w||^2 = v^T K v`` (``v = alpha
+        y``) recomputed in float64 over the support vectors (``w . w`` for the linear kernel), and
+        ``primal_objective = 1/2 ||w||^2 + C sum_t max(0, -G_t - y_t b)`` (slacks from the final
+        gradient, ``y_t f(x_t) = G_t + 1 + y_t b``). ``history`` is in the solver's float32-kernel
+        arithmetic.
+    """
+    X, y = check_Xy(X, y)
+    C = check_C(C)
+    kern = make_kernel(kernel, gamma=gamma, degree=degree, coef0=coef0, X=X)
+    tol = check_positive(tol, "tol")
+    n = X.shape[0]
+    max_iter = check_max_iter(max_iter, default=max(10_000_000, 100 * n))
+    working_set = check_choice(working_set, "working_set", WORKING_SETS)
+    cache_size = check_positive(cache_size, "cache_size")
+    shrinking = check_bool(shrinking, "shrinking")
+    history_every = check_positive_int(history_every, "history_every")
+    kd = make_kernel_data(kern, X, y)
+
+    start = time.perf_counter()
+    QD = kern.diag(X)
+    radius2 = float(np.max(QD))
+    hull_bound2 = (HARD_MARGIN_HULL_EPS**2) * radius2
+    st = _new_state(y, QD, C, tol, history_every)
+    cache = make_cache(n, cache_size)
+    if working_set == "platt":
+        outcome = _solve_platt(st, cache, kd, max_iter, hull_bound2, 0)
+    else:
+        outcome = _solve_pairs(
+            st, cache, kd, working_set == "wss2", shrinking, max_iter, hull_bound2
+        )
+    return _finish(st, cache, kd, kern, X, y, C, tol, working_set, outcome, start)
+
+
+def _exact_w2(kd: KernelData, y: np.ndarray, alpha: np.ndarray) -> float:
+    """``||w||^2 = v^T K v`` with ``v = alpha * y`` over the support vectors, in float64.
+
+    The solver's own value ``sum_t alpha_t (G_t + 1)`` carries the float32 rounding of the cached
+    kernel (relative 6e-8 per entry, times ``alpha``: visible for large ``C``); this recomputes
+    it (:func:`~maxmargin.algorithms._kernel_cache.quadratic_form`, ``O(n_SV^2 d / 2)``).
+    """
+    sv = np.flatnonzero(alpha > 0)
+    return float(quadratic_form(kd, sv, alpha[sv] * y[sv]))
+
+
+def _finish(
+    st: _State,
+    cache: ColumnCache,
+    kd: KernelData,
+    kern: Kernel,
+    X: np.ndarray,
+    y: np.ndarray,
+    C: float | None,
+    tol: float,
+    working_set: str,
+    outcome: int,
+    start: float,
+) -> SVMSolution:
+    """Turn the final solver state into an :class:`SVMSolution` (b, objectives, history)."""
+    alpha, G = st.alpha, st.G
+    gap = float(_violation(st))
+    _record(st, gap, True)
+    h = int(st.ist[I_HIST])
+    history = {
+        "iteration": st.h_iter[:h].copy(),
+        "violation": st.h_viol[:h].copy(),
+        "dual_objective": st.h_dual[:h].copy(),
+    }
+    b, interval = recover_intercept(alpha, y, y * (G + 1.0), C)
+    w = X.T @ (alpha * y) if kern.kernel_id == 0 else None
+    w2 = float(w @ w) if w is not None else _exact_w2(kd, y, alpha)
+    dual = float(np.sum(alpha)) - 0.5 * w2
+    slack = 0.0 if C is None else C * float(np.sum(np.maximum(0.0, -G - y * b)))
+    primal = 0.5 * w2 + slack
+    iterations = int(st.ist[I_ITER])
+    hits, misses = int(cache.state[1]), int(cache.state[2])
+    stats = (
+        f"{iterations} iterations, m - M = {gap:.3g}, kernel cache {cache.data.shape[0]} columns "
+        f"({hits} hits, {misses} misses)"
+    )
+    if outcome == INFEASIBLE:
+        status = "infeasible"
+        message = (
+            "hard margin: the classes' convex hulls (in feature space) are within "
+            f"{HARD_MARGIN_HULL_EPS:g} R of each other (R = max ||phi(x)||): not separable, or "
+            "only with a geometric margin below ~5.6e-4 R, which the float32 kernel cache cannot "
+            f"resolve. Use a finite C. {stats}."
+        )
+    elif outcome == MAX_ITER:
+        status = "max_iter"
+        message = f"reached max_iter before m - M < tol = {tol:g}; {stats}."
+        warnings.warn(
+            f"smo stopped at max_iter={iterations} with m - M = {gap:.3g} >= tol = {tol:g}.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    else:
+        status = "optimal"
+        message = f"m - M < tol = {tol:g}; {stats}."
+    return SVMSolution(
+        alpha=alpha, b=b, w=w, dual_objective=dual, primal_objective=primal, status=status,
+        iterations=iterations, method=f"smo/{working_set}", history=history, X_train=X,
+        y_train=y, kernel=kern, C=C, b_interval=interval, message=message,
+        runtime=time.perf_counter() - start,
+    )

@@ -1,0 +1,527 @@
+"""Tests of SMO (maxmargin.algorithms.smo) and its kernel cache.
+
+Independent answers: the hand-derived fixtures (tests/fixtures.py), the CVXPY oracles
+(maxmargin.formulations), scikit-learn's SVC (LIBSVM) at tol=1e-8, and the KKT conditions.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import warnings
+
+import numpy as np
+import pytest
+from fixtures import ALL_BOUND, LI_HANG, TWO_POINTS, XOR_POLY, XOR_X, XOR_Y
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.svm import SVC
+
+from maxmargin.algorithms import _kernel_cache as kc
+from maxmargin.algorithms.smo import WORKING_SETS, _two_variable_update, smo
+from maxmargin.datasets import load_heart_scale
+from maxmargin.exceptions import ConvergenceWarning
+from maxmargin.formulations.dual import svm_dual
+from maxmargin.formulations.primal import hard_margin_primal
+from maxmargin.kernels import LinearKernel, PolyKernel, RBFKernel, make_kernel
+from maxmargin.verification.kkt import kkt_residuals
+
+RULES = WORKING_SETS  # ("wss2", "wss1", "platt")
+OBJ_RTOL = 1e-6  # dual objective agreement at tol = 1e-6 (relative)
+
+
+def clouds(n: int, d: int, sep: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Two Gaussian clouds N(+-sep/2 e_1, I) with balanced random labels."""
+    rng = np.random.default_rng(seed)
+    y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    rng.shuffle(y)
+    X = rng.standard_normal((n, d))
+    X[:, 0] += 0.5 * sep * y
+    return X, y
+
+
+def exact_dual(alpha: np.ndarray, y: np.ndarray, K: np.ndarray) -> float:
+    v = alpha * y
+    return float(alpha.sum() - 0.5 * v @ K @ v)
+
+
+def svc_dual(model: SVC, K: np.ndarray) -> tuple[np.ndarray, float]:
+    """alpha (full length) and the dual objective of a fitted SVC on the Gram matrix K."""
+    alpha = np.zeros(K.shape[0])
+    alpha[model.support_] = np.abs(model.dual_coef_[0])
+    y_sign = np.zeros(K.shape[0])
+    y_sign[model.support_] = np.sign(model.dual_coef_[0])
+    v = alpha * y_sign
+    return alpha, float(alpha.sum() - 0.5 * v @ K @ v)
+
+
+def assert_b_in(sol_b: float, oracle, atol: float) -> None:
+    """``b`` equals the oracle's, or lies in its KKT interval when b is not unique."""
+    lo, hi = oracle.b_interval
+    if lo == hi:
+        assert sol_b == pytest.approx(oracle.b, abs=atol)
+    else:
+        assert lo - atol <= sol_b <= hi + atol
+
+
+# --- hand-derived examples ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize("ex", [TWO_POINTS, LI_HANG], ids=lambda e: e.name)
+def test_hard_margin_hand_examples_exact(rule: str, ex) -> None:
+    sol = smo(ex.X, ex.y, C=None, tol=1e-10, working_set=rule)
+    assert sol.status == "optimal"
+    assert sol.method == f"smo/{rule}"
+    np.testing.assert_allclose(sol.alpha, ex.alpha, atol=1e-9)
+    np.testing.assert_allclose(sol.w, ex.w, atol=1e-9)
+    assert sol.b == pytest.approx(ex.b, abs=1e-9)
+    assert sol.b_interval == (pytest.approx(ex.b, abs=1e-9), pytest.approx(ex.b, abs=1e-9))
+    assert sol.dual_objective == pytest.approx(ex.objective, rel=1e-9)
+    assert sol.primal_objective == pytest.approx(ex.objective, rel=1e-9)
+    np.testing.assert_array_equal(sol.predict(ex.X), ex.y)
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_all_bound_b_is_midpoint_of_kkt_interval(rule: str) -> None:
+    ex = ALL_BOUND
+    sol = smo(ex.X, ex.y, C=ex.C, tol=1e-10, working_set=rule)
+    np.testing.assert_allclose(sol.alpha, ex.alpha, atol=1e-12)
+    np.testing.assert_allclose(sol.w, ex.w, atol=1e-12)
+    lo, hi = sol.b_interval
+    assert (lo, hi) == (pytest.approx(ex.b_interval[0]), pytest.approx(ex.b_interval[1]))
+    assert sol.b == pytest.approx(0.5 * (lo + hi), abs=1e-12)  # LIBSVM: (ub + lb) / 2
+    assert sol.dual_objective == pytest.approx(ex.objective, rel=1e-12)
+    assert sol.primal_objective == pytest.approx(ex.objective, rel=1e-12)
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_xor_with_quadratic_kernel(rule: str) -> None:
+    ex = XOR_POLY
+    sol = smo(ex.X, ex.y, C=None, kernel="poly", tol=1e-10, working_set=rule, **ex.kernel_params)
+    assert sol.status == "optimal"
+    assert sol.w is None
+    np.testing.assert_allclose(sol.alpha, ex.alpha, atol=1e-9)
+    assert sol.b == pytest.approx(ex.b, abs=1e-9)
+    assert sol.dual_objective == pytest.approx(ex.objective, rel=1e-9)
+    # f(x) = x1 x2 (fixtures): check off the training points too
+    Z = np.array([[0.5, 2.0], [-3.0, 1.0], [0.2, -0.1]])
+    np.testing.assert_allclose(sol.decision_function(Z), Z[:, 0] * Z[:, 1], atol=1e-7)
+
+
+# --- against the oracles --------------------------------------------------------------------
+
+KERNEL_CASES = [
+    ("linear", {}),
+    ("rbf", {"gamma": 0.3}),
+    ("poly", {"gamma": 0.5, "degree": 3, "coef0": 1.0}),
+]
+
+
+@pytest.mark.parametrize("kernel,params", KERNEL_CASES, ids=[k for k, _ in KERNEL_CASES])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_matches_cvxpy_dual_oracle(kernel: str, params: dict, seed: int) -> None:
+    X, y = clouds(50, 3, sep=2.0, seed=seed)
+    C = 0.7
+    oracle = svm_dual(X, y, C=C, kernel=kernel, **params).solve()
+    assert oracle.status == "optimal"
+    K = make_kernel(kernel, X=X, **params).gram(X)
+    for rule in RULES:
+        sol = smo(X, y, C=C, kernel=kernel, tol=1e-6, working_set=rule, **params)
+        assert sol.status == "optimal"
+        d_exact = exact_dual(sol.alpha, y, K)
+        assert d_exact == pytest.approx(oracle.dual_objective, rel=OBJ_RTOL)
+        assert sol.dual_objective == pytest.approx(d_exact, rel=1e-12)  # recomputed in float64
+        assert sol.primal_objective >= sol.dual_objective - 1e-6 * abs(sol.dual_objective)
+        assert_b_in(sol.b, oracle, atol=1e-3)
+        if kernel == "linear":
+            scale = max(1.0, np.abs(oracle.w).max())
+            np.testing.assert_allclose(sol.w, oracle.w, atol=1e-4 * scale)
+        pred_agree = np.mean(sol.predict(X) == oracle.predict(X))
+        assert pred_agree >= 0.96
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_hard_margin_separable_matches_primal_oracle(rule: str) -> None:
+    X, y = clouds(40, 2, sep=7.0, seed=3)
+    oracle = hard_margin_primal(X, y).solve()
+    assert oracle.status == "optimal"
+    sol = smo(X, y, C=None, tol=1e-7, working_set=rule)
+    assert sol.status == "optimal"
+    np.testing.assert_allclose(sol.w, oracle.w, rtol=1e-4, atol=1e-5)
+    assert sol.b == pytest.approx(oracle.b, abs=1e-4)
+    assert sol.dual_objective == pytest.approx(0.5 * oracle.w @ oracle.w, rel=OBJ_RTOL)
+    assert np.all(y * sol.decision_function(X) >= 1 - 1e-5)
+
+
+@pytest.mark.parametrize("kernel,params", KERNEL_CASES, ids=[k for k, _ in KERNEL_CASES])
+def test_matches_libsvm(kernel: str, params: dict) -> None:
+    X, y = clouds(120, 4, sep=1.5, seed=7)
+    K = make_kernel(kernel, X=X, **params).gram(X)
+    model = SVC(kernel=kernel, C=2.0, tol=1e-8, **params).fit(X, y)
+    alpha_svc, d_svc = svc_dual(model, K)
+    sol = smo(X, y, C=2.0, kernel=kernel, tol=1e-6, **params)
+    assert exact_dual(sol.alpha, y, K) == pytest.approx(d_svc, rel=OBJ_RTOL)
+    assert sol.b == pytest.approx(float(model.intercept_[0]), abs=1e-3)
+    np.testing.assert_allclose(sol.alpha, alpha_svc, atol=1e-3 * 2.0)
+
+
+def test_large_C_objective_is_exact_not_float32() -> None:
+    """alpha ~ 1000: the float32 cache's rounding would show in D; the reported D is exact."""
+    X, y = clouds(56, 3, sep=1.0, seed=3813)
+    K = X @ X.T
+    model = SVC(kernel="linear", C=1000.0, tol=1e-7).fit(X, y)
+    _, d_svc = svc_dual(model, K)
+    sol = smo(X, y, C=1000.0, tol=1e-6)
+    assert sol.status == "optimal"
+    assert sol.dual_objective == pytest.approx(exact_dual(sol.alpha, y, K), rel=1e-12)
+    assert sol.dual_objective == pytest.approx(d_svc, rel=1e-9)
+
+
+def test_heart_scale_matches_libsvm() -> None:
+    X, y = load_heart_scale()
+    K = RBFKernel(1.0 / (X.shape[1] * X.var()))(X, X)
+    model = SVC(kernel="rbf", C=1.0, gamma="scale", tol=1e-8).fit(X, y)
+    _, d_svc = svc_dual(model, K)
+    for rule in RULES:
+        sol = smo(X, y, C=1.0, kernel="rbf", gamma="scale", tol=1e-6, working_set=rule)
+        assert sol.status == "optimal"
+        assert exact_dual(sol.alpha, y, K) == pytest.approx(d_svc, rel=OBJ_RTOL)
+        assert sol.b == pytest.approx(float(model.intercept_[0]), abs=1e-3)
+        np.testing.assert_array_equal(sol.predict(X), model.predict(X))
+
+
+def test_iteration_count_like_libsvm() -> None:
+    """Same working-set rule and stopping test: the iteration counts agree closely."""
+    X, y = clouds(600, 10, sep=2.0, seed=11)
+    gamma = 1.0 / (X.shape[1] * X.var())
+    model = SVC(kernel="rbf", C=1.0, gamma=gamma, tol=1e-3).fit(X, y)
+    sol = smo(X, y, C=1.0, kernel="rbf", gamma=gamma, tol=1e-3)
+    assert abs(sol.iterations - int(model.n_iter_[0])) <= 0.1 * model.n_iter_[0]
+
+
+# --- KKT conditions of its own answer ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize("tol", [1e-2, 1e-4])
+def test_kkt_residuals_within_tol(rule: str, tol: float) -> None:
+    X, y = clouds(80, 3, sep=1.0, seed=5)
+    C = 1.5
+    sol = smo(X, y, C=C, kernel="rbf", gamma=0.5, tol=tol, working_set=rule)
+    res = kkt_residuals(sol, X, y)  # with the exact kernel (smo's test uses the float32 cache)
+    assert res.max_violation < tol * 1.001
+    assert res.max < tol * 1.001  # complementary slackness, duality gap, feasibility too
+    assert sol.history["violation"][-1] < tol
+    assert res.dual_box == 0.0
+    assert res.dual_equality < 1e-12
+    assert np.all((sol.alpha >= 0) & (sol.alpha <= C))
+    assert abs(sol.alpha @ y) < 1e-12 * max(1.0, sol.alpha.sum())
+
+
+# --- the three working-set rules agree ----------------------------------------------------
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(6, 40),
+    C=st.sampled_from([0.05, 1.0, 20.0]),
+    kernel=st.sampled_from(["linear", "rbf"]),
+)
+def test_rules_agree(seed: int, n: int, C: float, kernel: str) -> None:
+    X, y = clouds(n, 3, sep=1.0, seed=seed)
+    sols = [smo(X, y, C=C, kernel=kernel, tol=1e-7, working_set=r) for r in RULES]
+    K = make_kernel(kernel, X=X).gram(X)
+    d = [exact_dual(s.alpha, y, K) for s in sols]
+    scale = max(1.0, abs(d[0]))
+    for s, di in zip(sols, d, strict=True):
+        assert s.status == "optimal"
+        assert di == pytest.approx(d[0], rel=1e-6, abs=1e-9 * scale)
+        if kernel == "linear":
+            w_scale = max(1.0, np.abs(sols[0].w).max())
+            np.testing.assert_allclose(s.w, sols[0].w, atol=1e-3 * w_scale)
+
+
+@pytest.mark.parametrize("rule", ["wss2", "wss1"])
+def test_shrinking_on_off_same_answer(rule: str) -> None:
+    X, y = clouds(400, 5, sep=1.0, seed=2)
+    a = smo(X, y, C=1.0, kernel="rbf", tol=1e-5, working_set=rule, shrinking=True)
+    b = smo(X, y, C=1.0, kernel="rbf", tol=1e-5, working_set=rule, shrinking=False)
+    assert a.dual_objective == pytest.approx(b.dual_objective, rel=1e-7)
+    assert a.b == pytest.approx(b.b, abs=1e-4)
+    assert np.max(np.abs(a.alpha - b.alpha)) < 1e-3
+
+
+def test_tiny_cache_same_answer() -> None:
+    X, y = clouds(400, 5, sep=1.0, seed=4)
+    assert kc.n_slots_for(400, 0.01) == 6  # 10485 bytes / (4 * 400)
+    big = smo(X, y, C=1.0, kernel="rbf", tol=1e-5, cache_size=200)
+    for shrinking in (True, False):
+        tiny = smo(X, y, C=1.0, kernel="rbf", tol=1e-5, cache_size=0.01, shrinking=shrinking)
+        assert "6 columns" in tiny.message
+        assert tiny.dual_objective == pytest.approx(big.dual_objective, rel=1e-7)
+        assert np.max(np.abs(tiny.alpha - big.alpha)) < 1e-3
+    minimal = smo(X, y, C=1.0, kernel="rbf", tol=1e-5, cache_size=1e-9)  # still 2 columns
+    assert "2 columns" in minimal.message
+    assert minimal.dual_objective == pytest.approx(big.dual_objective, rel=1e-7)
+
+
+# --- hard margin on non-separable data ----------------------------------------------------
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_hard_margin_linear_xor_is_infeasible(rule: str) -> None:
+    sol = smo(XOR_X, XOR_Y, C=None, working_set=rule)
+    assert sol.status == "infeasible"
+    assert "hulls" in sol.message
+    # the certificate: alpha/s puts the two hulls within 1e-3 R of each other
+    s = sol.alpha.sum() / 2
+    R = np.sqrt(np.max(np.einsum("ij,ij->i", XOR_X, XOR_X)))
+    assert np.linalg.norm(sol.w) / s <= 1e-3 * R * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_hard_margin_overlapping_clouds_is_infeasible(rule: str, kernel: str) -> None:
+    X, y = clouds(60, 2, sep=0.5, seed=1)
+    if kernel == "rbf":  # duplicate a point with the other label: not separable by any kernel
+        X = np.vstack([X, X[:1]])
+        y = np.append(y, -y[0])
+    assert svm_dual(X, y, C=None, kernel=kernel).solve().status == "infeasible"
+    sol = smo(X, y, C=None, kernel=kernel, working_set=rule)
+    assert sol.status == "infeasible"
+
+
+# --- iteration cap, history -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_max_iter_warns_and_returns(rule: str) -> None:
+    X, y = clouds(60, 3, sep=1.0, seed=0)
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        sol = smo(X, y, C=1.0, kernel="rbf", max_iter=3, working_set=rule)
+    assert sol.status == "max_iter"
+    assert sol.iterations == 3
+    assert np.all(np.isfinite(sol.alpha)) and math.isfinite(sol.b)
+    assert abs(sol.alpha @ y) < 1e-12
+    assert sol.history["violation"][-1] >= 1e-3
+
+
+def test_default_max_iter_is_libsvms() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sol = smo(LI_HANG.X, LI_HANG.y, C=1.0)
+    assert sol.status == "optimal"
+
+
+def test_history_is_bounded_and_monotone() -> None:
+    X, y = clouds(300, 3, sep=0.5, seed=9)
+    sol = smo(X, y, C=10.0, kernel="rbf", gamma=2.0, tol=1e-8, shrinking=False)
+    h = sol.history
+    assert sol.iterations > 2048  # enough to force the thinning
+    assert 1024 <= len(h["iteration"]) <= 2049
+    it = h["iteration"]
+    assert it[0] == 0 and it[-1] == sol.iterations and np.all(np.diff(it) > 0)
+    stride = it[1] - it[0]
+    assert np.all(it[:-1] % stride == 0)
+    # SMO increases D at every step; the tracked value ends at the reported objective
+    assert np.all(np.diff(h["dual_objective"]) >= -1e-12 * abs(sol.dual_objective))
+    assert h["dual_objective"][-1] == pytest.approx(sol.dual_objective, rel=1e-6)  # float32 Q
+    assert h["violation"][-1] < 1e-8
+
+
+def test_history_every() -> None:
+    X, y = clouds(60, 3, sep=1.0, seed=0)
+    sol = smo(X, y, C=1.0, kernel="rbf", history_every=5)
+    it = sol.history["iteration"]
+    assert np.all(it[:-1] % 5 == 0)
+
+
+# --- input handling -----------------------------------------------------------------------
+
+BAD_ARGS = [
+    ({"X": np.array([[0.0, np.nan], [1.0, 1.0]])}, r"`X` must be finite"),
+    ({"y": np.array([1.0, 2.0, -1.0])}, r"`y` must contain only the labels -1 and \+1"),
+    ({"y": np.array([1.0, 1.0, 1.0])}, r"`y` must contain both classes"),
+    ({"y": np.array([1.0, -1.0])}, r"`y` must have one label per row of `X`"),
+    ({"C": -1.0}, r"`C` must be positive"),
+    ({"C": math.inf}, r"`C` must be finite \(use C=None for the hard margin\)"),
+    ({"kernel": "sigmoid"}, r"`kernel` must be one of"),
+    ({"kernel": "rbf", "gamma": -1.0}, r"`gamma` must be positive"),
+    ({"kernel": "poly", "degree": 1.5}, r"`degree` must be an integer"),
+    ({"tol": 0.0}, r"`tol` must be positive"),
+    ({"max_iter": 0}, r"`max_iter` must be an integer >= 1"),
+    ({"working_set": "wss3"}, r"`working_set` must be one of 'wss2', 'wss1', 'platt'"),
+    ({"cache_size": 0}, r"`cache_size` must be positive"),
+    ({"shrinking": "yes"}, r"`shrinking` must be True or False"),
+    ({"history_every": 0}, r"`history_every` must be an integer >= 1"),
+]
+
+
+@pytest.mark.parametrize("kwargs,match", BAD_ARGS, ids=[m for _, m in BAD_ARGS])
+def test_bad_input(kwargs: dict, match: str) -> None:
+    args = {"X": LI_HANG.X, "y": LI_HANG.y, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        smo(**args)
+
+
+def test_unsupported_kernel_object() -> None:
+    class Cosine(LinearKernel):
+        kernel_id = 7
+
+    with pytest.raises(ValueError, match=r"`kernel` must be 'linear', 'rbf', 'poly' or one of"):
+        smo(LI_HANG.X, LI_HANG.y, kernel=Cosine())
+
+
+def test_kernel_objects_accepted() -> None:
+    X, y = clouds(30, 2, sep=2.0, seed=0)
+    a = smo(X, y, kernel=RBFKernel(0.7), tol=1e-8)
+    b = smo(X, y, kernel="rbf", gamma=0.7, tol=1e-8)
+    np.testing.assert_allclose(a.alpha, b.alpha, atol=1e-12)
+    c = smo(X, y, kernel=PolyKernel(gamma=1.0, degree=2, coef0=1.0), tol=1e-8)
+    d = smo(X, y, kernel="poly", gamma=1.0, degree=2, coef0=1.0, tol=1e-8)
+    np.testing.assert_allclose(c.alpha, d.alpha, atol=1e-12)
+
+
+def test_inputs_not_modified() -> None:
+    X, y = clouds(50, 3, sep=1.0, seed=0)
+    X0, y0 = X.copy(), y.copy()
+    Xf = np.asfortranarray(X)
+    for rule in RULES:
+        smo(X, y, C=1.0, kernel="rbf", working_set=rule)
+        smo(Xf, y.astype(np.int64), C=None if rule == "platt" else 1.0, working_set=rule)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(Xf, X0)
+    np.testing.assert_array_equal(y, y0)
+
+
+# --- the building blocks --------------------------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    a_i=st.floats(0, 1),
+    a_j=st.floats(0, 1),
+    same=st.booleans(),
+    G_i=st.floats(-3, 3),
+    G_j=st.floats(-3, 3),
+    eta=st.floats(1e-3, 5),
+    hard=st.booleans(),
+)
+def test_two_variable_update_is_the_seeds_clipped_step(
+    a_i: float, a_j: float, same: bool, G_i: float, G_j: float, eta: float, hard: bool
+) -> None:
+    """LIBSVM's clipping equals the seed's L/H formula (seed 004)."""
+    C = math.inf if hard else 1.0
+    y_i, y_j = 1.0, (1.0 if same else -1.0)
+    new_i, new_j = _two_variable_update(a_i, a_j, y_i, y_j, G_i, G_j, eta, C)
+    # seed: E_i - E_j = y_i G_i - y_j G_j; a_j^unc = a_j + y_j (E_i - E_j) / eta
+    unc = a_j + y_j * (y_i * G_i - y_j * G_j) / eta
+    if y_i != y_j:
+        L, H = max(0.0, a_j - a_i), min(C, C + a_j - a_i)
+    else:
+        L, H = max(0.0, a_i + a_j - C), min(C, a_i + a_j)
+    expect_j = min(max(unc, L), H)
+    expect_i = a_i + y_i * y_j * (a_j - expect_j)
+    assert new_j == pytest.approx(expect_j, abs=1e-12)
+    assert new_i == pytest.approx(expect_i, abs=1e-12)
+    assert 0.0 <= new_i <= C and 0.0 <= new_j <= C
+    assert y_i * new_i + y_j * new_j == pytest.approx(y_i * a_i + y_j * a_j, abs=1e-12)
+
+
+def test_fast_exp_accuracy() -> None:
+    x = -np.concatenate([np.linspace(0, 1, 1001), np.geomspace(1e-12, 700, 5000)])
+    X = np.sqrt(x * -1.0)[:, None]  # gamma = 1, x_0 = 0: K(x_t, 0) = exp(-x_t^2)
+    X = np.vstack([np.zeros((1, 1)), X])
+    kd = kc.make_kernel_data(RBFKernel(1.0), X, np.ones(len(X)))
+    out = np.empty(len(X), dtype=np.float32)
+    kc.fill_column(kd, 0, np.arange(len(X)), len(X), True, out)
+    np.testing.assert_allclose(out, np.exp(-X[:, 0] ** 2).astype(np.float32), rtol=1e-7, atol=0)
+    exact = np.exp(-(X[1:, 0] ** 2))  # the exponent is x_t . x_t exactly
+    np.testing.assert_allclose(kd.dots[1:], exact, rtol=1e-14, atol=0)  # before float32
+
+
+@pytest.mark.parametrize(
+    "kernel", [LinearKernel(), RBFKernel(0.4), PolyKernel(gamma=0.5, degree=3, coef0=1.0)],
+    ids=["linear", "rbf", "poly"],
+)
+def test_cache_columns_are_exact_q_columns(kernel) -> None:
+    X, y = clouds(70, 4, sep=1.0, seed=0)
+    Q = (y[:, None] * y[None, :]) * kernel(X, X)
+    kd = kc.make_kernel_data(kernel, X, y)
+    cache = kc.make_cache(70, 0.05)
+    act = np.arange(70, dtype=np.int64)
+    for i in (0, 13, 69):
+        col = kc.get_column(cache, kd, i, act, 70, False)
+        np.testing.assert_allclose(col, Q[:, i].astype(np.float32), rtol=2e-7, atol=1e-7)
+    # a partial (shrunk) column: only the active rows, gathered from rows of X
+    rng = np.random.default_rng(0)
+    act = rng.permutation(70).astype(np.int64)
+    col = kc.get_column(cache, kd, 5, act, 20, False).copy()
+    rows = act[:20]
+    np.testing.assert_allclose(col[rows], Q[rows, 5].astype(np.float32), rtol=2e-7, atol=1e-7)
+
+
+def test_lru_eviction() -> None:
+    X, y = clouds(10, 2, sep=1.0, seed=0)
+    kd = kc.make_kernel_data(LinearKernel(), X, y)
+    cache = kc.make_cache(10, 3 * 40 / 2**20)  # room for 3 columns of 10 float32
+    act = np.arange(10, dtype=np.int64)
+    assert cache.data.shape == (3, 10)
+    for i in (0, 1, 2):
+        kc.get_column(cache, kd, i, act, 10, False)
+    kc.get_column(cache, kd, 0, act, 10, False)  # hit: 0 becomes most recent
+    kc.get_column(cache, kd, 3, act, 10, False)  # evicts 1, the least recently used
+    assert cache.slot_of[1] == -1
+    assert all(cache.slot_of[i] >= 0 for i in (0, 2, 3))
+    hits, misses = cache.state[1], cache.state[2]
+    assert (hits, misses) == (1, 4)
+
+
+@pytest.mark.parametrize(
+    "kernel", [LinearKernel(), RBFKernel(0.4), PolyKernel(gamma=0.5, degree=3, coef0=1.0)],
+    ids=["linear", "rbf", "poly"],
+)
+def test_quadratic_form_is_exact(kernel) -> None:
+    X, y = clouds(600, 4, sep=1.0, seed=1)
+    idx = np.flatnonzero(np.arange(600) % 3 != 0)  # 400 rows: two blocks of 256
+    v = np.random.default_rng(0).standard_normal(idx.size)
+    kd = kc.make_kernel_data(kernel, X, y)
+    K = kernel(X[idx], X[idx])
+    assert kc.quadratic_form(kd, idx, v) == pytest.approx(v @ K @ v, rel=1e-12)
+
+
+def test_duplicate_points_zero_curvature() -> None:
+    """eta = K_ii + K_jj - 2 K_ij = 0 for duplicates (LIBSVM's tau): still the optimum."""
+    X, y = clouds(30, 2, sep=1.0, seed=8)
+    X = np.vstack([X, X[:6], X[:3]])
+    y = np.concatenate([y, y[:6], -y[:3]])  # same-label and opposite-label duplicates
+    oracle = svm_dual(X, y, C=2.0).solve()
+    K = X @ X.T
+    for rule in RULES:
+        sol = smo(X, y, C=2.0, tol=1e-7, working_set=rule)
+        assert sol.status == "optimal"
+        assert exact_dual(sol.alpha, y, K) == pytest.approx(oracle.dual_objective, rel=OBJ_RTOL)
+        np.testing.assert_allclose(sol.w, oracle.w, atol=1e-4 * max(1.0, np.abs(oracle.w).max()))
+
+
+def test_shrunk_partial_columns_are_used_and_exact() -> None:
+    """With shrinking the active set falls below n/2 and columns are computed on it alone."""
+    smo_module = importlib.import_module("maxmargin.algorithms.smo")
+    n = 600
+    X, y = clouds(n, 5, sep=4.0, seed=2)
+    kern = RBFKernel(0.5)
+    kd = kc.make_kernel_data(kern, X, y)
+    st = smo_module._new_state(y, kern.diag(X), 10.0, 1e-6, 1)
+    cache = kc.make_cache(n, 0.05)
+    outcome = smo_module._solve_pairs(st, cache, kd, True, True, 10**6, 0.0)
+    assert outcome == smo_module.OPTIMAL
+    rows_computed, misses = int(cache.state[3]), int(cache.state[2])
+    assert rows_computed < n * misses  # some columns were partial (shrunk rows only)
+    assert cache.state[0] >= 1  # and the gradient was rebuilt (new epoch) at least once
+    K = kern(X, X)
+    Q = (y[:, None] * y[None, :]) * K
+    np.testing.assert_allclose(st.G, Q @ st.alpha - 1.0, atol=1e-4)  # float32 Q, alpha <= 10
+    reference = smo(X, y, C=10.0, kernel=kern, tol=1e-6, shrinking=False)
+    assert exact_dual(st.alpha, y, K) == pytest.approx(reference.dual_objective, rel=1e-8)
