@@ -1,0 +1,315 @@
+"""Theorems of the lecture notes, checked numerically on actual runs.
+
+Each check returns a :class:`BoundCheck`: the measured ``value``, the theorem's ``bound``, and
+``holds = value <= bound * (1 + rtol)`` (``rtol`` absorbs round-off only), plus the numbers that
+went into the bound in ``details``.
+
+=====================  =======================================================================
+check                  theorem
+=====================  =======================================================================
+mistake_bound          Novikoff (seeds 000, 002): the perceptron makes at most (R / gamma)^2
+                       mistakes, R = max ||x_hat_i||, gamma the best margin of a unit separator
+gilbert_rate           seed 001: after k Gilbert steps h_k = f_k - rho <= 2 D^2 / (rho (k + 1))
+hull_recovery          margin = hull distance / 2 and w = 2d/||d||^2,
+                       b = (||q||^2 - ||p||^2)/||d||^2, alpha = 2 lambda/||d||^2 (d = p - q)
+support_vector_count   seed 001: in general position at most d + 1 support vectors
+feature_map_identity   seed 003: phi(x) . phi(z) = (1 + x . z)^2 for the quadratic phi with
+                       sqrt(2) factors
+=====================  =======================================================================
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from maxmargin._validation import (
+    check_array,
+    check_nonnegative,
+    check_points,
+    check_positive,
+    check_Xy,
+)
+from maxmargin.kernels import Kernel, PolyKernel
+from maxmargin.results import HullPairSolution, PerceptronResult, SVMSolution
+
+__all__ = [
+    "BoundCheck",
+    "separation_margin",
+    "mistake_bound",
+    "diameter",
+    "gilbert_rate_curve",
+    "gilbert_rate",
+    "hull_recovery",
+    "support_vector_count",
+    "quadratic_feature_map",
+    "feature_map_identity",
+]
+
+#: Relative slack of every inequality: round-off of the quantities involved, nothing more.
+RTOL = 1e-9
+
+
+@dataclass(frozen=True)
+class BoundCheck:
+    """One theorem checked on one run: ``holds = value <= bound * (1 + rtol)``."""
+
+    name: str
+    value: float
+    bound: float
+    holds: bool
+    note: str = ""
+    details: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "value", float(self.value))
+        object.__setattr__(self, "bound", float(self.bound))
+        object.__setattr__(self, "holds", bool(self.holds))
+        object.__setattr__(
+            self, "details", MappingProxyType({k: float(v) for k, v in self.details.items()})
+        )
+
+
+def _check(name: str, value: float, bound: float, note: str = "", **details: float) -> BoundCheck:
+    holds = bool(value <= bound * (1.0 + RTOL) + 1e-300)
+    return BoundCheck(name=name, value=value, bound=bound, holds=holds, note=note,
+                      details=details)
+
+
+def _features(X: np.ndarray, bias: bool, kernel: Kernel | None) -> np.ndarray:
+    """Rows ``z_i`` with ``z_i . z_j = K(x_i, x_j) (+ 1 with a bias)``.
+
+    Linear: ``z = x`` or ``(x, 1)``. A kernel: a factor ``Z`` of ``K (+ 1 1^T) = Z Z^T`` from
+    its eigendecomposition (eigenvalues below ``1e-12`` of the largest are dropped).
+    """
+    if kernel is None or kernel.name == "linear":
+        return np.hstack([X, np.ones((X.shape[0], 1))]) if bias else X
+    G = kernel.gram(X) + (1.0 if bias else 0.0)
+    lam, U = np.linalg.eigh(G)
+    keep = lam > 1e-12 * max(float(lam[-1]), 1e-300)
+    return U[:, keep] * np.sqrt(lam[keep])
+
+
+def separation_margin(
+    X: Any, y: Any, *, bias: bool = True, kernel: Kernel | None = None
+) -> tuple[float, float]:
+    """``(gamma, R)``: the best margin of a unit separator and the radius of the data.
+
+    With ``z_i = (x_i, 1)`` (``bias=True``; ``z_i = x_i`` without a bias; ``phi(x_i)`` in place
+    of ``x_i`` for a kernel), solve by CVXPY/Clarabel
+
+    .. math::
+
+        \\min_v \\|v\\|^2 \\quad \\text{s.t.} \\quad y_i \\, v \\cdot z_i \\ge 1,
+
+    so that ``gamma = max_{||u|| = 1} min_i y_i u . z_i = 1 / ||v*||`` and
+    ``R = max_i ||z_i||``. Data that no separator through the origin of the z-space separates
+    give ``gamma = 0``.
+    """
+    import cvxpy as cp
+
+    X, y = check_Xy(X, y)
+    Z = _features(X, bool(bias), kernel)
+    R = float(np.max(np.linalg.norm(Z, axis=1)))
+    v = cp.Variable(Z.shape[1])
+    problem = cp.Problem(cp.Minimize(cp.sum_squares(v)), [cp.multiply(y, Z @ v) >= 1])
+    problem.solve(solver=cp.CLARABEL)
+    if problem.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+        return 0.0, R
+    if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+        raise RuntimeError(f"the separation-margin model ended with status {problem.status!r}.")
+    # The margin of the solver's own v: exact for this v, so gamma never exceeds the optimum.
+    v_opt = np.asarray(v.value)
+    gamma = float(np.min(y * (Z @ v_opt)) / np.linalg.norm(v_opt))
+    return gamma, R
+
+
+def mistake_bound(
+    result: PerceptronResult,
+    X: Any,
+    y: Any,
+    *,
+    bias: bool = True,
+    kernel: Kernel | None = None,
+) -> BoundCheck:
+    """Novikoff's theorem: ``mistakes <= (R / gamma)^2`` (with ``gamma, R`` of
+    :func:`separation_margin` in the augmented space ``(x, 1)`` when the perceptron has a bias).
+
+    ``kernel`` defaults to the result's kernel for a kernel perceptron (``result.w is None``).
+    On data that are not separable the theorem makes no claim: ``bound = inf`` and a note.
+    """
+    if not isinstance(result, PerceptronResult):
+        raise ValueError(f"`result` must be a PerceptronResult; got {type(result).__name__}.")
+    if kernel is None and result.w is None:
+        kernel = result.kernel
+    gamma, R = separation_margin(X, y, bias=bias, kernel=kernel)
+    if gamma <= 0:
+        return _check("mistake_bound", result.mistakes, math.inf,
+                      "not separable: the theorem makes no claim", R=R, gamma=gamma)
+    return _check("mistake_bound", result.mistakes, (R / gamma) ** 2, R=R, gamma=gamma)
+
+
+def diameter(points: Any) -> float:
+    """``max_{i,j} ||q_i - q_j||`` of the rows of ``points``."""
+    Q = check_points(points, "points")
+    sq = np.einsum("ij,ij->i", Q, Q)
+    d2 = sq[:, None] + sq[None, :] - 2.0 * (Q @ Q.T)
+    return float(np.sqrt(max(float(np.max(d2)), 0.0)))
+
+
+def gilbert_rate_curve(steps: Any, rho: float, diam: float) -> np.ndarray:
+    """Seed 001's bound ``2 D^2 / (rho (k + 1))`` on ``h_k = f_k - rho``, with ``k = steps + 1``.
+
+    The seed numbers the iterates from ``x_1 = q_0`` (the starting point, 0 steps), so the
+    iterate after ``t`` steps is ``x_{t+1}``.
+    """
+    k = np.asarray(steps, dtype=np.float64) + 1.0
+    return 2.0 * diam**2 / (rho * (k + 1.0))
+
+
+def gilbert_rate(
+    distances: Any, steps: Any, rho: float, diam: float, *, name: str = "gilbert_rate"
+) -> BoundCheck:
+    """Seed 001's rate along a run: ``h_k = f_k - rho <= 2 D^2 / (rho (k + 1))`` for ``k >= 2``.
+
+    Parameters
+    ----------
+    distances : (m,) array
+        ``f_k = ||x_k||``, the distance of the current iterate after ``steps[j]`` steps.
+    steps : (m,) array
+        Steps done at each record (0 = the starting point ``x_1``).
+    rho : float
+        The true distance (from an oracle), ``> 0``.
+    diam : float
+        ``D >= 0``, the diameter of the point set (for two hulls, ``diam(P) + diam(Q)`` bounds the
+        diameter of their Minkowski difference and keeps the bound valid).
+
+    The seed's proof gives ``h'_{k+1} <= h'_k (1 - h'_k)`` for ``h' = rho h / (2 D^2)``, hence
+    ``h'_1 <= 1``, ``h'_2 <= 1/4`` and by induction ``h'_k <= 1/(k+1)`` for ``k >= 2``. Its
+    base case ``k = 1`` needs more than it proves, so records with ``k = 1`` are not judged.
+    ``value`` is the largest ratio ``h_k / bound_k``; the theorem says it is ``<= 1``.
+    """
+    f = check_array(distances, "distances", ndim=1)
+    t = check_array(steps, "steps", ndim=1)
+    if f.shape != t.shape:
+        raise ValueError(
+            f"`distances` and `steps` must have the same length; got {f.shape[0]} and "
+            f"{t.shape[0]}."
+        )
+    rho = check_positive(rho, "rho")
+    diam = check_nonnegative(diam, "diam")
+    judged = t + 1.0 >= 2.0
+    if not np.any(judged):
+        return _check(name, 0.0, 1.0, "no record after the first step", rho=rho, D=diam)
+    h = f[judged] - rho
+    bound = gilbert_rate_curve(t[judged], rho, diam)
+    # D = 0 (a single point): the bound is 0 and h may only be round-off
+    h = np.where(h <= 1e-12 * rho, np.minimum(h, 0.0), h)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(bound > 0, h / np.where(bound > 0, bound, 1.0),
+                         np.where(h > 0, np.inf, 0.0))
+    worst = int(np.argmax(ratio))
+    return _check(name, float(ratio[worst]), 1.0, rho=rho, D=diam,
+                  worst_step=float(t[judged][worst]), records=float(judged.sum()))
+
+
+def hull_recovery(
+    hull: HullPairSolution,
+    oracle: SVMSolution,
+    X: Any,
+    y: Any,
+    *,
+    rtol: float = 1e-4,
+) -> BoundCheck:
+    """The hard-margin SVM recovered from the nearest points ``p, q`` of the two class hulls.
+
+    With ``P = X[y = +1]``, ``Q = X[y = -1]`` (in index order), ``d = p - q``:
+
+    .. math::
+
+        \\text{margin} = 1/\\|w^*\\| = \\|d\\|/2, \\quad w = 2 d / \\|d\\|^2, \\quad
+        b = (\\|q\\|^2 - \\|p\\|^2) / \\|d\\|^2, \\quad
+        \\alpha_{P} = 2 \\lambda / \\|d\\|^2, \\ \\alpha_{Q} = 2 \\mu / \\|d\\|^2.
+
+    ``value`` is the largest relative error of these against the hard-margin ``oracle``
+    (alpha only where it is unique, see :func:`~maxmargin.verification.crosscheck.
+    alpha_uniqueness`); ``bound`` is ``rtol``.
+    """
+    from maxmargin.verification.crosscheck import alpha_uniqueness
+
+    X, y = check_Xy(X, y)
+    rtol = check_nonnegative(rtol, "rtol")
+    if not isinstance(hull, HullPairSolution):
+        raise ValueError(f"`hull` must be a HullPairSolution; got {type(hull).__name__}.")
+    if not isinstance(oracle, SVMSolution) or oracle.w is None:
+        raise ValueError("`oracle` must be a linear-kernel SVMSolution (with `w`).")
+    d = hull.p - hull.q
+    dd = float(d @ d)
+    if dd <= 0.0:
+        return _check("hull_recovery", math.inf, rtol, "the hulls intersect: no margin")
+    w = 2.0 * d / dd
+    b = (float(hull.q @ hull.q) - float(hull.p @ hull.p)) / dd
+    norm_w = float(np.linalg.norm(oracle.w))
+    errors = {
+        "margin_error": abs(0.5 * math.sqrt(dd) - 1.0 / norm_w) * norm_w,
+        "w_error": float(np.linalg.norm(w - oracle.w)) / norm_w,
+        "b_error": abs(b - oracle.b) / max(1.0, abs(oracle.b)),
+    }
+    alpha_unique, note = alpha_uniqueness(oracle, X, y)
+    if alpha_unique:
+        alpha = np.empty_like(y)
+        alpha[y > 0] = 2.0 * hull.weights_p / dd
+        alpha[y < 0] = 2.0 * hull.weights_q / dd
+        errors["alpha_error"] = float(np.max(np.abs(alpha - oracle.alpha)) / np.max(oracle.alpha))
+    return _check("hull_recovery", max(errors.values()), rtol,
+                  "" if alpha_unique else "alpha " + note,
+                  margin=0.5 * math.sqrt(dd), **errors)
+
+
+def support_vector_count(solution: SVMSolution, *, tol: float = 1e-6) -> BoundCheck:
+    """Seed 001: at most ``d + 1`` support vectors for data in general position.
+
+    Counts ``alpha_i > tol * max(alpha)`` (an interior-point oracle leaves ~1e-9 on the
+    others); ``d`` is the dimension of the training data, or ``n - 1`` points at most for a
+    kernel whose feature space has more dimensions than there are points.
+    """
+    if not isinstance(solution, SVMSolution) or solution.X_train is None:
+        raise ValueError("`solution` must be an SVMSolution holding its training data.")
+    tol = check_nonnegative(tol, "tol")
+    n_sv = int(np.sum(solution.alpha > tol * float(np.max(solution.alpha))))
+    d = solution.X_train.shape[1]
+    return _check("support_vector_count", n_sv, d + 1, d=d)
+
+
+def quadratic_feature_map(X: Any) -> np.ndarray:
+    """Seed 003's map ``phi(x) = (x_1^2, ..., x_d^2, sqrt2 x_i x_j (i < j), sqrt2 x_1, ...,
+    sqrt2 x_d, 1)``, for which ``phi(x) . phi(z) = (1 + x . z)^2``."""
+    X = check_array(X, "X", ndim=2)
+    d = X.shape[1]
+    i, j = np.triu_indices(d, k=1)
+    r2 = math.sqrt(2.0)
+    return np.hstack([X**2, r2 * X[:, i] * X[:, j], r2 * X, np.ones((X.shape[0], 1))])
+
+
+def feature_map_identity(
+    X: Any,
+    Z: Any = None,
+    *,
+    feature_map: Callable[[np.ndarray], np.ndarray] = quadratic_feature_map,
+    rtol: float = 1e-12,
+) -> BoundCheck:
+    """The kernel trick: ``max |phi(x) . phi(z) - K(x, z)| / max(1, |K(x, z)|) <= rtol`` over all
+    pairs of rows, with ``K = PolyKernel(gamma=1, degree=2, coef0=1)``, i.e. ``(1 + x . z)^2``.
+    """
+    X = check_array(X, "X", ndim=2)
+    Z = X if Z is None else check_array(Z, "Z", ndim=2)
+    rtol = check_nonnegative(rtol, "rtol")
+    K = PolyKernel(gamma=1.0, degree=2, coef0=1.0)(X, Z)
+    explicit = feature_map(X) @ feature_map(Z).T
+    err = float(np.max(np.abs(explicit - K) / np.maximum(1.0, np.abs(K))))
+    return _check("feature_map_identity", err, rtol)

@@ -1,0 +1,381 @@
+"""The named, deterministic case catalogue of the verification suite.
+
+Each :class:`Case` is one SVM problem (data, ``C``, kernel) with the methods that apply to it
+and the status every method must reach. Everything is generated from fixed seeds, so the
+catalogue -- and every column of the results table except the timings -- is the same on every
+run. ``catalogue("quick")`` is the default suite (a subset, < 60 s), ``catalogue("full")``
+everything.
+
+Areas: ``worked`` (hand-solved examples, with their answers), ``synthetic`` (Gaussian clouds),
+``degenerate`` (duplicates, collinear points, all alpha at the bound), ``scale`` (1e-3, 1e3),
+``kernel`` (a circle with poly and RBF kernels), ``infeasible`` (hard margin on non-separable
+data: every method must say ``"infeasible"``), ``real`` (scikit-learn's iris, wine and breast
+cancer, LIBSVM's heart_scale).
+
+Methods (run by :mod:`maxmargin.verification.suite`):
+
+==================  ==========================================================================
+consensus           the dual oracle solved by OSQP against Clarabel (every case), and the
+                    oracle's own KKT residuals
+hand                the oracle against the hand-derived answer (worked examples)
+primal, hinge       the primal (hard or soft) and hinge-loss forms against the dual (linear)
+smo/wss2, smo/wss1  SMO at tol 1e-6 with the second-order / maximal-violating-pair rule
+smo/platt           SMO with the seed's heuristic at tol 1e-3
+gilbert, mdm        ``gilbert_svm`` with ``method="gilbert"`` / ``"mdm"`` (hard margin)
+hulls/gilbert,      ``gilbert_hulls`` / ``mdm_hulls`` on the two classes, and the recovery
+hulls/mdm           identities (margin = distance / 2, w, b, alpha) against the oracle
+perceptron          (kernel) perceptron against Novikoff's bound (separable cases)
+sv_count            <= d + 1 support vectors (linear hard margin in general position)
+feature_map         phi(x) . phi(z) = (1 + x . z)^2 (cases with that kernel)
+hard_primal,        infeasible cases: ``hard_margin_primal`` and ``svm_dual(C=None)`` must say
+dual_hard           ``"infeasible"`` too
+==================  ==========================================================================
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from maxmargin._validation import check_choice, check_Xy
+from maxmargin.kernels import Kernel, make_kernel
+
+__all__ = ["Answer", "Case", "catalogue", "SUITES", "AREAS", "select"]
+
+SUITES = ("quick", "full")
+AREAS = ("worked", "synthetic", "degenerate", "scale", "kernel", "infeasible", "real")
+
+
+@dataclass(frozen=True, eq=False)
+class Answer:
+    """A hand-derived optimum (None where the quantity is not unique or not derived)."""
+
+    alpha: np.ndarray | None = None
+    w: np.ndarray | None = None
+    b: float | None = None
+    b_interval: tuple[float, float] | None = None
+    objective: float = math.nan
+
+
+@dataclass(frozen=True, eq=False)
+class Case:
+    """One verification problem.
+
+    Attributes
+    ----------
+    name : str
+        Unique, used by ``maxmargin verify --case PATTERN``.
+    area : str
+        One of :data:`AREAS`.
+    X, y : arrays
+        The data (read-only).
+    C : float or None
+        ``None`` is the hard margin.
+    kernel : str
+        ``"linear"``, ``"rbf"`` or ``"poly"``; ``kernel_params`` holds gamma/degree/coef0.
+    methods : tuple of str
+        The methods of the suite that apply (see the module docstring).
+    expected_status : str
+        ``"optimal"``, or ``"infeasible"`` for a hard margin on non-separable data.
+    quick : bool
+        Part of the quick suite (every case is part of the full one).
+    tags : tuple of str
+        ``separable``, ``general_position``, ``2d`` (drawn in the report), ...
+    answer : Answer or None
+        The hand-derived optimum of a worked example.
+    """
+
+    name: str
+    area: str
+    X: np.ndarray
+    y: np.ndarray
+    C: float | None
+    kernel: str = "linear"
+    kernel_params: Mapping[str, Any] = field(default_factory=dict)
+    methods: tuple[str, ...] = ()
+    expected_status: str = "optimal"
+    quick: bool = False
+    tags: tuple[str, ...] = ()
+    answer: Answer | None = None
+
+    def __post_init__(self) -> None:
+        X, y = check_Xy(self.X, self.y)
+        X.flags.writeable = False
+        y.flags.writeable = False
+        object.__setattr__(self, "X", X)
+        object.__setattr__(self, "y", y)
+        object.__setattr__(self, "kernel_params", MappingProxyType(dict(self.kernel_params)))
+        check_choice(self.area, "area", AREAS)
+
+    def make_kernel(self) -> Kernel:
+        """The kernel object (``gamma="scale"`` resolved on this case's ``X``)."""
+        return make_kernel(self.kernel, X=self.X, **self.kernel_params)
+
+    @property
+    def is_2d(self) -> bool:
+        return self.X.shape[1] == 2
+
+
+def _methods(
+    C: float | None, kernel: str, separable: bool, perceptron: bool, tags: tuple[str, ...]
+) -> tuple[str, ...]:
+    """The methods that apply to a problem with these properties (module docstring)."""
+    if C is None and not separable:
+        return ("hard_primal", "dual_hard", "smo/wss2", "gilbert", "mdm")
+    methods = ["consensus"]
+    if kernel == "linear":
+        methods += ["primal"] + (["hinge"] if C is not None else [])
+    methods += ["smo/wss2", "smo/wss1", "smo/platt"]
+    if C is None:
+        methods += ["gilbert", "mdm"]
+        if kernel == "linear":
+            methods += ["hulls/gilbert", "hulls/mdm"]
+            if "general_position" in tags:
+                methods.append("sv_count")
+    if perceptron:
+        methods.append("perceptron")
+    if "quadratic_kernel" in tags:
+        methods.append("feature_map")
+    return tuple(methods)
+
+
+def _case(
+    name: str,
+    area: str,
+    X: np.ndarray,
+    y: np.ndarray,
+    C: float | None,
+    *,
+    separable: bool,
+    quick: bool,
+    perceptron: bool | None = None,
+    kernel: str = "linear",
+    tags: tuple[str, ...] = (),
+    answer: Answer | None = None,
+    **kernel_params: Any,
+) -> Case:
+    tags = tags + (("separable",) if separable else ()) + (("2d",) if X.shape[1] == 2 else ())
+    if kernel == "poly" and kernel_params == {"gamma": 1.0, "degree": 2, "coef0": 1.0}:
+        tags += ("quadratic_kernel",)
+    expected = "infeasible" if C is None and not separable else "optimal"
+    perceptron = separable if perceptron is None else perceptron
+    methods = _methods(C, kernel, separable, perceptron, tags)
+    if answer is not None:
+        methods += ("hand",)
+    return Case(
+        name=name, area=area, X=X, y=y, C=C, kernel=kernel, kernel_params=kernel_params,
+        methods=methods, expected_status=expected, quick=quick, tags=tags, answer=answer,
+    )
+
+
+# --- worked examples (the same hand derivations as tests/fixtures.py, kept independent) -------
+def _worked() -> list[Case]:
+    # Two points x+ = (2, 0), x- = (0, 0): the bisector x1 = 1 with w . x+ + b = 1 and
+    # w . x- + b = -1 gives w = (1, 0), b = -1; w = a (x+ - x-) with a+ = a- = a gives a = 1/2.
+    # Objective 1/2 ||w||^2 = 1/2 = sum(alpha) - 1/2 ||w||^2.
+    two = _case(
+        "two_points", "worked", np.array([[2.0, 0.0], [0.0, 0.0]]), np.array([1.0, -1.0]),
+        None, separable=True, quick=True, tags=("worked",),
+        answer=Answer(alpha=np.array([0.5, 0.5]), w=np.array([1.0, 0.0]), b=-1.0, objective=0.5),
+    )
+    # Li Hang, Example 7.1: x1 = (3,3), x2 = (4,3) positive, x3 = (1,1) negative. With
+    # alpha2 = 0 and alpha1 = alpha3 = a, w = a ((3,3) - (1,1)) = (2a, 2a); the dual
+    # 2a - 4a^2 is maximal at a = 1/4: w = (1/2, 1/2), b = 1 - w . x1 = -2, objective 1/4.
+    li_hang = _case(
+        "li_hang_7_1", "worked", np.array([[3.0, 3.0], [4.0, 3.0], [1.0, 1.0]]),
+        np.array([1.0, 1.0, -1.0]), None, separable=True, quick=True, tags=("worked",),
+        answer=Answer(alpha=np.array([0.25, 0.0, 0.25]), w=np.array([0.5, 0.5]), b=-2.0,
+                      objective=0.25),
+    )
+    # All alpha at C: x+ = 1, x- = -1, C = 0.1 < 1/2 (the hard-margin alpha), so alpha = C and
+    # w = 0.2; alpha = C needs y f <= 1: 0.2 + b <= 1 and 0.2 - b <= 1, so b in [-0.8, 0.8].
+    # Dual 0.2 - 1/2 * 0.04 = 0.18 = primal 0.02 + 0.1 * 1.6.
+    all_bound = _case(
+        "all_bound_1d", "worked", np.array([[1.0], [-1.0]]), np.array([1.0, -1.0]), 0.1,
+        separable=True, quick=True, tags=("worked", "all_bound"),
+        answer=Answer(alpha=np.array([0.1, 0.1]), w=np.array([0.2]), b_interval=(-0.8, 0.8),
+                      objective=0.18),
+    )
+    # XOR with (1 + x . z)^2: K(x, x) = 9 and K = 1 between distinct points, so every row of
+    # Q sums to 8 and alpha_i = a by symmetry: 4a - 16 a^2 is maximal at a = 1/8, D = 1/4;
+    # f(x) = x1 x2, b = 0, every point on the margin.
+    xor_poly = _case(
+        "xor_poly2", "worked", np.array([[1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [-1.0, 1.0]]),
+        np.array([1.0, 1.0, -1.0, -1.0]), None, separable=True, quick=True, kernel="poly",
+        tags=("worked",), answer=Answer(alpha=np.full(4, 0.125), b=0.0, objective=0.25),
+        gamma=1.0, degree=2, coef0=1.0,
+    )
+    return [two, li_hang, all_bound, xor_poly]
+
+
+# --- synthetic data -----------------------------------------------------------------------------
+def _clouds(n: int, d: int, seed: int, *, separation: float, slab: float | None):
+    """Two Gaussian clouds at +-``separation``/2 along a random unit direction ``u``; with a
+    ``slab``, points with ``y (x . u) < slab`` are dropped, which makes the data separable
+    with margin >= ``slab`` (and keeps them in general position)."""
+    rng = np.random.default_rng(seed)
+    u = rng.normal(size=d)
+    u /= np.linalg.norm(u)
+    y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    X = rng.normal(size=(n, d)) + 0.5 * separation * y[:, None] * u
+    if slab is not None:
+        keep = y * (X @ u) >= slab
+        X, y = X[keep], y[keep]
+    return X, y
+
+
+def _synthetic() -> list[Case]:
+    cases = []
+    for n, d, quick in ((20, 2, True), (60, 5, True), (200, 10, False)):
+        X, y = _clouds(n, d, seed=100 + n + d, separation=3.0, slab=0.3)
+        cases.append(_case(f"separable_n{n}_d{d}", "synthetic", X, y, None, separable=True,
+                           quick=quick, tags=("general_position",)))
+    for n, d, C, quick in ((40, 2, 1.0, True), (100, 3, 0.5, True), (300, 8, 1.0, False),
+                           (500, 20, 0.1, False)):
+        X, y = _clouds(n, d, seed=200 + n + d, separation=2.0, slab=None)
+        cases.append(_case(f"overlap_n{n}_d{d}_C{C:g}", "synthetic", X, y, C, separable=False,
+                           quick=quick))
+    return cases
+
+
+def _degenerate() -> list[Case]:
+    X, y = _clouds(16, 2, seed=301, separation=3.0, slab=0.5)
+    # every point twice: the duplicated support vectors make alpha non-unique
+    dup = _case("duplicates", "degenerate", np.vstack([X, X]), np.concatenate([y, y]), None,
+                separable=True, quick=True)
+    # collinear margin points: each class on a vertical line (x1 = +-1), plus points behind;
+    # six points on the margin in 2-D, so alpha is not unique
+    h = np.array([0.0, 1.0, 2.0, -1.5])
+    Xc = np.vstack([np.column_stack([np.ones(4), h]), np.column_stack([-np.ones(4), h]),
+                    [[2.5, 0.5], [-3.0, 1.0]]])
+    col = _case("collinear", "degenerate", Xc, np.array([1.0] * 4 + [-1.0] * 4 + [1.0, -1.0]),
+                None, separable=True, quick=True)
+    # symmetric square: four points on the margin in 2-D (d + 2 = 4 > d + 1 margin points)
+    sq = _case("square_margin", "degenerate",
+               np.array([[1.0, 1.0], [1.0, -1.0], [-1.0, 1.0], [-1.0, -1.0]]),
+               np.array([1.0, 1.0, -1.0, -1.0]), None, separable=True, quick=False)
+    Xo, yo = _clouds(60, 3, seed=302, separation=1.0, slab=None)
+    small_c = _case("overlap_small_C", "degenerate", Xo, yo, 0.01, separable=False, quick=False,
+                    tags=("all_bound",))
+    return [dup, col, sq, small_c]
+
+
+def _scale() -> list[Case]:
+    X, y = _clouds(30, 3, seed=401, separation=3.0, slab=0.3)
+    Xo, yo = _clouds(40, 2, seed=402, separation=2.0, slab=None)
+    return [
+        _case("scale_1e-3", "scale", 1e-3 * X, y, None, separable=True, quick=True,
+              tags=("general_position",)),
+        _case("scale_1e3", "scale", 1e3 * X, y, None, separable=True, quick=True,
+              tags=("general_position",)),
+        _case("scale_1e3_soft", "scale", 1e3 * Xo, yo, 1.0, separable=False, quick=False),
+        _case("scale_1e-3_soft", "scale", 1e-3 * Xo, yo, 1e3, separable=False, quick=False),
+    ]
+
+
+def _circle(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Radius < 1 labelled +1, radius in (1.5, 2.2) labelled -1: a circle separates them."""
+    rng = np.random.default_rng(seed)
+    y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    r = np.where(y > 0, rng.uniform(0.0, 1.0, n), rng.uniform(1.5, 2.2, n))
+    phi = rng.uniform(0.0, 2.0 * np.pi, n)
+    return np.column_stack([r * np.cos(phi), r * np.sin(phi)]), y
+
+
+def _kernel_cases() -> list[Case]:
+    X, y = _circle(40, seed=501)
+    Xx = np.array([[1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [-1.0, 1.0]])
+    yx = np.array([1.0, 1.0, -1.0, -1.0])
+    rng = np.random.default_rng(502)
+    Xn = np.vstack([Xx + 0.2 * rng.normal(size=(4, 2)) for _ in range(10)])
+    return [
+        _case("circle_poly2", "kernel", X, y, None, separable=True, quick=True, kernel="poly",
+              gamma=1.0, degree=2, coef0=1.0),
+        _case("circle_rbf", "kernel", X, y, 10.0, separable=True, quick=True, kernel="rbf",
+              gamma=0.5),
+        _case("circle_rbf_hard", "kernel", X, y, None, separable=True, quick=False,
+              kernel="rbf", gamma=0.5),
+        _case("xor_rbf_soft", "kernel", Xn, np.tile(yx, 10), 1.0, separable=True, quick=False,
+              kernel="rbf", gamma=1.0),
+    ]
+
+
+def _infeasible() -> list[Case]:
+    X, y = _clouds(40, 2, seed=601, separation=1.0, slab=None)
+    return [
+        _case("xor_linear_hard", "infeasible",
+              np.array([[1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [-1.0, 1.0]]),
+              np.array([1.0, 1.0, -1.0, -1.0]), None, separable=False, quick=True),
+        _case("overlap_hard", "infeasible", X, y, None, separable=False, quick=True),
+    ]
+
+
+def _pair(X: np.ndarray, labels: np.ndarray, pos: int, neg: int, scale: bool):
+    keep = (labels == pos) | (labels == neg)
+    Xp = X[keep]
+    if scale:
+        Xp = (Xp - Xp.mean(axis=0)) / Xp.std(axis=0)
+    return Xp, np.where(labels[keep] == pos, 1.0, -1.0)
+
+
+def _real(full: bool) -> list[Case]:
+    from sklearn.datasets import load_breast_cancer, load_iris, load_wine
+
+    from maxmargin.datasets import load_heart_scale
+
+    iris = load_iris()
+    Xi, yi = _pair(iris.data, iris.target, 0, 1, scale=False)
+    cases = [_case("iris_setosa_versicolor", "real", Xi, yi, None, separable=True, quick=True)]
+    Xh, yh = load_heart_scale()
+    cases.append(_case("heart_scale", "real", Xh, yh, 1.0, separable=False, quick=True))
+    if not full:
+        return cases
+    Xv, yv = _pair(iris.data, iris.target, 1, 2, scale=False)
+    Xs, ys = _pair(iris.data, iris.target, 0, 2, scale=False)
+    wine = load_wine()
+    Xw, yw = _pair(wine.data, wine.target, 0, 1, scale=True)
+    Xw2, yw2 = _pair(wine.data, wine.target, 1, 2, scale=True)
+    bc = load_breast_cancer()
+    Xb = (bc.data - bc.data.mean(axis=0)) / bc.data.std(axis=0)
+    yb = np.where(bc.target == 1, 1.0, -1.0)
+    cases += [
+        _case("iris_versicolor_virginica", "real", Xv, yv, 1.0, separable=False, quick=False),
+        _case("iris_setosa_virginica", "real", Xs, ys, None, separable=True, quick=False),
+        _case("wine_0_1", "real", Xw, yw, 1.0, separable=True, quick=False),
+        _case("wine_1_2", "real", Xw2, yw2, 0.5, separable=True, quick=False),
+        # separable, but with a tiny margin: (R / gamma)^2 ~ 1e8, too slow for the perceptron
+        _case("breast_cancer", "real", Xb, yb, 1.0, separable=True, perceptron=False,
+              quick=False),
+        # separable in the RBF feature space (its Gram matrix is positive definite)
+        _case("heart_scale_rbf", "real", Xh, yh, 1.0, separable=True, quick=False,
+              kernel="rbf", gamma="scale"),
+    ]
+    return cases
+
+
+def catalogue(suite: str = "quick") -> tuple[Case, ...]:
+    """The cases of ``suite`` (``"quick"`` or ``"full"``), in a fixed order."""
+    suite = check_choice(suite, "suite", SUITES)
+    full = suite == "full"
+    cases = (
+        _worked() + _synthetic() + _degenerate() + _scale() + _kernel_cases() + _infeasible()
+        + _real(full)
+    )
+    return tuple(c for c in cases if full or c.quick)
+
+
+def select(cases: tuple[Case, ...], pattern: str | None) -> tuple[Case, ...]:
+    """The cases whose name matches the shell-style ``pattern`` (a plain substring also
+    matches); all of them for ``None``."""
+    import fnmatch
+
+    if pattern is None:
+        return cases
+    if not isinstance(pattern, str) or not pattern:
+        raise ValueError(f"`case` must be a non-empty name pattern; got {pattern!r}.")
+    return tuple(c for c in cases if fnmatch.fnmatch(c.name, pattern) or pattern in c.name)

@@ -1,0 +1,592 @@
+"""The verification runner: every (case x method) of the catalogue into one results table.
+
+For each case of :func:`maxmargin.verification.cases.catalogue` the runner solves the ground
+truth once (``svm_dual(...).solve()``, Clarabel at interior-point accuracy) and then runs every
+method that applies (:data:`METHODS`, module docstring of :mod:`.cases`). Each run becomes one
+:class:`Row` with the fixed schema :data:`COLUMNS`. A method that raises is caught *per row*:
+the row records the exception's last line and fails; nothing is swallowed.
+
+A row passes when its status is the expected one, the candidate agrees with the oracle within
+the named tolerance preset (:func:`~maxmargin.verification.crosscheck.cross_check`), every
+theorem checked on it holds (:mod:`~maxmargin.verification.bounds`) and nothing raised.
+
+Artifacts
+---------
+The report's figures need more than the table: convergence histories and decision functions.
+The runner collects them in :class:`Artifacts` (plain arrays, deterministic: fixed seeds, no
+timings): ``histories[(case, method)]`` (SMO: ``iteration``, ``violation``; Gilbert/MDM:
+``steps``, ``h`` = f_k - rho and the seed's ``bound``) and ``pictures[case]`` for the 2-D cases
+(the oracle's decision values on a grid, its support vectors). The tables of the report are
+built from the rows alone.
+
+Test hook
+---------
+:func:`extra_methods` (a context manager) adds methods -- e.g. a deliberately wrong candidate --
+to every run made inside it, including ``maxmargin verify``; a :class:`Method` with an
+``applies`` predicate runs on the cases it accepts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+import numpy as np
+
+from maxmargin.results import SVMSolution
+from maxmargin.verification import bounds as thm
+from maxmargin.verification.bounds import BoundCheck
+from maxmargin.verification.cases import Case, catalogue, select
+from maxmargin.verification.crosscheck import CrossCheck, cross_check, dual_objective
+from maxmargin.verification.tolerances import LOOSE, MEDIUM, ORACLE, TIGHT, Tolerances
+
+__all__ = [
+    "COLUMNS",
+    "SECTIONS",
+    "Row",
+    "Outcome",
+    "Method",
+    "Context",
+    "Artifacts",
+    "SuiteRun",
+    "METHODS",
+    "run_suite",
+    "extra_methods",
+]
+
+#: The results table's columns, in order, with their meaning (the schema of results.json/csv).
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("case", "case name (verification/cases.py)"),
+    ("area", "the case's area: worked, synthetic, degenerate, scale, kernel, infeasible, real"),
+    ("section", "report table: consensus, smo, nearest_point, perceptron, kernels, "
+                "infeasibility, theorems"),
+    ("method", "the method checked (candidate)"),
+    ("oracle", "what it is checked against (a CVXPY oracle, a hand answer or a theorem)"),
+    ("tolerances", "the tolerance preset used (verification/tolerances.py)"),
+    ("status", "the candidate's status"),
+    ("expected_status", "the status it must have"),
+    ("iterations", "iterations (or perceptron mistakes); -1 when not applicable"),
+    ("runtime", "seconds (the only non-deterministic column)"),
+    ("objective_error", "|D_c - D_o| / max(1, |D_o|)"),
+    ("w_error", "||w_c - w_o|| / ||w_o|| (linear kernel)"),
+    ("b_error", "|b_c - b_o| / max(1, |b_o|), or the distance to the KKT interval of b"),
+    ("alpha_error", "max |alpha_c - alpha_o| / max alpha_o, where alpha is unique"),
+    ("alpha_unique", "whether the oracle shows alpha is unique (empty when not compared)"),
+    ("decision_error", "max |f_c - f_o| / max(1, max |f_o|) on the training points"),
+    ("kkt_max", "the candidate's largest pointwise KKT residual"),
+    ("duality_gap", "the candidate's relative duality gap |P - D| / max(1, |P|)"),
+    ("bounds", "theorem checks: name, value, bound, holds"),
+    ("verdict", "pass or fail"),
+    ("reasons", "why a row failed ('; '-separated)"),
+    ("exception", "type and last line of an exception raised by the method, else empty"),
+)
+
+#: Report sections (one table each), in order, with their one-line titles.
+SECTIONS: dict[str, str] = {
+    "consensus": "Oracle consensus: OSQP, primal forms and hand answers against the Clarabel dual",
+    "smo": "SMO (three working-set rules) against the oracle",
+    "nearest_point": "Gilbert and MDM (nearest points of the class hulls) against the oracle",
+    "perceptron": "Perceptron mistakes against Novikoff's bound (R / gamma)^2",
+    "kernels": "Kernel cases (poly, RBF): every method against the oracle",
+    "infeasibility": "Hard margin on non-separable data: every method must say infeasible",
+    "theorems": "Theorems: support vectors <= d + 1, kernel = explicit feature map",
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the results table (fields = :data:`COLUMNS`)."""
+
+    case: str
+    area: str
+    section: str
+    method: str
+    oracle: str
+    tolerances: str
+    status: str
+    expected_status: str
+    iterations: int
+    runtime: float
+    objective_error: float
+    w_error: float
+    b_error: float
+    alpha_error: float
+    alpha_unique: bool | None
+    decision_error: float
+    kkt_max: float
+    duality_gap: float
+    bounds: tuple[BoundCheck, ...]
+    verdict: str
+    reasons: str
+    exception: str
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "pass"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: NaN -> None, bounds -> list of {name, value, bound, holds}."""
+        out: dict[str, Any] = {}
+        for name, _ in COLUMNS:
+            value = getattr(self, name)
+            if name == "bounds":
+                value = [
+                    {"name": b.name, "value": _json_float(b.value),
+                     "bound": _json_float(b.bound), "holds": b.holds}
+                    for b in value
+                ]
+            elif isinstance(value, float):
+                value = _json_float(value)
+            out[name] = value
+        return out
+
+
+def _json_float(x: float) -> float | None | str:
+    if math.isnan(x):
+        return None
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return float(x)
+
+
+@dataclass
+class Outcome:
+    """What a method's run returns to the runner (everything else of the row is derived)."""
+
+    status: str
+    oracle: str
+    tolerances: str = ""
+    iterations: int = -1
+    runtime: float = math.nan
+    check: CrossCheck | None = None
+    bounds: tuple[BoundCheck, ...] = ()
+    reasons: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Artifacts:
+    """Data for the figures (see the module docstring); deterministic."""
+
+    histories: dict[tuple[str, str], dict[str, np.ndarray]] = field(default_factory=dict)
+    pictures: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+class Context:
+    """What the methods of one case share: the case, its kernel, the oracle, the artifacts."""
+
+    def __init__(self, case: Case, artifacts: Artifacts) -> None:
+        self.case = case
+        self.kernel = case.make_kernel()
+        self.artifacts = artifacts
+        self._oracle: SVMSolution | None = None
+        self._oracle_error: Exception | None = None
+
+    @property
+    def oracle(self) -> SVMSolution:
+        """The ground truth: ``svm_dual(X, y, C, kernel).solve()`` (Clarabel), solved once.
+
+        An exception is kept and raised again to every method that needs the oracle.
+        """
+        if self._oracle_error is not None:
+            raise RuntimeError(f"the oracle failed: {self._oracle_error}")
+        if self._oracle is None:
+            from maxmargin.formulations import svm_dual
+
+            c = self.case
+            try:
+                self._oracle = svm_dual(c.X, c.y, c.C, kernel=self.kernel).solve()
+            except Exception as exc:
+                self._oracle_error = exc
+                raise
+        return self._oracle
+
+    @property
+    def solved(self) -> bool:
+        """Whether the oracle has been solved to optimality."""
+        return self._oracle is not None and self._oracle.status == "optimal"
+
+    def keep_history(self, method: str, **arrays: Any) -> None:
+        self.artifacts.histories[(self.case.name, method)] = {
+            k: np.asarray(v, dtype=np.float64) for k, v in arrays.items()
+        }
+
+
+@dataclass(frozen=True)
+class Method:
+    """A method of the suite: ``run(context) -> Outcome``.
+
+    The standard methods (:data:`METHODS`) run on the cases that list their name in
+    ``Case.methods``; an extra method (:func:`extra_methods`) runs on the cases its optional
+    ``applies`` predicate accepts (all cases without one).
+    """
+
+    name: str
+    section: str
+    run: Callable[[Context], Outcome]
+    applies: Callable[[Case], bool] | None = None
+
+
+# --- the methods ------------------------------------------------------------------------------
+def _compare(ctx: Context, candidate: SVMSolution, tol: Tolerances) -> Outcome:
+    """``candidate`` against the case's oracle with the preset ``tol`` (:func:`cross_check`)."""
+    oracle = ctx.oracle
+    check = cross_check(candidate, oracle, ctx.case.X, ctx.case.y, tolerances=tol)
+    runtime = candidate.runtime
+    return Outcome(status=candidate.status, oracle=oracle.method, tolerances=tol.name,
+                   iterations=candidate.iterations, runtime=runtime, check=check)
+
+
+def _consensus(ctx: Context) -> Outcome:
+    from maxmargin.formulations import oracle_consensus, svm_dual
+    from maxmargin.verification.kkt import kkt_residuals
+
+    c = ctx.case
+    report = oracle_consensus(svm_dual(c.X, c.y, c.C, kernel=ctx.kernel))
+    out = _compare(ctx, report.solutions[1], ORACLE)
+    own = kkt_residuals(ctx.oracle, c.X, c.y).max  # the ground truth must satisfy KKT itself
+    if not own <= ORACLE.kkt:
+        out.reasons.append(f"the oracle's own KKT residual {own:.3g} > {ORACLE.kkt:.3g}")
+    return out
+
+
+def _primal(ctx: Context) -> Outcome:
+    from maxmargin.formulations import hard_margin_primal, soft_margin_primal
+
+    c = ctx.case
+    form = hard_margin_primal(c.X, c.y) if c.C is None else soft_margin_primal(c.X, c.y, c.C)
+    return _compare(ctx, form.solve(), ORACLE)
+
+
+def _hinge(ctx: Context) -> Outcome:
+    from maxmargin.formulations import hinge_loss
+
+    c = ctx.case
+    return _compare(ctx, hinge_loss(c.X, c.y, c.C).solve(), ORACLE)
+
+
+def _hand(ctx: Context) -> Outcome:
+    """The oracle against the case's hand-derived answer (the oracle is the candidate here)."""
+    c, a = ctx.case, ctx.case.answer
+    if a is None:
+        raise RuntimeError(f"case {c.name!r} has no hand-derived answer")
+    lo, hi = a.b_interval if a.b_interval is not None else (a.b, a.b)
+    hand = SVMSolution(
+        alpha=a.alpha, b=0.5 * (lo + hi), w=a.w, dual_objective=a.objective,
+        primal_objective=a.objective, status="optimal", iterations=0, method="hand derivation",
+        X_train=c.X, y_train=c.y, kernel=ctx.kernel, C=c.C, b_interval=(lo, hi),
+    )
+    oracle = ctx.oracle
+    check = cross_check(oracle, hand, c.X, c.y, tolerances=ORACLE)
+    return Outcome(status=oracle.status, oracle=hand.method, tolerances=ORACLE.name,
+                   iterations=oracle.iterations, runtime=oracle.runtime, check=check)
+
+
+def _smo(working_set: str, tol: float, preset: Tolerances) -> Callable[[Context], Outcome]:
+    def run(ctx: Context) -> Outcome:
+        from maxmargin.algorithms.smo import smo
+
+        c = ctx.case
+        sol = smo(c.X, c.y, C=c.C, kernel=ctx.kernel, tol=tol, working_set=working_set)
+        if "violation" in sol.history:
+            ctx.keep_history(f"smo/{working_set}", iteration=sol.history["iteration"],
+                             violation=sol.history["violation"])
+        return _compare(ctx, sol, preset)
+
+    return run
+
+
+def _rho_and_diameter(ctx: Context) -> tuple[float, float]:
+    """The hull distance ``rho = 2 / ||w*||`` from the oracle (``||w*||^2 = (alpha y)^T K
+    (alpha y)``) and ``diam(P) + diam(Q)`` in feature space (a bound on the diameter of the
+    Minkowski difference)."""
+    c, oracle = ctx.case, ctx.oracle
+    K = ctx.kernel.gram(c.X)
+    ww = 2.0 * (float(np.sum(oracle.alpha)) - dual_objective(oracle.alpha, c.y, K))
+    diam = 0.0
+    for label in (1.0, -1.0):
+        idx = c.y == label
+        if ctx.kernel.name == "linear":
+            diam += thm.diameter(c.X[idx])
+        else:
+            Kc = K[np.ix_(idx, idx)]
+            dk = np.diag(Kc)
+            diam += math.sqrt(max(float(np.max(dk[:, None] + dk[None, :] - 2.0 * Kc)), 0.0))
+    return 2.0 / math.sqrt(ww), diam
+
+
+#: Settings of the nearest-point solvers: vanilla Gilbert converges as O(1/k), so it is run to a
+#: relative duality gap of 1e-5 (judged with LOOSE); MDM keeps its default 1e-8 (TIGHT).
+_NEAREST_OPTIONS: dict[str, dict[str, Any]] = {
+    "gilbert": {"tol": 1e-5, "max_iter": 3_000_000},
+    "mdm": {},
+}
+
+
+def _nearest(method: str, preset: Tolerances) -> Callable[[Context], Outcome]:
+    def run(ctx: Context) -> Outcome:
+        from maxmargin.algorithms.gilbert import gilbert_svm
+
+        c = ctx.case
+        options = _NEAREST_OPTIONS[method]
+        sol = gilbert_svm(c.X, c.y, method=method, kernel=ctx.kernel, **options)
+        out = _compare(ctx, sol, preset)
+        if c.expected_status == "optimal" and sol.status == "optimal" and "distance" in (
+            sol.history
+        ):
+            rho, diam = _rho_and_diameter(ctx)
+            steps, dist = sol.history["iteration"], sol.history["distance"]
+            ctx.keep_history(method, steps=steps, h=dist - rho,
+                             bound=thm.gilbert_rate_curve(steps, rho, diam))
+            if method == "gilbert":  # the seed's theorem is about Gilbert's steps
+                out.bounds = (thm.gilbert_rate(dist, steps, rho, diam),)
+        return out
+
+    return run
+
+
+def _hulls(method: str, preset: Tolerances) -> Callable[[Context], Outcome]:
+    def run(ctx: Context) -> Outcome:
+        c = ctx.case
+        P, Q = c.X[c.y > 0], c.X[c.y < 0]
+        if method == "gilbert":
+            from maxmargin.algorithms.gilbert import gilbert_hulls as solve
+        else:
+            from maxmargin.algorithms.mdm import mdm_hulls as solve
+        hull = solve(P, Q, **_NEAREST_OPTIONS[method])
+        check = thm.hull_recovery(hull, ctx.oracle, c.X, c.y, rtol=preset.w)
+        return Outcome(status=hull.status, oracle=ctx.oracle.method, tolerances=preset.name,
+                       iterations=hull.iterations, runtime=hull.runtime, bounds=(check,))
+
+    return run
+
+
+def _perceptron(ctx: Context) -> Outcome:
+    c = ctx.case
+    if ctx.kernel.name == "linear":
+        from maxmargin.algorithms.perceptron import perceptron
+
+        res = perceptron(c.X, c.y)
+    else:
+        from maxmargin.algorithms.kernel_perceptron import kernel_perceptron
+
+        res = kernel_perceptron(c.X, c.y, kernel=ctx.kernel)
+    out = Outcome(status=res.status, oracle="separation-margin model (CVXPY)",
+                  iterations=res.mistakes, runtime=res.runtime,
+                  bounds=(thm.mistake_bound(res, c.X, c.y, bias=True, kernel=ctx.kernel),))
+    wrong = int(np.sum(res.predict(c.X) != c.y))
+    if res.converged and wrong:
+        out.reasons.append(f"converged but misclassifies {wrong} training point(s)")
+    return out
+
+
+def _sv_count(ctx: Context) -> Outcome:
+    oracle = ctx.oracle
+    return Outcome(status=oracle.status, oracle=oracle.method, iterations=oracle.iterations,
+                   runtime=oracle.runtime, bounds=(thm.support_vector_count(oracle),))
+
+
+def _feature_map(ctx: Context) -> Outcome:
+    t0 = time.perf_counter()
+    check = thm.feature_map_identity(ctx.case.X)
+    return Outcome(status="optimal", oracle="PolyKernel(gamma=1, degree=2, coef0=1)",
+                   runtime=time.perf_counter() - t0, bounds=(check,))
+
+
+def _infeasible_form(kind: str) -> Callable[[Context], Outcome]:
+    def run(ctx: Context) -> Outcome:
+        from maxmargin.formulations import hard_margin_primal, svm_dual
+
+        c = ctx.case
+        form = hard_margin_primal(c.X, c.y) if kind == "primal" else svm_dual(c.X, c.y, None)
+        sol = form.solve()
+        return Outcome(status=sol.status, oracle="expected status", iterations=sol.iterations,
+                       runtime=sol.runtime)
+
+    return run
+
+
+#: Every standard method by name (cases list the names that apply to them).
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in (
+        Method("consensus", "consensus", _consensus),
+        Method("hand", "consensus", _hand),
+        Method("primal", "consensus", _primal),
+        Method("hinge", "consensus", _hinge),
+        Method("smo/wss2", "smo", _smo("wss2", 1e-6, TIGHT)),
+        Method("smo/wss1", "smo", _smo("wss1", 1e-6, TIGHT)),
+        Method("smo/platt", "smo", _smo("platt", 1e-3, MEDIUM)),
+        Method("gilbert", "nearest_point", _nearest("gilbert", LOOSE)),
+        Method("mdm", "nearest_point", _nearest("mdm", TIGHT)),
+        Method("hulls/gilbert", "nearest_point", _hulls("gilbert", LOOSE)),
+        Method("hulls/mdm", "nearest_point", _hulls("mdm", TIGHT)),
+        Method("perceptron", "perceptron", _perceptron),
+        Method("sv_count", "theorems", _sv_count),
+        Method("feature_map", "theorems", _feature_map),
+        Method("hard_primal", "infeasibility", _infeasible_form("primal")),
+        Method("dual_hard", "infeasibility", _infeasible_form("dual")),
+    )
+}
+
+_EXTRA: list[Method] = []
+
+
+@contextlib.contextmanager
+def extra_methods(*methods: Method) -> Iterator[None]:
+    """Add ``methods`` to every suite run inside the ``with`` block (a test hook)."""
+    for m in methods:
+        if not isinstance(m, Method):
+            raise ValueError(f"`methods` must be Method instances; got {type(m).__name__}.")
+    _EXTRA.extend(methods)
+    try:
+        yield
+    finally:
+        for m in methods:
+            _EXTRA.remove(m)
+
+
+def _methods_for(case: Case) -> list[Method]:
+    chosen = [METHODS[name] for name in case.methods]
+    chosen += [m for m in _EXTRA if m.applies is None or m.applies(case)]
+    return chosen
+
+
+def _section(case: Case, method: Method) -> str:
+    if case.expected_status == "infeasible":
+        return "infeasibility"
+    if case.kernel != "linear" and method.section in ("consensus", "smo", "nearest_point"):
+        return "kernels"
+    return method.section
+
+
+def _last_line(exc: BaseException) -> str:
+    lines = traceback.format_exception_only(type(exc), exc)
+    return lines[-1].strip() if lines else type(exc).__name__
+
+
+def _row(case: Case, method: Method, outcome: Outcome | None, exception: str) -> Row:
+    nan = math.nan
+    o = outcome or Outcome(status="error", oracle="")
+    chk = o.check
+    reasons = list(o.reasons)
+    if exception:
+        reasons.insert(0, f"raised {exception}")
+    elif o.status != case.expected_status and method.section != "perceptron":
+        reasons.insert(0, f"status {o.status!r} != expected {case.expected_status!r}")
+    elif method.section == "perceptron" and o.status != "converged":
+        reasons.insert(0, f"status {o.status!r}: the perceptron did not converge")
+    if chk is not None:
+        reasons += [r for r in chk.reasons if not r.startswith("candidate status")]
+    for b in o.bounds:
+        if not b.holds:
+            reasons.append(f"{b.name}: {b.value:.6g} > bound {b.bound:.6g}")
+    expected = "converged" if method.section == "perceptron" else case.expected_status
+    return Row(
+        case=case.name, area=case.area, section=_section(case, method), method=method.name,
+        oracle=o.oracle, tolerances=o.tolerances, status=o.status, expected_status=expected,
+        iterations=int(o.iterations), runtime=float(o.runtime),
+        objective_error=chk.objective_error if chk else nan,
+        w_error=chk.w_error if chk else nan,
+        b_error=chk.b_error if chk else nan,
+        alpha_error=chk.alpha_error if chk else nan,
+        alpha_unique=chk.alpha_unique if chk and not math.isnan(chk.objective_error) else None,
+        decision_error=chk.decision_error if chk else nan,
+        kkt_max=chk.kkt_max if chk else nan,
+        duality_gap=chk.duality_gap if chk else nan,
+        bounds=tuple(o.bounds), verdict="fail" if reasons else "pass",
+        reasons="; ".join(reasons), exception=exception,
+    )
+
+
+def _picture(ctx: Context, size: int = 121) -> None:
+    """The oracle's decision values on a grid around a 2-D case (for the report's figures)."""
+    c, oracle = ctx.case, ctx.oracle
+    lo, hi = c.X.min(axis=0), c.X.max(axis=0)
+    centre = 0.5 * (lo + hi)
+    span = float(np.max(hi - lo))
+    half = 0.65 * span if span > 0 else 1.0  # a square window with a margin around the data
+    xs = np.linspace(centre[0] - half, centre[0] + half, size)
+    ys = np.linspace(centre[1] - half, centre[1] + half, size)
+    gx, gy = np.meshgrid(xs, ys)
+    F = oracle.decision_function(np.column_stack([gx.ravel(), gy.ravel()])).reshape(gx.shape)
+    sv = oracle.support(1e-6 * float(np.max(oracle.alpha)))
+    ctx.artifacts.pictures[c.name] = {
+        "X": c.X, "y": c.y, "gx": gx, "gy": gy, "F": F, "sv": sv, "kernel": ctx.kernel.describe(),
+        "C": c.C,
+    }
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    """Rows, artifacts and what was run."""
+
+    suite: str
+    pattern: str | None
+    rows: tuple[Row, ...]
+    artifacts: Artifacts
+    elapsed: float
+
+    @property
+    def passed(self) -> bool:
+        return all(r.passed for r in self.rows)
+
+
+def run_suite(
+    suite: str = "quick",
+    pattern: str | None = None,
+    *,
+    progress: TextIO | None = sys.stderr,
+    cases: Sequence[Case] | None = None,
+) -> SuiteRun:
+    """Run every method on every case of ``suite`` whose name matches ``pattern``.
+
+    Parameters
+    ----------
+    suite : {"quick", "full"}
+    pattern : str, optional
+        Shell-style pattern or substring of case names (:func:`.cases.select`).
+    progress : text stream or None
+        Where one progress line per row goes (default stderr); None for silence.
+    cases : sequence of Case, optional
+        Run these instead of the catalogue (``suite`` is then only a label).
+
+    Returns
+    -------
+    SuiteRun
+    """
+    t0 = time.perf_counter()
+    chosen = select(catalogue(suite) if cases is None else tuple(cases), pattern)
+    if not chosen:
+        raise ValueError(f"`case` pattern {pattern!r} matches no case of the {suite} suite.")
+    artifacts = Artifacts()
+    rows: list[Row] = []
+    plan = [(case, _methods_for(case)) for case in chosen]
+    total = sum(len(ms) for _, ms in plan)
+    for case, methods in plan:
+        ctx = Context(case, artifacts)
+        for method in methods:
+            outcome, exception = None, ""
+            t = time.perf_counter()
+            try:
+                outcome = method.run(ctx)
+            except Exception as exc:  # recorded in the row, which fails
+                exception = _last_line(exc)
+            if outcome is not None and math.isnan(outcome.runtime):
+                outcome.runtime = time.perf_counter() - t
+            row = _row(case, method, outcome, exception)
+            rows.append(row)
+            if progress is not None:
+                print(f"[{len(rows):3d}/{total}] {row.verdict.upper():4s} {case.name:28s} "
+                      f"{method.name:14s} {time.perf_counter() - t:7.2f}s"
+                      + (f"  {row.reasons}" if row.reasons else ""), file=progress, flush=True)
+        if case.is_2d and case.area in ("worked", "kernel") and ctx.solved:
+            _picture(ctx)
+    return SuiteRun(suite=suite, pattern=pattern, rows=tuple(rows), artifacts=artifacts,
+                    elapsed=time.perf_counter() - t0)
+
