@@ -133,6 +133,25 @@ def recover_intercept(
     return b, (lo, hi)
 
 
+def _decision_function(model: SVMSolution | PerceptronResult, X_new: Any) -> np.ndarray:
+    """``w . x + b`` when ``w`` is known, else ``sum_{alpha_i > 0} alpha_i y_i K(x_i, x) + b``."""
+    if model.w is not None:
+        X_new = check_X_new(X_new, model.w.shape[0])
+        return X_new @ model.w + model.b
+    if model.X_train is None or model.y_train is None:
+        what = "solution" if isinstance(model, SVMSolution) else "result"
+        raise ValueError(f"this {what} holds no training data to evaluate a kernel with.")
+    X_new = check_X_new(X_new, model.X_train.shape[1])
+    sv = np.flatnonzero(model.alpha > 0)
+    coef = model.alpha[sv] * model.y_train[sv]
+    return model.kernel(X_new, model.X_train[sv]) @ coef + model.b
+
+
+def _predict(model: SVMSolution | PerceptronResult, X_new: Any) -> np.ndarray:
+    """Labels ``+1`` where ``f(x) > 0`` and ``-1`` elsewhere."""
+    return np.where(_decision_function(model, X_new) > 0, 1.0, -1.0)
+
+
 @dataclass(frozen=True, eq=False)
 class SVMSolution:
     """A solution of the (soft- or hard-margin) SVM.
@@ -202,19 +221,11 @@ class SVMSolution:
 
     def decision_function(self, X_new: Any) -> np.ndarray:
         """``f(x) = sum_i alpha_i y_i K(x_i, x) + b`` (``w . x + b`` for the linear kernel)."""
-        if self.w is not None:
-            X_new = check_X_new(X_new, self.w.shape[0])
-            return X_new @ self.w + self.b
-        if self.X_train is None or self.y_train is None:
-            raise ValueError("this solution holds no training data to evaluate a kernel with.")
-        X_new = check_X_new(X_new, self.X_train.shape[1])
-        sv = self.support()
-        coef = self.alpha[sv] * self.y_train[sv]
-        return self.kernel(X_new, self.X_train[sv]) @ coef + self.b
+        return _decision_function(self, X_new)
 
     def predict(self, X_new: Any) -> np.ndarray:
         """Labels ``+1`` where ``f(x) > 0`` and ``-1`` elsewhere."""
-        return np.where(self.decision_function(X_new) > 0, 1.0, -1.0)
+        return _predict(self, X_new)
 
 
 @dataclass(frozen=True, eq=False)
@@ -322,16 +333,8 @@ class PerceptronResult:
 
     def decision_function(self, X_new: Any) -> np.ndarray:
         """``f(x) = w . x + b``, or ``sum_i alpha_i y_i K(x_i, x) + b`` for the kernel form."""
-        if self.w is not None:
-            X_new = check_X_new(X_new, self.w.shape[0])
-            return X_new @ self.w + self.b
-        if self.X_train is None or self.y_train is None:
-            raise ValueError("this result holds no training data to evaluate a kernel with.")
-        X_new = check_X_new(X_new, self.X_train.shape[1])
-        sv = np.flatnonzero(self.alpha > 0)
-        coef = self.alpha[sv] * self.y_train[sv]
-        return self.kernel(X_new, self.X_train[sv]) @ coef + self.b
+        return _decision_function(self, X_new)
 
     def predict(self, X_new: Any) -> np.ndarray:
         """Labels ``+1`` where ``f(x) > 0`` and ``-1`` elsewhere."""
-        return np.where(self.decision_function(X_new) > 0, 1.0, -1.0)
+        return _predict(self, X_new)
