@@ -2,12 +2,14 @@
 
 SMO touches the matrix ``Q_ij = y_i y_j K(x_i, x_j)`` one column at a time. Like LIBSVM's
 ``Cache`` class, this module keeps the most recently used columns in a fixed budget of
-``cache_size`` MB, stored in float32 (LIBSVM's ``Qfloat``); the solver's gradient stays in
-float64. Everything here is preallocated arrays and ``@njit`` functions so the whole SMO loop runs
-in compiled code:
+``cache_size`` MB, stored in float32 (LIBSVM's ``Qfloat``, the default) or float64 (SMO's
+``precision="double"``: half as many columns per MB); the solver's gradient stays in float64.
+The code is dtype-generic: Numba compiles one specialisation per cache dtype. Everything here
+is preallocated arrays and ``@njit`` functions so the whole SMO loop runs in compiled code:
 
-* :class:`ColumnCache` -- the slots (a ``(n_slots, n)`` float32 block, ``n_slots = budget / 4n``,
-  at least 2), who owns which slot, and a doubly linked LRU list over the slots.
+* :class:`ColumnCache` -- the slots (a ``(n_slots, n)`` float32 or float64 block,
+  ``n_slots = budget / (itemsize n)``, at least 2), who owns which slot, and a doubly linked
+  LRU list over the slots.
 * :func:`get_column` -- the slot holding column ``i`` of ``Q``, computing it on a miss after
   evicting the least recently used column.
 * :func:`kernel_value` (one float64 entry) and :func:`quadratic_form` (``v^T K v`` in float64,
@@ -22,7 +24,7 @@ of ``A``; between two "unshrink" events the active set only shrinks, so each slo
 Kernel values are computed row-block-wise with vectorisable loops over the data transposed
 (``XT``, shape ``(d, n)``) and squared norms precomputed, ``||x - z||^2 = x.x + z.z - 2 x.z``.
 The RBF exponential uses :func:`_exp_nonpositive` (range reduction and a degree-11 Taylor
-polynomial, relative error below 1e-14 before the float32 rounding) because it vectorises where
+polynomial, relative error below 1e-14 before the cache's rounding) because it vectorises where
 ``math.exp`` does not.
 """
 
@@ -34,6 +36,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+from numpy.typing import DTypeLike
 
 from maxmargin.kernels import Kernel
 
@@ -74,9 +77,10 @@ class KernelData(NamedTuple):
 
 
 class ColumnCache(NamedTuple):
-    """An LRU cache of float32 columns of ``Q`` within a byte budget (LIBSVM's ``Cache``)."""
+    """An LRU cache of columns of ``Q`` (float32 or float64) within a byte budget (LIBSVM's
+    ``Cache``)."""
 
-    data: np.ndarray  # (n_slots, n) float32
+    data: np.ndarray  # (n_slots, n) float32 (LIBSVM's Qfloat) or float64
     slot_of: np.ndarray  # (n,) slot holding column i, or -1
     owner: np.ndarray  # (n_slots,) column held by the slot, or -1 when empty
     epoch_of: np.ndarray  # (n_slots,) epoch the slot was filled in, FULL for complete columns
@@ -112,36 +116,41 @@ def make_kernel_data(kernel: Kernel, X: np.ndarray, y: np.ndarray) -> KernelData
     )
 
 
-def n_slots_for(n: int, cache_size: float) -> int:
-    """Columns that fit in ``cache_size`` MB of float32: ``floor(cache_size 2^20 / (4 n))``.
+def n_slots_for(n: int, cache_size: float, itemsize: int = 4) -> int:
+    """Columns that fit in ``cache_size`` MB: ``floor(cache_size 2^20 / (itemsize n))``.
 
-    At least 2 (SMO needs two columns at once) and at most ``n``.
+    ``itemsize`` is 4 for float32, 8 for float64. At least 2 (SMO needs two columns at once)
+    and at most ``n``.
     """
-    return int(max(2, min(n, int(cache_size * 2**20) // (4 * n))))
+    return int(max(2, min(n, int(cache_size * 2**20) // (itemsize * n))))
 
 
-def _column_block(slots: int, n: int) -> np.ndarray:
-    """An uninitialised ``(slots, n)`` float32 block, on transparent huge pages when possible.
+def _column_block(slots: int, n: int, dtype: np.dtype) -> np.ndarray:
+    """An uninitialised ``(slots, n)`` block of ``dtype``, on transparent huge pages when possible.
 
     The cache is written column by column as SMO runs; with 4 KiB pages every new column costs
     page faults (expensive in virtual machines), with 2 MiB pages (``MADV_HUGEPAGE``, an anonymous
     ``mmap``) far fewer. Falls back to ``np.empty`` where ``madvise`` is unavailable.
     """
-    nbytes = slots * n * 4
+    nbytes = slots * n * dtype.itemsize
     advice = getattr(mmap, "MADV_HUGEPAGE", None)
     if advice is None or nbytes < 2**22:
-        return np.empty((slots, n), dtype=np.float32)
+        return np.empty((slots, n), dtype=dtype)
     try:
         buf = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
         buf.madvise(advice)
     except (OSError, ValueError, AttributeError):
-        return np.empty((slots, n), dtype=np.float32)
-    return np.frombuffer(buf, dtype=np.float32).reshape(slots, n)  # keeps `buf` alive
+        return np.empty((slots, n), dtype=dtype)
+    return np.frombuffer(buf, dtype=dtype).reshape(slots, n)  # keeps `buf` alive
 
 
-def make_cache(n: int, cache_size: float) -> ColumnCache:
-    """An empty cache for ``n`` variables within ``cache_size`` MB (see ``n_slots_for``)."""
-    slots = n_slots_for(n, cache_size)
+def make_cache(n: int, cache_size: float, dtype: DTypeLike = np.float32) -> ColumnCache:
+    """An empty cache for ``n`` variables within ``cache_size`` MB (see ``n_slots_for``).
+
+    ``dtype`` is ``np.float32`` (LIBSVM's ``Qfloat``) or ``np.float64``.
+    """
+    dtype = np.dtype(dtype)
+    slots = n_slots_for(n, cache_size, dtype.itemsize)
     head = slots
     order = np.arange(slots + 1, dtype=np.int64)
     # circular list head -> 0 -> 1 -> ... -> slots-1 -> head: empty slots are used first
@@ -149,7 +158,7 @@ def make_cache(n: int, cache_size: float) -> ColumnCache:
     prv = np.roll(order, 1)
     nxt[head], prv[head] = 0, slots - 1
     return ColumnCache(
-        data=_column_block(slots, n),
+        data=_column_block(slots, n, dtype),
         slot_of=np.full(n, -1, dtype=np.int64),
         owner=np.full(slots, -1, dtype=np.int64),
         epoch_of=np.full(slots, FULL, dtype=np.int64),
@@ -250,7 +259,7 @@ def _gather_dots(kd: KernelData, i: int, idx: np.ndarray) -> None:
     """``dots[k] = x_{idx[k]} . x_i`` (rbf: the squared distance), from rows of ``X``.
 
     The sum over features runs in the same order as in :func:`_contiguous_dots`, so every path
-    gives bit-identical, symmetric ``Q_ij = Q_ji``: SMO then solves one fixed (float32-rounded)
+    gives bit-identical, symmetric ``Q_ij = Q_ji``: SMO then solves one fixed (cache-rounded)
     problem exactly, as LIBSVM does, instead of chasing inconsistent copies of the matrix.
     """
     X, sq, dots = kd.X, kd.sq, kd.dots
@@ -270,8 +279,9 @@ def _gather_dots(kd: KernelData, i: int, idx: np.ndarray) -> None:
 def fill_column(
     kd: KernelData, i: int, rows: np.ndarray, m: int, contiguous: bool, out: np.ndarray
 ) -> None:
-    """``out[t] = float32(y_i y_t K(x_t, x_i))`` for ``t`` in ``rows[:m]``.
+    """``out[t] = y_i y_t K(x_t, x_i)`` for ``t`` in ``rows[:m]``, rounded to ``out``'s dtype.
 
+    The products are float64; the assignment into ``out`` (float32 or float64) rounds to nearest.
     ``contiguous`` means all rows in order (``rows[k] == k``, ``m == n``): the vectorised path.
     """
     if contiguous:
@@ -285,11 +295,11 @@ def fill_column(
         o = out[:m]
         yc = y[:m]
         for k in range(m):
-            o[k] = np.float32(y_i * yc[k] * dots[k])
+            o[k] = y_i * yc[k] * dots[k]
     else:
         for k in range(m):
             t = rows[k]
-            out[t] = np.float32(y_i * y[t] * dots[k])
+            out[t] = y_i * y[t] * dots[k]
 
 
 # --- the LRU cache -------------------------------------------------------------------------
@@ -316,7 +326,7 @@ def _lru_append(c: ColumnCache, s: int) -> None:
 def get_column(
     c: ColumnCache, kd: KernelData, i: int, act: np.ndarray, m: int, full: bool
 ) -> np.ndarray:
-    """Column ``i`` of ``Q`` (float32, indexed by the original row numbers).
+    """Column ``i`` of ``Q`` (the cache's dtype, indexed by the original row numbers).
 
     Valid on the active rows ``act[:m]``, or on all ``n`` rows when ``full`` (or ``m == n``).
     A cached column is reused if it is complete, or if it was filled in the current epoch (the
@@ -374,7 +384,7 @@ def kernel_value(kd: KernelData, i: int, j: int) -> float:
 
 @njit(cache=True)
 def quadratic_form(kd: KernelData, idx: np.ndarray, v: np.ndarray) -> float:
-    """``v^T K[idx, idx] v`` in float64 (kernel values before any float32 rounding).
+    """``v^T K[idx, idx] v`` in float64 (kernel values before the cache's rounding).
 
     Row by row over the upper triangle, ``sum_g v_g (2 sum_{c >= g} v_c K_gc - v_g K_gg)``, with
     the vectorised loops of the columns (no BLAS: a multithreaded BLAS on a busy machine was

@@ -29,8 +29,7 @@ round-off) is replaced by ``tau = 1e-12`` as in LIBSVM.
 ``I_low = {t: y_t = +1, a_t > 0} u {t: y_t = -1, a_t < C}``, the KKT conditions hold iff
 ``m(alpha) = max_{I_up} -y_t G_t <= M(alpha) = min_{I_low} -y_t G_t``. Every rule stops when
 ``m - M < tol``: ``tol`` means exactly what it means in LIBSVM and scikit-learn's SVC, including
-that ``G`` is built from the float32 kernel cache (with the exact kernel ``m - M`` may differ by
-about ``6e-8 sum(alpha) max K_ii``, which matters only for ``tol`` near that size).
+that ``G`` is built from the kernel cache, i.e. in the cache's precision (see **Precision**).
 
 **Working sets.** ``"wss2"`` (default): LIBSVM's second-order rule (Fan, Chen & Lin 2005):
 ``i = argmax_{I_up} -y_t G_t``, then ``j`` minimises ``-(b_it)^2 / a_it`` over
@@ -51,12 +50,30 @@ some), one maximal-violating-pair step is taken, so the ``m - M < tol`` rule is 
 ``alpha`` when there are any, else the midpoint of the KKT interval (``b_interval``), via
 :func:`maxmargin.results.recover_intercept`.
 
-**Kernel cache and shrinking.** Columns of ``Q`` come from an LRU cache of float32 columns
-bounded by ``cache_size`` MB (:mod:`maxmargin.algorithms._kernel_cache`); memory never grows
-as ``n^2``. With ``shrinking=True`` (LIBSVM's ``do_shrinking``, every ``min(n, 1000)``
-iterations) variables at a bound that cannot enter a violating pair are removed from the active
-set; the gradient of the others is rebuilt (``reconstruct_gradient``, from
-``G_bar = sum_{a_j = C} C Q_{:j}``) before the final check, so the answer is the same.
+**Kernel cache and shrinking.** Columns of ``Q`` come from an LRU cache of float32 (or, with
+``precision="double"``, float64) columns bounded by ``cache_size`` MB
+(:mod:`maxmargin.algorithms._kernel_cache`); memory never grows as ``n^2``. With ``shrinking=True``
+(LIBSVM's ``do_shrinking``, every ``min(n, 1000)`` iterations) variables at a bound that cannot
+enter a violating pair are removed from the active set; the gradient of the others is rebuilt
+(``reconstruct_gradient``, from ``G_bar = sum_{a_j = C} C Q_{:j}``) before the final check, so the
+answer is the same.
+
+**Precision.** ``precision="single"`` (default; LIBSVM's ``Qfloat``) stores the cached ``Q`` in
+float32; the gradient ``G`` and ``alpha`` are float64, but ``G = Q alpha - e`` is then the exact
+gradient of the float32-rounded problem, not of the true one. With ``|dQ_ij| <= 2^-24 |Q_ij|
+<= 2^-24 max_t K_tt`` (Cauchy-Schwarz), each entry of ``G`` is off by at most about
+``2^-24 max_t K_tt sum(alpha)``, and ``m - M`` by twice that. This is an accuracy *floor*: when
+it is not far below ``tol``, the true (float64) ``m - M`` at the returned ``alpha`` can exceed
+``tol`` although the solver's stop test passed (iris versicolor/virginica, raw features,
+linear, ``C=1``, ``tol=1e-6``: solver's ``m - M = 7.7e-7``, true ``m - M ~ 1.8e-5``), and when
+it exceeds ``tol`` the float32 problem may have no point where the test passes at all, so SMO
+runs to ``max_iter`` (the same data times ``1e3``: ``m - M`` stuck at ``4.26``; LIBSVM/SVC fails
+there too). ``precision="double"`` keeps the cache in float64 (half as many columns per MB, so
+more kernel evaluations once the cache is full; otherwise about the same speed), which lowers
+the floor by ``2^29``: use it when ``tol`` is not far above ``1e-7 max_t K_tt sum(alpha)`` --
+unscaled features, large ``C``, tight ``tol``. The reported ``history["violation"]``, the stop
+test and the ``m - M`` in ``message`` are in the cache's precision; ``dual_objective`` and
+``primal_objective`` are recomputed in float64 either way.
 
 **Hard margin** (``C=None``, no upper bound). On data that no hyperplane (in feature space)
 separates, the dual is unbounded and SMO would run forever. Rule: write ``alpha = s (lam, mu)``
@@ -72,7 +89,15 @@ about ``5.6e-4 R`` (half of ``sqrt(1e-6 + 2.4e-7) R``, the threshold plus the fl
 The threshold is the resolution of the float32 kernel cache: its rounding errors
 (``|dQ_ij| <= 6e-8 |Q_ij|``) perturb ``delta^2`` by up to ``2.4e-7 R^2``, so smaller distances
 cannot be told from zero. (For separable data ``delta(alpha) >=`` the true distance at every
-iterate, so a margin above that never triggers the rule.)
+iterate, so a margin above that never triggers the rule.) With ``precision="double"`` that
+rounding bound is ``4 * 2^-53 R^2 ~ 4.4e-16 R^2``, and the threshold is
+:data:`HARD_MARGIN_HULL_EPS_DOUBLE` ``= 1e-4`` (``delta^2 <= 1e-8 R^2``, far above the
+rounding): margins above ``~5e-5 R`` are resolved, ten times finer than in single precision. It
+is not smaller because the certificate gets expensive: ``delta(alpha)`` shrinks slowly on
+non-separable data (measured: hard-margin linear XOR, 356 iterations at ``1e-3``, 3,540 at
+``1e-4``, 35,356 at ``1e-5``; two overlapping clouds with an RBF kernel of width ``gamma=0.01``:
+300 / 12,060 (wss2) and 19,620 / 1,065,960 (wss1) iterations at ``1e-3`` / ``1e-4``, and no
+certificate within 10 million iterations at ``1e-5``).
 
 **Iteration cap.** ``max_iter=None`` is LIBSVM's ``max(10_000_000, 100 n)``. Reaching it warns
 :class:`~maxmargin.exceptions.ConvergenceWarning` and returns ``status="max_iter"``.
@@ -116,11 +141,22 @@ from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.kernels import Kernel, make_kernel
 from maxmargin.results import SVMSolution, recover_intercept
 
-__all__ = ["smo", "WORKING_SETS", "HARD_MARGIN_HULL_EPS"]
+__all__ = [
+    "smo",
+    "WORKING_SETS",
+    "PRECISIONS",
+    "HARD_MARGIN_HULL_EPS",
+    "HARD_MARGIN_HULL_EPS_DOUBLE",
+]
 
 WORKING_SETS = ("wss2", "wss1", "platt")
 #: Hard margin: stop as infeasible when the classes' hulls are provably within this times R.
 HARD_MARGIN_HULL_EPS = 1e-3
+#: The same with ``precision="double"`` (float64 cache; see the module docstring).
+HARD_MARGIN_HULL_EPS_DOUBLE = 1e-4
+PRECISIONS = ("single", "double")
+_CACHE_DTYPE = {"single": np.float32, "double": np.float64}
+_HULL_EPS = {"single": HARD_MARGIN_HULL_EPS, "double": HARD_MARGIN_HULL_EPS_DOUBLE}
 TAU = 1e-12  # LIBSVM's replacement for a non-positive curvature eta
 PLATT_EPS = 1e-12  # Platt's "no progress" test |a2 - a2_old| < eps (a2 + a2_old + eps)
 HISTORY_CAP = 2048
@@ -706,6 +742,7 @@ def smo(
     cache_size: float = 200.0,
     shrinking: bool = True,
     history_every: int = 1,
+    precision: str = "single",
 ) -> SVMSolution:
     """Solve the SVM dual by SMO (LIBSVM's algorithm; see the module docstring for the formulas).
 
@@ -724,12 +761,19 @@ def smo(
     working_set : {"wss2", "wss1", "platt"}
         Second-order (LIBSVM), maximal violating pair, or the seed's (Platt's) heuristic.
     cache_size : float
-        Kernel cache budget in MB (float32 columns; at least two columns are always kept).
+        Kernel cache budget in MB: ``cache_size 2^20 / (itemsize n)`` columns, itemsize 4 for
+        "single" and 8 for "double" (at least two columns are always kept).
     shrinking : bool
         LIBSVM's shrinking heuristic (``"wss2"``/``"wss1"``; Platt's loop has its own focus on
         the free variables and ignores it).
     history_every : int
         Initial recording stride of ``history`` (doubled whenever 2048 points are stored).
+    precision : {"single", "double"}
+        dtype of the cached ``Q``: float32 (LIBSVM's behaviour and speed) or float64. The
+        float32 rounding of ``G`` is up to about ``2^-24 max_t K_tt sum(alpha)`` per entry, a
+        floor under the achievable ``m - M``; use "double" when ``tol`` is not far above it
+        (unscaled data, large ``C``, ``tol <~ 1e-6``). The stop test and ``history`` use the
+        cache's precision. See the module docstring (**Precision**, **Hard margin**).
 
     Returns
     -------
@@ -739,8 +783,8 @@ def smo(
         ``dual_objective = sum(alpha) - 1/2 ||w||^2`` with ``||w||^2 = v^T K v`` (``v = alpha
         y``) recomputed in float64 over the support vectors (``w . w`` for the linear kernel), and
         ``primal_objective = 1/2 ||w||^2 + C sum_t max(0, -G_t - y_t b)`` (slacks from the final
-        gradient, ``y_t f(x_t) = G_t + 1 + y_t b``). ``history`` is in the solver's float32-kernel
-        arithmetic.
+        gradient, ``y_t f(x_t) = G_t + 1 + y_t b``). ``history`` is in the solver's arithmetic
+        (the cache's precision).
     """
     X, y = check_Xy(X, y)
     C = check_C(C)
@@ -752,28 +796,30 @@ def smo(
     cache_size = check_positive(cache_size, "cache_size")
     shrinking = check_bool(shrinking, "shrinking")
     history_every = check_positive_int(history_every, "history_every")
+    precision = check_choice(precision, "precision", PRECISIONS)
     kd = make_kernel_data(kern, X, y)
 
     start = time.perf_counter()
     QD = kern.diag(X)
     radius2 = float(np.max(QD))
-    hull_bound2 = (HARD_MARGIN_HULL_EPS**2) * radius2
+    hull_eps = _HULL_EPS[precision]
+    hull_bound2 = (hull_eps**2) * radius2
     st = _new_state(y, QD, C, tol, history_every)
-    cache = make_cache(n, cache_size)
+    cache = make_cache(n, cache_size, _CACHE_DTYPE[precision])
     if working_set == "platt":
         outcome = _solve_platt(st, cache, kd, max_iter, hull_bound2, 0)
     else:
         outcome = _solve_pairs(
             st, cache, kd, working_set == "wss2", shrinking, max_iter, hull_bound2
         )
-    return _finish(st, cache, kd, kern, X, y, C, tol, working_set, outcome, start)
+    return _finish(st, cache, kd, kern, X, y, C, tol, working_set, outcome, start, hull_eps)
 
 
 def _exact_w2(kd: KernelData, y: np.ndarray, alpha: np.ndarray) -> float:
     """``||w||^2 = v^T K v`` with ``v = alpha * y`` over the support vectors, in float64.
 
-    The solver's own value ``sum_t alpha_t (G_t + 1)`` carries the float32 rounding of the cached
-    kernel (relative 6e-8 per entry, times ``alpha``: visible for large ``C``); this recomputes
+    The solver's own value ``sum_t alpha_t (G_t + 1)`` carries the rounding of the cached kernel
+    (float32: relative 6e-8 per entry, times ``alpha``: visible for large ``C``); this recomputes
     it (:func:`~maxmargin.algorithms._kernel_cache.quadratic_form`, ``O(n_SV^2 d / 2)``).
     """
     sv = np.flatnonzero(alpha > 0)
@@ -792,6 +838,7 @@ def _finish(
     working_set: str,
     outcome: int,
     start: float,
+    hull_eps: float,
 ) -> SVMSolution:
     """Turn the final solver state into an :class:`SVMSolution` (b, objectives, history)."""
     alpha, G = st.alpha, st.G
@@ -811,17 +858,18 @@ def _finish(
     primal = 0.5 * w2 + slack
     iterations = int(st.ist[I_ITER])
     hits, misses = int(cache.state[1]), int(cache.state[2])
+    dtype = "float32" if cache.data.dtype == np.float32 else "float64"
     stats = (
         f"{iterations} iterations, m - M = {gap:.3g}, kernel cache {cache.data.shape[0]} columns "
-        f"({hits} hits, {misses} misses)"
+        f"of {dtype} ({hits} hits, {misses} misses)"
     )
     if outcome == INFEASIBLE:
         status = "infeasible"
         message = (
             "hard margin: the classes' convex hulls (in feature space) are within "
-            f"{HARD_MARGIN_HULL_EPS:g} R of each other (R = max ||phi(x)||): not separable, or "
-            "only with a geometric margin below ~5.6e-4 R, which the float32 kernel cache cannot "
-            f"resolve. Use a finite C. {stats}."
+            f"{hull_eps:g} R of each other (R = max ||phi(x)||): not separable, or only with a "
+            f"geometric margin below ~{hull_eps / 2:.2g} R, which the {dtype} kernel cache is not "
+            f"trusted to resolve. Use a finite C. {stats}."
         )
     elif outcome == MAX_ITER:
         status = "max_iter"
