@@ -81,6 +81,8 @@ __all__ = [
 OPTIMAL, MAX_ITER, INTERSECT, STALLED = 0, 1, 2, 3
 #: Target number of history records.
 HISTORY_POINTS = 2000
+#: Records per doubling of the iteration count, besides the uniform ones (see ``on_log_grid``).
+LOG_GRID = 64
 #: Non-linear kernels store the Gram matrix when it takes at most this many bytes (n <= 4096);
 #: then a kernel column is a row read, O(n), instead of O(n d) arithmetic and n exponentials.
 GRAM_MAX_BYTES = 128 * 2**20
@@ -196,6 +198,20 @@ def scan(y: np.ndarray, lam: np.ndarray, g: np.ndarray) -> tuple:
 
 
 @njit(cache=True)
+def on_log_grid(it: int) -> bool:
+    """Every ``it < LOG_GRID``, then ``LOG_GRID`` evenly spaced records per doubling of ``it``.
+
+    At most ``LOG_GRID * (log2(max_iter) + 1)`` records in all.
+    """
+    if it < LOG_GRID:
+        return True
+    octave = 1
+    while 2 * octave <= it:
+        octave *= 2
+    return it % (octave // LOG_GRID) == 0
+
+
+@njit(cache=True)
 def examine(it: int, data: tuple, state: tuple, stop: tuple, hist: tuple, n_hist: int) -> tuple:
     """The top of iteration ``it``: vertices, stopping tests and the bounded history.
 
@@ -203,7 +219,8 @@ def examine(it: int, data: tuple, state: tuple, stop: tuple, hist: tuple, n_hist
     ``min_{m in P-Q} <z, m>`` and ``gap = ||z||^2 - lower``. Code ``INTERSECT`` (2) if
     ``||z|| <= zero_atol``, ``OPTIMAL`` (0) if ``gap <= tol ||z||^2``, ``MAX_ITER`` (1) if
     ``it == max_iter``, else -1 (go on). ``(it, gap / ||z||^2, ||z||)`` is recorded when ``it``
-    is a multiple of ``every`` and at the end.
+    is a multiple of ``every``, on :func:`on_log_grid` (so log-scale plots see the early
+    iterations too) and at the end.
 
     Returns ``(code, n_hist, fp, fq, ap, aq, zz)`` (see :func:`scan`).
     """
@@ -227,7 +244,7 @@ def examine(it: int, data: tuple, state: tuple, stop: tuple, hist: tuple, n_hist
         code = 0
     elif it >= max_iter:
         code = 1
-    if it % every == 0 or code >= 0:
+    if it % every == 0 or code >= 0 or on_log_grid(it):
         hist[0][n_hist] = it
         hist[1][n_hist] = gap / zz if zz > 0.0 else np.nan
         hist[2][n_hist] = f
@@ -350,7 +367,7 @@ def run_nearest_point(
 
     lam, g, col = np.zeros(n), np.zeros(n), np.zeros(n)
     z = np.zeros(d)
-    size = max_iter // every + 2
+    size = max_iter // every + 2 + LOG_GRID * (max_iter.bit_length() + 1)
     hist_it = np.zeros(size, dtype=np.int64)
     hist_gap, hist_dist = np.zeros(size), np.zeros(size)
     G = kernel.gram(X) if kp[0] != 0 and 8 * n * n <= GRAM_MAX_BYTES else np.zeros((0, 0))

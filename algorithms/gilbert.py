@@ -110,7 +110,8 @@ def gilbert(
         :class:`~maxmargin.exceptions.ConvergenceWarning`.
     history_every : int, optional
         Record ``(iteration, relative gap, ||z||)`` every this many steps (default: about 2000
-        records over ``max_iter``), plus the final state.
+        records over ``max_iter``), plus a log-spaced grid (every step below 64, then 64 per
+        doubling of the step count) for log-scale plots, plus the final state.
 
     Returns
     -------

@@ -171,7 +171,13 @@ def test_history_is_bounded() -> None:
     sol = quiet(gilbert_hulls, P, Q, tol=1e-15, max_iter=10_000)
     assert sol.status == "max_iter"
     it = np.asarray(sol.history["iteration"])
-    assert len(it) == 2001 and np.all(np.diff(it) == 5) and it[-1] == 10_000
+    # Every 5th iteration (10,000 / 2,000), plus a log-spaced grid: every iteration below 64,
+    # then 64 per doubling (k = 64..127 step 1, 128..255 step 2, ...), bounded by 64 (log2 + 1).
+    assert it[0] == 0 and it[-1] == 10_000 and np.all(np.diff(it) > 0)
+    assert set(range(0, 10_001, 5)) <= set(it.tolist())
+    assert set(range(0, 128)) <= set(it.tolist())
+    assert len(it) <= 2001 + 64 * (10_000).bit_length()
+    assert np.all(np.diff(it[it >= 64]) <= np.maximum(it[it >= 64][:-1] // 64, 5))
 
 
 # --- max_iter, bad input, inputs unchanged ---------------------------------------------------
