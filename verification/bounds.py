@@ -303,13 +303,21 @@ def feature_map_identity(
     feature_map: Callable[[np.ndarray], np.ndarray] = quadratic_feature_map,
     rtol: float = 1e-12,
 ) -> BoundCheck:
-    """The kernel trick: ``max |phi(x) . phi(z) - K(x, z)| / max(1, |K(x, z)|) <= rtol`` over all
-    pairs of rows, with ``K = PolyKernel(gamma=1, degree=2, coef0=1)``, i.e. ``(1 + x . z)^2``.
+    """The kernel trick: ``phi(x) . phi(z) = K(x, z)`` for every pair of rows, with
+    ``K = PolyKernel(gamma=1, degree=2, coef0=1)``, i.e. ``(1 + x . z)^2``.
+
+        max over pairs of |phi(x) . phi(z) - K(x, z)| / sqrt(K(x, x) K(z, z)) <= rtol
+
+    The scale is the Cauchy-Schwarz bound ``|phi(x) . phi(z)| <= ||phi(x)|| ||phi(z)||`` (for
+    the right map), which is also what a floating-point dot product's round-off is proportional
+    to; dividing by ``|K|`` instead would flag round-off wherever ``1 + x . z`` cancels.
     """
     X = check_array(X, "X", ndim=2)
     Z = X if Z is None else check_array(Z, "Z", ndim=2)
     rtol = check_nonnegative(rtol, "rtol")
-    K = PolyKernel(gamma=1.0, degree=2, coef0=1.0)(X, Z)
+    kernel = PolyKernel(gamma=1.0, degree=2, coef0=1.0)
+    K = kernel(X, Z)
+    scale = np.sqrt(np.outer(kernel.diag(X), kernel.diag(Z)))  # >= 1, as K(x, x) >= 1
     explicit = feature_map(X) @ feature_map(Z).T
-    err = float(np.max(np.abs(explicit - K) / np.maximum(1.0, np.abs(K))))
+    err = float(np.max(np.abs(explicit - K) / scale))
     return _check("feature_map_identity", err, rtol)
