@@ -28,6 +28,7 @@ import numpy as np
 
 from maxmargin._validation import check_Xy
 from maxmargin.results import SVMSolution
+from maxmargin.verification.kkt import check_solution, kkt_residuals
 from maxmargin.verification.tolerances import Tolerances, get_tolerances
 
 __all__ = [
@@ -142,18 +143,10 @@ def alpha_limit(
     return tol.alpha + math.sqrt(margin.size) * tol.kkt / (lam * scale)
 
 
-def _check_solution(value: object, name: str) -> SVMSolution:
-    if not isinstance(value, SVMSolution):
-        raise ValueError(f"`{name}` must be an SVMSolution; got {type(value).__name__}.")
-    return value
-
-
 def _kkt(candidate: SVMSolution, X: np.ndarray, y: np.ndarray, tol: Tolerances
          ) -> tuple[float, float]:
     """The candidate's largest pointwise KKT residual (without ``tol.kkt_exclude`` and the
     duality gap) and its relative duality gap."""
-    from maxmargin.verification.kkt import kkt_residuals
-
     res = kkt_residuals(candidate, X, y)
     skip = {*tol.kkt_exclude, "duality_gap"}
     values = [float(getattr(res, f)) for f in res.RESIDUALS if f not in skip]
@@ -202,8 +195,8 @@ def cross_check(
         An oracle that is ``"infeasible"`` (a non-separable hard margin) makes the check pass
         iff the candidate is ``"infeasible"`` too; otherwise both must be ``"optimal"``.
     """
-    candidate = _check_solution(candidate, "candidate")
-    oracle = _check_solution(oracle, "oracle")
+    candidate = check_solution(candidate, "candidate")
+    oracle = check_solution(oracle, "oracle")
     tol = get_tolerances(tolerances)
     if X is None or y is None:
         X, y = oracle.X_train, oracle.y_train

@@ -106,15 +106,18 @@ class KKTResiduals:
     )
 
 
-def _check_solution(solution: Any, n: int, d: int) -> SVMSolution:
+def check_solution(
+    solution: Any, name: str = "solution", n: int | None = None, d: int | None = None
+) -> SVMSolution:
+    """``solution`` is an :class:`SVMSolution` (and, given ``n``/``d``, sized for ``X``)."""
     if not isinstance(solution, SVMSolution):
-        raise ValueError(f"`solution` must be an SVMSolution; got {type(solution).__name__}.")
-    if solution.alpha.shape != (n,):
+        raise ValueError(f"`{name}` must be an SVMSolution; got {type(solution).__name__}.")
+    if n is not None and solution.alpha.shape != (n,):
         raise ValueError(
             f"`solution` does not match `X`: `solution.alpha` has shape {solution.alpha.shape} "
             f"but `X` has {n} rows."
         )
-    if solution.w is not None and solution.w.shape != (d,):
+    if d is not None and solution.w is not None and solution.w.shape != (d,):
         raise ValueError(
             f"`solution` does not match `X`: `solution.w` has shape {solution.w.shape} "
             f"but `X` has {d} features."
@@ -140,7 +143,7 @@ def kkt_residuals(solution: SVMSolution, X: Any, y: Any) -> KKTResiduals:
     KKTResiduals
     """
     X, y = check_Xy(X, y)
-    sol = _check_solution(solution, *X.shape)
+    sol = check_solution(solution, "solution", *X.shape)
     alpha = np.asarray(sol.alpha, dtype=np.float64)
     hard = sol.C is None
     C = math.inf if hard else float(sol.C)
