@@ -135,8 +135,8 @@ from maxmargin.algorithms._kernel_cache import (
     kernel_value,
     make_cache,
     make_kernel_data,
-    quadratic_form,
 )
+from maxmargin.certificate import Certificate, certify_svm, decision_values
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.kernels import Kernel, make_kernel
 from maxmargin.results import SVMSolution, recover_intercept
@@ -154,9 +154,12 @@ WORKING_SETS = ("wss2", "wss1", "platt")
 HARD_MARGIN_HULL_EPS = 1e-3
 #: The same with ``precision="double"`` (float64 cache; see the module docstring).
 HARD_MARGIN_HULL_EPS_DOUBLE = 1e-4
-PRECISIONS = ("single", "double")
-_CACHE_DTYPE = {"single": np.float32, "double": np.float64}
-_HULL_EPS = {"single": HARD_MARGIN_HULL_EPS, "double": HARD_MARGIN_HULL_EPS_DOUBLE}
+PRECISIONS = ("auto", "single", "double")
+_CACHE_DTYPE = {"auto": np.float32, "single": np.float32, "double": np.float64}
+_HULL_EPS = {
+    "auto": HARD_MARGIN_HULL_EPS, "single": HARD_MARGIN_HULL_EPS,
+    "double": HARD_MARGIN_HULL_EPS_DOUBLE,
+}
 TAU = 1e-12  # LIBSVM's replacement for a non-positive curvature eta
 PLATT_EPS = 1e-12  # Platt's "no progress" test |a2 - a2_old| < eps (a2 + a2_old + eps)
 HISTORY_CAP = 2048
@@ -169,7 +172,12 @@ PLATT_PAIR_FRACTION = 0.1  # Platt: a pair must violate by this fraction of m - 
 I_ACTIVE, I_ITER, I_UNSHRUNK, I_HIST, I_STRIDE, I_IMAX = 0, 1, 2, 3, 4, 5
 STALE = -2  # ist[I_IMAX] when the argmax of -y G over I_up must be recomputed
 # outcomes of the compiled drivers
-OPTIMAL, MAX_ITER, INFEASIBLE = 0, 1, 2
+OPTIMAL, MAX_ITER, INFEASIBLE, PRECISION = 0, 1, 2, 3
+#: ``precision="auto"``: leave the float32 cache when its estimated rounding floor of ``m - M``
+#: exceeds this fraction of ``tol``.
+FLOOR_FRACTION = 0.125
+#: ``precision="auto"``: at most this many float64 continuations after the float32 run.
+MAX_CONTINUATIONS = 3
 
 
 class _State(NamedTuple):
@@ -526,6 +534,19 @@ def _hulls_within(st: _State, c: ColumnCache, kd: KernelData, bound2: float) -> 
     return total > 0.0 and 4.0 * w2 <= bound2 * total * total
 
 
+@njit(cache=True)
+def _float32_floor(st: _State) -> float:
+    """``sqrt(sum_t alpha_t^2)``: times ``2^-24 max_t K_tt`` it estimates the rounding of ``G``.
+
+    Each ``G_i`` is ``sum_j alpha_j Q_ij`` with every ``Q_ij`` rounded to float32 (relative
+    ``2^-24``, ``|Q_ij| <= max_t K_tt``); independent roundings add up like a random walk.
+    """
+    s = 0.0
+    for t in range(st.alpha.shape[0]):
+        s += st.alpha[t] * st.alpha[t]
+    return math.sqrt(s)
+
+
 # --- the drivers ----------------------------------------------------------------------------
 
 
@@ -538,8 +559,14 @@ def _solve_pairs(
     shrinking: bool,
     max_iter: int,
     hull_bound2: float,
+    floor_coeff: float,
 ) -> int:
-    """LIBSVM's ``Solver::Solve`` loop with the ``wss2`` or ``wss1`` working set."""
+    """LIBSVM's ``Solver::Solve`` loop with the ``wss2`` or ``wss1`` working set.
+
+    With ``floor_coeff > 0`` (a float32 cache), every ``min(n, 1000)`` iterations the rounding
+    floor of the cached gradient is estimated (:func:`_float32_floor`); the loop returns
+    ``PRECISION`` when it is no longer far below ``tol``.
+    """
     n = st.alpha.shape[0]
     hard = math.isinf(st.fs[F_C])
     period = min(n, 1000)
@@ -556,6 +583,11 @@ def _solve_pairs(
                 _do_shrinking(st, c, kd)
             if hard and _hulls_within(st, c, kd, hull_bound2):
                 outcome = INFEASIBLE
+                break
+            if floor_coeff > 0.0 and floor_coeff * _float32_floor(st) > FLOOR_FRACTION * st.fs[
+                F_TOL
+            ]:
+                outcome = PRECISION
                 break
         if second_order:
             i, j, gap = _select_wss2(st, c, kd)
@@ -742,7 +774,7 @@ def smo(
     cache_size: float = 200.0,
     shrinking: bool = True,
     history_every: int = 1,
-    precision: str = "single",
+    precision: str = "auto",
 ) -> SVMSolution:
     """Solve the SVM dual by SMO (LIBSVM's algorithm; see the module docstring for the formulas).
 
@@ -768,23 +800,22 @@ def smo(
         the free variables and ignores it).
     history_every : int
         Initial recording stride of ``history`` (doubled whenever 2048 points are stored).
-    precision : {"single", "double"}
-        dtype of the cached ``Q``: float32 (LIBSVM's behaviour and speed) or float64. The
-        float32 rounding of ``G`` is up to about ``2^-24 max_t K_tt sum(alpha)`` per entry, a
-        floor under the achievable ``m - M``; use "double" when ``tol`` is not far above it
-        (unscaled data, large ``C``, ``tol <~ 1e-6``). The stop test and ``history`` use the
-        cache's precision. See the module docstring (**Precision**, **Hard margin**).
+    precision : {"auto", "single", "double"}
+        dtype of the cached ``Q``. ``"auto"`` (default): float32 (LIBSVM's speed), then, when the
+        float64 certificate (or the estimated float32 rounding floor) says the float32 cache
+        hides violations, a float64 continuation from the current alpha. ``"single"``/
+        ``"double"``: one cache dtype throughout. See the module docstring (**Precision**).
 
     Returns
     -------
     SVMSolution
-        ``method="smo/<working_set>"``; ``status`` is ``"optimal"``, ``"max_iter"`` (with a
-        :class:`ConvergenceWarning`) or ``"infeasible"`` (hard margin, non-separable data).
-        ``dual_objective = sum(alpha) - 1/2 ||w||^2`` with ``||w||^2 = v^T K v`` (``v = alpha
-        y``) recomputed in float64 over the support vectors (``w . w`` for the linear kernel), and
-        ``primal_objective = 1/2 ||w||^2 + C sum_t max(0, -G_t - y_t b)`` (slacks from the final
-        gradient, ``y_t f(x_t) = G_t + 1 + y_t b``). ``history`` is in the solver's arithmetic
-        (the cache's precision).
+        ``method="smo/<working_set>"``; ``status`` is ``"optimal"`` only when the float64
+        certificate (``solution.certificate``, :func:`maxmargin.certificate.certify_svm`) has
+        ``m - M < tol``; else ``"inaccurate"`` or ``"max_iter"`` (with a
+        :class:`ConvergenceWarning`), or ``"infeasible"`` (hard margin, non-separable data).
+        ``b``, ``dual_objective`` and ``primal_objective = 1/2 ||w||^2 + C sum_t max(0, 1 -
+        y_t f(x_t))`` come from ``g = K (alpha y)`` recomputed in float64. ``history`` is in the
+        solver's arithmetic (the cache's precision).
     """
     X, y = check_Xy(X, y)
     C = check_C(C)
@@ -802,89 +833,158 @@ def smo(
     start = time.perf_counter()
     QD = kern.diag(X)
     radius2 = float(np.max(QD))
-    hull_eps = _HULL_EPS[precision]
-    hull_bound2 = (hull_eps**2) * radius2
     st = _new_state(y, QD, C, tol, history_every)
-    cache = make_cache(n, cache_size, _CACHE_DTYPE[precision])
-    if working_set == "platt":
-        outcome = _solve_platt(st, cache, kd, max_iter, hull_bound2, 0)
-    else:
-        outcome = _solve_pairs(
-            st, cache, kd, working_set == "wss2", shrinking, max_iter, hull_bound2
+    run = _Run(st, kd, kern, X, y, C, tol, working_set, shrinking, max_iter, cache_size, radius2)
+    outcome = run.solve(precision)
+    g, cert = run.certify()
+    rounds = 0
+    while (
+        precision == "auto" and outcome in (OPTIMAL, PRECISION) and rounds < MAX_CONTINUATIONS
+        and not cert.kkt_violation < tol
+    ):
+        # float64 continuation from the current alpha, with the exact gradient (warm start)
+        run.restart_from(g)
+        outcome = run.solve("double")
+        g, cert = run.certify()
+        rounds += 1
+    return run.finish(outcome, g, cert, start, precision)
+
+
+class _Run:
+    """One SMO run: the state, its kernel, and the phases (float32, float64 continuations)."""
+
+    def __init__(
+        self, st: _State, kd: KernelData, kern: Kernel, X: np.ndarray, y: np.ndarray,
+        C: float | None, tol: float, working_set: str, shrinking: bool, max_iter: int,
+        cache_size: float, radius2: float,
+    ) -> None:
+        self.st, self.kd, self.kern, self.X, self.y, self.C = st, kd, kern, X, y, C
+        self.tol, self.working_set, self.shrinking = tol, working_set, shrinking
+        self.max_iter, self.cache_size, self.radius2 = max_iter, cache_size, radius2
+        self.cache: ColumnCache | None = None
+        self.phases: list[str] = []
+
+    def solve(self, precision: str) -> int:
+        """Run the chosen loop with a fresh ``precision`` cache until it stops."""
+        st, kd = self.st, self.kd
+        n = st.alpha.shape[0]
+        self.cache = make_cache(n, self.cache_size, _CACHE_DTYPE[precision])
+        self.hull_eps = _HULL_EPS[precision]
+        hull_bound2 = (self.hull_eps**2) * self.radius2
+        floor_coeff = 2.0**-24 * self.radius2 if precision == "auto" else 0.0
+        self.phases.append("float64" if precision == "double" else "float32")
+        if self.working_set == "platt":
+            return _solve_platt(st, self.cache, kd, self.max_iter, hull_bound2, 0)
+        return _solve_pairs(
+            st, self.cache, kd, self.working_set == "wss2", self.shrinking, self.max_iter,
+            hull_bound2, floor_coeff,
         )
-    return _finish(st, cache, kd, kern, X, y, C, tol, working_set, outcome, start, hull_eps)
+
+    def certify(self) -> tuple[np.ndarray, Certificate]:
+        """``g = K (alpha y)`` in float64 (blocked) and the certificate of the current alpha."""
+        alpha, X, y = self.st.alpha, self.X, self.y
+        sv = np.flatnonzero(alpha > 0)
+        g = decision_values(self.kern, X, X[sv], alpha[sv] * y[sv])
+        return g, certify_svm(alpha, X, y, self.C, self.kern, g=g)
+
+    def restart_from(self, g: np.ndarray) -> None:
+        """Reset the solver's state around the current alpha: exact ``G = y g - 1`` and
+        ``G_bar``, every variable active, statuses from alpha (the iteration count and history
+        go on)."""
+        st, y, C = self.st, self.y, self.C
+        alpha = st.alpha
+        n = alpha.shape[0]
+        st.G[:] = y * g - 1.0
+        if C is None:
+            st.G_bar[:] = 0.0
+        else:
+            at = np.flatnonzero(alpha >= C)
+            st.G_bar[:] = C * y * decision_values(self.kern, self.X, self.X[at], y[at])
+        upper = np.inf if C is None else C
+        status = np.where(alpha >= upper, UPPER, np.where(alpha <= 0.0, LOWER, FREE))
+        st.status[:] = status
+        pos = y > 0
+        st.in_up[:] = np.where(pos, status != UPPER, status != LOWER)
+        st.in_low[:] = np.where(pos, status != LOWER, status != UPPER)
+        st.act[:] = np.arange(n)
+        st.fs[F_SUM] = float(alpha.sum())
+        st.fs[F_DUAL] = float(alpha.sum()) - 0.5 * float((alpha * y) @ g)
+        st.ist[I_ACTIVE] = n
+        st.ist[I_UNSHRUNK] = 0
+        st.ist[I_IMAX] = STALE
+
+    def finish(
+        self, outcome: int, g: np.ndarray, cert: Certificate, start: float, precision: str
+    ) -> SVMSolution:
+        """The :class:`SVMSolution`: ``b`` and objectives from the float64 ``g``, status from
+        the certificate (module docstring, **Certificate**)."""
+        st, X, y, C, tol = self.st, self.X, self.y, self.C, self.tol
+        alpha = st.alpha
+        cache = self.cache
+        solver_gap = float(_violation(st))
+        _record(st, solver_gap, True)
+        h = int(st.ist[I_HIST])
+        history = {
+            "iteration": st.h_iter[:h].copy(),
+            "violation": st.h_viol[:h].copy(),
+            "dual_objective": st.h_dual[:h].copy(),
+        }
+        b, interval = recover_intercept(alpha, y, g, C)
+        w = X.T @ (alpha * y) if self.kern.kernel_id == 0 else None
+        w2 = max(float((alpha * y) @ g), 0.0)
+        slack = 0.0 if C is None else C * float(np.sum(np.maximum(0.0, 1.0 - y * (g + b))))
+        iterations = int(st.ist[I_ITER])
+        hits, misses = int(cache.state[1]), int(cache.state[2])
+        dtype = "float32" if cache.data.dtype == np.float32 else "float64"
+        stats = (
+            f"{iterations} iterations ({' then '.join(self.phases)} kernel cache), solver's "
+            f"m - M = {solver_gap:.3g}, last cache {cache.data.shape[0]} columns of {dtype} "
+            f"({hits} hits, {misses} misses); {cert.summary()}"
+        )
+        status, message = _status(outcome, cert, tol, precision, iterations, self.hull_eps,
+                                  dtype, stats)
+        return SVMSolution(
+            alpha=alpha, b=b, w=w, dual_objective=cert.dual_objective,
+            primal_objective=0.5 * w2 + slack, status=status, iterations=iterations,
+            method=f"smo/{self.working_set}", history=history, X_train=X, y_train=y,
+            kernel=self.kern, C=C, b_interval=interval, message=message,
+            runtime=time.perf_counter() - start, certificate=cert,
+        )
 
 
-def _exact_w2(kd: KernelData, y: np.ndarray, alpha: np.ndarray) -> float:
-    """``||w||^2 = v^T K v`` with ``v = alpha * y`` over the support vectors, in float64.
-
-    The solver's own value ``sum_t alpha_t (G_t + 1)`` carries the rounding of the cached kernel
-    (float32: relative 6e-8 per entry, times ``alpha``: visible for large ``C``); this recomputes
-    it (:func:`~maxmargin.algorithms._kernel_cache.quadratic_form`, ``O(n_SV^2 d / 2)``).
-    """
-    sv = np.flatnonzero(alpha > 0)
-    return float(quadratic_form(kd, sv, alpha[sv] * y[sv]))
-
-
-def _finish(
-    st: _State,
-    cache: ColumnCache,
-    kd: KernelData,
-    kern: Kernel,
-    X: np.ndarray,
-    y: np.ndarray,
-    C: float | None,
-    tol: float,
-    working_set: str,
-    outcome: int,
-    start: float,
-    hull_eps: float,
-) -> SVMSolution:
-    """Turn the final solver state into an :class:`SVMSolution` (b, objectives, history)."""
-    alpha, G = st.alpha, st.G
-    gap = float(_violation(st))
-    _record(st, gap, True)
-    h = int(st.ist[I_HIST])
-    history = {
-        "iteration": st.h_iter[:h].copy(),
-        "violation": st.h_viol[:h].copy(),
-        "dual_objective": st.h_dual[:h].copy(),
-    }
-    b, interval = recover_intercept(alpha, y, y * (G + 1.0), C)
-    w = X.T @ (alpha * y) if kern.kernel_id == 0 else None
-    w2 = float(w @ w) if w is not None else _exact_w2(kd, y, alpha)
-    dual = float(np.sum(alpha)) - 0.5 * w2
-    slack = 0.0 if C is None else C * float(np.sum(np.maximum(0.0, -G - y * b)))
-    primal = 0.5 * w2 + slack
-    iterations = int(st.ist[I_ITER])
-    hits, misses = int(cache.state[1]), int(cache.state[2])
-    dtype = "float32" if cache.data.dtype == np.float32 else "float64"
-    stats = (
-        f"{iterations} iterations, m - M = {gap:.3g}, kernel cache {cache.data.shape[0]} columns "
-        f"of {dtype} ({hits} hits, {misses} misses)"
-    )
+def _status(
+    outcome: int, cert: Certificate, tol: float, precision: str, iterations: int,
+    hull_eps: float, dtype: str, stats: str,
+) -> tuple[str, str]:
+    """Status and message of a finished run; warns :class:`ConvergenceWarning` unless it is
+    ``"optimal"`` or ``"infeasible"``."""
     if outcome == INFEASIBLE:
-        status = "infeasible"
-        message = (
+        return "infeasible", (
             "hard margin: the classes' convex hulls (in feature space) are within "
             f"{hull_eps:g} R of each other (R = max ||phi(x)||): not separable, or only with a "
             f"geometric margin below ~{hull_eps / 2:.2g} R, which the {dtype} kernel cache is not "
             f"trusted to resolve. Use a finite C. {stats}."
         )
-    elif outcome == MAX_ITER:
-        status = "max_iter"
-        message = f"reached max_iter before m - M < tol = {tol:g}; {stats}."
+    if outcome == MAX_ITER and not cert.meets(tol):
         warnings.warn(
-            f"smo stopped at max_iter={iterations} with m - M = {gap:.3g} >= tol = {tol:g}.",
+            f"smo stopped at max_iter={iterations} with m - M = {cert.kkt_violation:.3g} "
+            f">= tol = {tol:g} (float64).",
             ConvergenceWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
+        return "max_iter", f"reached max_iter before m - M < tol = {tol:g}; {stats}."
+    if cert.meets(tol):
+        return "optimal", f"m - M < tol = {tol:g} in float64; {stats}."
+    if precision == "single":
+        advice = ("the float32 kernel cache's rounding hides violations of this size: use "
+                  "precision='auto' (the default) or 'double', or scale the features")
     else:
-        status = "optimal"
-        message = f"m - M < tol = {tol:g}; {stats}."
-    return SVMSolution(
-        alpha=alpha, b=b, w=w, dual_objective=dual, primal_objective=primal, status=status,
-        iterations=iterations, method=f"smo/{working_set}", history=history, X_train=X,
-        y_train=y, kernel=kern, C=C, b_interval=interval, message=message,
-        runtime=time.perf_counter() - start,
+        advice = ("float64 continuations did not certify it: scale the features, lower C, or "
+                  "use precision='double' with a larger max_iter")
+    warnings.warn(
+        f"smo: the answer is not certified: float64 m - M = {cert.kkt_violation:.3g} >= tol = "
+        f"{tol:g} (feasibility {cert.feasibility:.3g}); {advice}.",
+        ConvergenceWarning,
+        stacklevel=4,
     )
+    return "inaccurate", f"not certified ({advice}); {stats}."

@@ -40,6 +40,7 @@ From solver output to an SVMSolution
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 import warnings
@@ -52,6 +53,7 @@ import cvxpy as cp
 import cvxpy.settings as cps
 import numpy as np
 
+from maxmargin.certificate import certify_svm, max_violation
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.kernels import Kernel, LinearKernel
 from maxmargin.results import SVMSolution, recover_intercept
@@ -68,6 +70,12 @@ __all__ = [
     "check_solver",
     "max_violation",
     "polish_alpha",
+    "judge_svm",
+    "twin_scales",
+    "svm_fallback",
+    "ORACLE_KKT",
+    "ORACLE_GAP",
+    "ORACLE_HULL_GAP",
 ]
 
 #: The solver used when ``solve(solver=None)``.
@@ -202,6 +210,19 @@ def run_solver(
     return SolveOutcome(status, cvx_status, message, int(iterations or 0), runtime, solver)
 
 
+#: An oracle answer is ``"optimal"`` only when its float64 certificate has ``m - M <=``
+#: ``ORACLE_KKT`` (decision-function units) and a relative weak-duality gap ``<= ORACLE_GAP``.
+ORACLE_KKT = 1e-6
+ORACLE_GAP = 1e-7
+#: Hard margin: hulls within this distance (max norm, data scaled to unit radius) meet.
+HULLS_MEET_ATOL = 1e-8
+#: Nearest-point oracles: ``"optimal"`` needs a relative Wolfe gap ``<= ORACLE_HULL_GAP``.
+ORACLE_HULL_GAP = 1e-6
+
+Model = Callable[[float], tuple[cp.Problem, Mapping[str, cp.Variable], Callable[..., Any]]]
+Judge = Callable[[Any], Any]
+
+
 class Formulation:
     """A CVXPY model of one max-margin problem, ready to solve and to read.
 
@@ -210,19 +231,27 @@ class Formulation:
     name : str
         ``"hard_margin_primal"``, ``"svm_dual"``, ... (used in ``method`` strings).
     problem : cvxpy.Problem
-        The model; read it, or build a variant with :meth:`with_constraints`.
+        The model in the user's units; read it, or build a variant with
+        :meth:`with_constraints`.
     variables : mapping of str to cvxpy.Variable
-        The named variables (``w``, ``b``, ``xi``, ``alpha``, ``lam``, ``mu``...).
+        The named variables (``w``, ``b``, ``xi``, ``alpha``, ``lam``, ``mu``...); after
+        ``solve()`` they hold the answer in the user's units.
     polish : bool
         SVM forms: polish the solver's alpha on its active set (:func:`polish_alpha`) before
         building the solution (default True). Set it to False to see the solver's raw answer.
 
-    ``solve(solver=None, **solver_options)`` solves with the ground-truth defaults of
-    :func:`solver_options` and returns the result dataclass of the problem family; the
-    ``method`` of the result is ``"cvxpy/<name>/<SOLVER>"``.
+    ``solve(solver=None, **solver_options)`` solves an exactly equivalent, well-scaled twin of
+    the model (data divided by ``s``; for the SVM ``C`` times ``s^2``, see each family), maps the
+    answer back, and judges it by its float64 certificate (:mod:`maxmargin.certificate`):
+    ``"optimal"`` only when it meets ``ORACLE_KKT``/``ORACLE_GAP`` (``ORACLE_HULL_GAP`` for the
+    nearest-point forms). Otherwise it retries -- the unscaled model, then (when no solver was
+    named) OSQP -- and returns the best answer found, ``"inaccurate"`` with a
+    :class:`~maxmargin.exceptions.ConvergenceWarning` if none is certified. ``message`` lists the
+    attempts. The ``method`` of the result is ``"cvxpy/<name>/<SOLVER>"``.
     """
 
-    __slots__ = ("name", "problem", "variables", "polish", "_extract")
+    __slots__ = ("name", "problem", "variables", "polish", "_extract", "_model", "_scales",
+                 "_judge", "_variant", "_precheck", "_fallback")
 
     def __init__(
         self,
@@ -230,12 +259,24 @@ class Formulation:
         problem: cp.Problem,
         variables: Mapping[str, cp.Variable],
         extract: Callable[[SolveOutcome, str, bool], Any],
+        *,
+        model: Model | None = None,
+        scales: tuple[float, ...] = (),
+        judge: Judge | None = None,
+        precheck: Callable[[], Any] | None = None,
+        fallback: Callable[[str | None, dict[str, Any]], Any] | None = None,
     ) -> None:
         self.name = name
         self.problem = problem
         self.variables = MappingProxyType(dict(variables))
         self.polish = True
         self._extract = extract
+        self._model = model
+        self._scales = tuple(float(x) for x in scales)
+        self._judge = judge
+        self._variant = False
+        self._precheck = precheck
+        self._fallback = fallback
 
     def __repr__(self) -> str:
         return f"Formulation({self.name!r}, variables={list(self.variables)})"
@@ -245,12 +286,16 @@ class Formulation:
 
         The result is built from the same variables and original constraints, so ``solve``
         still reads ``alpha`` from the margin constraints' duals. The variant has
-        ``polish = False``: the active-set polish solves the KKT system of the *plain* SVM,
-        which the extra constraints change.
+        ``polish = False`` (the active-set polish solves the KKT system of the *plain* SVM,
+        which the extra constraints change), is solved as written (no scaled twin, no retry:
+        the constraints are in the user's units), and keeps the solver's status (the
+        certificate of the plain problem is attached for information).
         """
         problem = cp.Problem(self.problem.objective, self.problem.constraints + list(constraints))
-        variant = Formulation(self.name, problem, self.variables, self._extract)
+        variant = Formulation(self.name, problem, self.variables, self._extract,
+                              judge=self._judge)
         variant.polish = False
+        variant._variant = True
         return variant
 
     def solve(self, solver: str | None = None, **solver_opts: Any) -> Any:
@@ -259,13 +304,219 @@ class Formulation:
         Parameters
         ----------
         solver : str, optional
-            An installed CVXPY solver name; default ``"CLARABEL"``.
+            An installed CVXPY solver name; default ``"CLARABEL"`` (then OSQP as a fallback).
         **solver_opts
-            Passed to the solver, overriding the ground-truth defaults.
+            Passed to the named solver, overriding the ground-truth defaults.
         """
         name = check_solver(solver)
-        outcome = run_solver(self.problem, name, solver_options(name, solver_opts), self.name)
-        return self._extract(outcome, f"cvxpy/{self.name}/{outcome.solver}", self.polish)
+        if self._variant or self._model is None:
+            outcome = run_solver(self.problem, name, solver_options(name, solver_opts), self.name)
+            sol = self._extract(outcome, f"cvxpy/{self.name}/{outcome.solver}", self.polish)
+            return sol if self._judge is None else self._judge(sol, strict=False)
+        if self._precheck is not None:
+            infeasible = self._precheck()
+            if infeasible is not None:
+                return infeasible
+        attempts: list[tuple[float | None, str]] = [(x, name) for x in self._scales]
+        if 1.0 not in self._scales:
+            attempts.append((1.0, name))
+        if self._fallback is not None:
+            attempts.append((None, name))  # the hard-margin shortcut (see svm_fallback)
+        if solver is None and self._scales:
+            attempts.append((self._scales[0], "OSQP"))
+        notes: list[str] = []
+        best = None
+        for scale, sname in attempts:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                if scale is None:
+                    sol = self._fallback(solver, dict(solver_opts))
+                    if sol is None:
+                        continue
+                    what, extra = "the hard-margin solution", ""
+                else:
+                    if scale == 1.0:
+                        problem, variables, extract = self.problem, self.variables, self._extract
+                    else:
+                        problem, variables, extract = self._model(scale)
+                    options = solver_options(sname, solver_opts if sname == name else {})
+                    outcome = run_solver(problem, sname, options, self.name)
+                    sol = extract(outcome, f"cvxpy/{self.name}/{outcome.solver}", self.polish)
+                    sol = self._judge(sol, strict=True)
+                    what = f"the model scaled by 1/{scale:.3g}"
+                    extra = f" ({outcome.message})" if outcome.message else ""
+            notes.append(f"{sname} on {what}: {sol.status}{extra}")
+            if best is None or _better(sol, best):
+                best = sol
+            if sol.status in ("optimal", "infeasible"):
+                break
+        assert best is not None
+        self._set_values(best)
+        message = "; ".join(x for x in ("attempts: " + " | ".join(notes), best.message) if x)
+        if best.status not in ("optimal", "infeasible"):
+            warnings.warn(
+                f"{self.name}: no attempt was certified optimal ({' | '.join(notes)}); "
+                f"the best answer is returned with status {best.status!r}"
+                + (" (the solver stopped at its iteration limit)." if best.status == "max_iter"
+                   else "."),
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        return dataclasses.replace(best, message=message)
+
+    def _set_values(self, sol: Any) -> None:
+        """Put the answer (user's units) into the public variables where they exist."""
+        values = {
+            "alpha": getattr(sol, "alpha", None), "w": getattr(sol, "w", None),
+            "b": getattr(sol, "b", None), "lam": getattr(sol, "weights", None),
+        }
+        if hasattr(sol, "weights_p"):
+            values.update(lam=sol.weights_p, mu=sol.weights_q)
+        for key, var in self.variables.items():
+            value = values.get(key)
+            if value is None:
+                continue
+            try:
+                arr = np.asarray(value, dtype=np.float64).reshape(var.shape)
+                if np.all(np.isfinite(arr)):
+                    var.value = arr
+            except (ValueError, TypeError):  # pragma: no cover - shapes come from the model
+                pass
+
+
+def _better(a: Any, b: Any) -> bool:
+    """Whether answer ``a`` is better than ``b``: certified beats not, then the smaller
+    certificate residual, then having values at all."""
+    rank = {"optimal": 0, "infeasible": 0, "inaccurate": 1, "max_iter": 1, "solver_error": 2}
+    ra, rb = rank[a.status], rank[b.status]
+    if ra != rb:
+        return ra < rb
+    ca, cb = getattr(a, "certificate", None), getattr(b, "certificate", None)
+    if ca is None or cb is None:
+        return ca is not None
+    return _residual(ca) < _residual(cb)
+
+
+def _residual(cert: Any) -> float:
+    value = max(getattr(cert, "kkt_violation", 0.0), getattr(cert, "gap", 0.0))
+    return value if math.isfinite(value) else math.inf
+
+
+def twin_scales(F: np.ndarray, C: float | None) -> tuple[float, ...]:
+    """The scales ``s`` of the well-scaled twins (data ``/ s``, box ``C s^2``), best first.
+
+    Hard margin: ``s = max_i ||f_i||`` (unit data). Soft margin: ``s = (max_i ||f_i||^2 /
+    C)^(1/4)``, which makes the box and the largest kernel value equal (both
+    ``sqrt(C max_i K_ii)``): scaling to unit data alone would put the whole conditioning
+    ``C max K_ii`` into the box, which interior-point solvers handle worse (measured).
+    """
+    s = data_scale(F)
+    if C is None:
+        return (s,)
+    return ((s * s / C) ** 0.25,)
+
+
+def svm_fallback(
+    hard: Callable[[], Formulation], judge: Judge, C: float | None, name: str
+) -> Callable[[str | None, dict[str, Any]], SVMSolution | None] | None:
+    """The hard-margin shortcut of a soft-margin oracle (None for the hard margin).
+
+    If the classes are separable and the hard-margin optimum has ``max alpha <= C``, it is
+    also the soft-margin optimum (it satisfies every KKT condition of the soft problem with
+    ``xi = 0``). With a large ``C max K_ii`` this is far better conditioned than the soft
+    problem. The answer is judged with the soft problem's certificate.
+    """
+    if C is None:
+        return None
+
+    def fallback(solver: str | None, options: dict[str, Any]) -> SVMSolution | None:
+        sol = hard().solve(solver, **options)
+        if sol.status != "optimal" or float(np.max(sol.alpha)) > C:
+            return None
+        return judge(dataclasses.replace(
+            sol, C=C, method=f"{sol.method} (hard-margin optimum, max alpha <= C)"
+        ), strict=True)
+
+    return fallback
+
+
+def data_scale(F: np.ndarray) -> float:
+    """``s = max_i ||f_i||`` (1 for all-zero data): the twin model divides the data by ``s``."""
+    s = float(np.sqrt(np.max(np.einsum("ij,ij->i", F, F))))
+    return s if s > 0.0 and math.isfinite(s) else 1.0
+
+
+def hard_margin_precheck(
+    name: str, F: np.ndarray, X: np.ndarray, y: np.ndarray, kernel: Kernel
+) -> Callable[[], SVMSolution | None]:
+    """The hard margin's infeasibility certificate, asked before any QP is solved.
+
+    With ``f_i`` the rows of a feature-space factor ``F`` (``X`` itself for the linear kernel)
+    scaled by ``1 / max_i ||f_i||``, the classes are not separable exactly when their convex
+    hulls meet: the linear feasibility problem ``sum_{y_i=+1} lam_i f_i = sum_{y_j=-1} mu_j f_j``
+    with ``lam``, ``mu`` in simplices, up to ``HULLS_MEET_ATOL`` in the max norm (an LP solved
+    by HiGHS' simplex method, :func:`~maxmargin.formulations.polytope.hulls_meet`): hulls
+    within ``1e-8 R`` leave no margin to certify (the factor of a kernel's Gram matrix is itself
+    only accurate to ~1e-11 R). Then the status is ``"infeasible"``; otherwise the QP is
+    solved.
+    """
+
+    def precheck() -> SVMSolution | None:
+        from maxmargin.formulations.polytope import hulls_meet
+
+        start = time.perf_counter()
+        Fs = F / data_scale(F)
+        weights = hulls_meet([Fs[y > 0], Fs[y < 0]], HULLS_MEET_ATOL)
+        if weights is None:
+            return None
+        outcome = SolveOutcome(
+            "infeasible", "infeasible", "hard margin: the classes' convex hulls (in feature "
+            "space) meet -- convex combinations of the two classes agree to "
+            f"{HULLS_MEET_ATOL:g} R (HiGHS LP on the data scaled to unit radius R): no "
+            "hyperplane separates them with a margin that can be certified; use a finite C",
+            0, time.perf_counter() - start, "HIGHS",
+        )
+        return svm_solution(outcome, f"cvxpy/{name}/HIGHS", alpha=None, X=X, y=y, C=None,
+                            kernel=kernel)
+
+    return precheck
+
+
+def judge_svm(
+    X: np.ndarray, y: np.ndarray, C: float | None, kernel: Kernel
+) -> Callable[..., SVMSolution]:
+    """The judge of an SVM oracle: certificate attached; with ``strict`` the status becomes
+    ``"optimal"`` exactly when it meets ``ORACLE_KKT`` and ``ORACLE_GAP``."""
+
+    def judge(sol: SVMSolution, strict: bool = True) -> SVMSolution:
+        if strict and sol.status == "infeasible":
+            # A soft margin is never infeasible, and a hard margin's infeasibility is decided by
+            # the hull certificate before any QP (hard_margin_precheck): the solver's claim is
+            # a numerical failure of this attempt.
+            return dataclasses.replace(sol, status="solver_error", message=(
+                f"{sol.message}; a solver's infeasibility claim is not a certificate here"
+            ).lstrip("; "))
+        if sol.status in ("infeasible", "solver_error") or not np.all(np.isfinite(sol.alpha)):
+            if sol.status in ("optimal", "inaccurate", "max_iter"):
+                return dataclasses.replace(sol, status="inaccurate", message=(
+                    sol.message + "; the solver returned non-finite values").lstrip("; "))
+            return sol
+        cert = certify_svm(sol.alpha, X, y, C, kernel)
+        status = sol.status
+        if strict:
+            if cert.meets(ORACLE_KKT, ORACLE_GAP):
+                status = "optimal"
+            elif status == "optimal":
+                status = "inaccurate"
+        b, interval = sol.b, sol.b_interval
+        if not math.isfinite(b):
+            b, interval = cert.b, (cert.b, cert.b)
+        return dataclasses.replace(
+            sol, status=status, certificate=cert, b=b, b_interval=interval,
+            message="; ".join(x for x in (sol.message, cert.summary()) if x),
+        )
+
+    return judge
 
 
 def clean_alpha(
@@ -315,26 +566,36 @@ def _hinge(margins: np.ndarray) -> np.ndarray:
     return np.maximum(0.0, 1.0 - margins)
 
 
-def max_violation(alpha: np.ndarray, y: np.ndarray, g: np.ndarray, C: float | None) -> float:
-    """LIBSVM's maximal violation ``max(0, m(alpha) - M(alpha))``, independent of ``b``.
+def balance_alpha(alpha: np.ndarray, y: np.ndarray, C: float | None) -> np.ndarray:
+    """Restore ``y . alpha = 0`` exactly (up to round-off) inside the box.
 
-    .. math::
-
-        r_i = y_i - g_i, \\quad m = \\max_{i \\in I_{up}} r_i,
-        \\quad M = \\min_{i \\in I_{low}} r_i,
-
-    with ``I_up = {alpha_i < C, y_i = +1} U {alpha_i > 0, y_i = -1}`` and
-    ``I_low = {alpha_i < C, y_i = -1} U {alpha_i > 0, y_i = +1}`` (``C = inf`` for the hard
-    margin); 0 when either set is empty.
+    Solvers meet the equality to their tolerance (``1e-10`` relative), which is visible in the
+    weak-duality gap when ``sum(alpha)`` is large. With ``delta = y . alpha``, every variable
+    that can reduce ``|delta|`` (``y_i delta > 0`` and ``alpha_i > 0``: decrease;
+    ``y_i delta < 0`` and ``alpha_i < C``: increase) moves in proportion to its room, free ones
+    first, until ``delta`` is spent.
     """
     upper = math.inf if C is None else C
-    r = y - g
-    below, above = alpha < upper, alpha > 0
-    up = (below & (y > 0)) | (above & (y < 0))
-    low = (below & (y < 0)) | (above & (y > 0))
-    if not np.any(up) or not np.any(low):
-        return 0.0
-    return max(0.0, float(np.max(r[up]) - np.min(r[low])))
+    out = np.array(alpha, dtype=np.float64, copy=True)
+    if not np.all(np.isfinite(out)):
+        return out
+    for free_first in (True, False):
+        delta = float(y @ out)
+        if abs(delta) <= 1e-15 * max(1.0, float(out.sum())):
+            break
+        sign = math.copysign(1.0, delta)
+        down = (y * sign > 0) & (out > 0)  # decreasing these reduces |delta|
+        up = (y * sign < 0) & (out < upper)  # increasing these reduces |delta|
+        if free_first:
+            free = (out > 0) & (out < upper)
+            down, up = down & free, up & free
+        room = np.where(down, out, 0.0) + np.where(up, np.minimum(upper - out, abs(delta)), 0.0)
+        total = float(room.sum())
+        if total <= 0.0:
+            continue
+        share = min(1.0, abs(delta) / total) * room
+        out = np.clip(out - np.where(down, share, 0.0) + np.where(up, share, 0.0), 0.0, upper)
+    return out
 
 
 def polish_alpha(
@@ -473,7 +734,7 @@ def _solved_point(
 
     raw = np.clip(np.asarray(alpha, dtype=np.float64).ravel(), 0.0, None)
     margins = None if b_solver is None else y * (solver_values(raw) + float(b_solver)) - 1.0
-    alpha = clean_alpha(raw, C, margins)
+    alpha = balance_alpha(clean_alpha(raw, C, margins), y, C)
     g = solver_values(alpha)
     if polish:
         def gram_rows(idx: np.ndarray) -> np.ndarray:
@@ -482,7 +743,10 @@ def _solved_point(
         polished = polish_alpha(alpha, y, C, gram_rows)
         if polished is not None:
             g_polished = kernel_values(polished)
-            if max_violation(polished, y, g_polished, C) <= max_violation(alpha, y, g, C):
+            # judged on the alpha-derived g, as the certificate will judge the answer
+            if max_violation(polished, y, g_polished, C) <= max_violation(
+                alpha, y, kernel_values(alpha), C
+            ):
                 alpha, g, w_primal = polished, g_polished, None
     v = alpha * y
     w_out = None

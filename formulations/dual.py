@@ -36,7 +36,15 @@ import cvxpy as cp
 import numpy as np
 
 from maxmargin._validation import check_C, check_choice, check_Xy
-from maxmargin.formulations._common import Formulation, SolveOutcome, svm_solution
+from maxmargin.formulations._common import (
+    Formulation,
+    SolveOutcome,
+    hard_margin_precheck,
+    judge_svm,
+    svm_fallback,
+    svm_solution,
+    twin_scales,
+)
 from maxmargin.kernels import Kernel, LinearKernel, make_kernel
 from maxmargin.results import SVMSolution
 
@@ -123,25 +131,40 @@ def svm_dual(
     n = X.shape[0]
     if model == "auto":
         model = "factor" if F.shape[1] <= FACTOR_MAX_RANK_RATIO * n else "gram"
-    alpha = cp.Variable(n, name="alpha")
-    if model == "factor":
-        quadratic = cp.sum_squares(F.T @ cp.multiply(y, alpha))
-    else:
-        G = y[:, None] * F
-        quadratic = cp.quad_form(alpha, cp.psd_wrap(G @ G.T))
-    objective = cp.sum(alpha) - 0.5 * quadratic
-    balance = y @ alpha == 0  # its dual value is the intercept b
-    constraints: list[Any] = [alpha >= 0, balance]
-    if C is not None:
-        constraints.append(alpha <= C)
-    problem = cp.Problem(cp.Maximize(objective), constraints)
 
-    def extract(outcome: SolveOutcome, method: str, polish: bool) -> SVMSolution:
-        solved = outcome.has_values and alpha.value is not None
-        b_dual = balance.dual_value if solved else None
-        return svm_solution(
-            outcome, method, alpha=alpha.value if solved else None, X=X, y=y, C=C, kernel=kern,
-            b_solver=None if b_dual is None else float(b_dual), gram=K, polish=polish,
-        )
+    def build(s: float) -> tuple[cp.Problem, dict[str, cp.Variable], Any]:
+        """The dual with the factor ``F / s`` and the box ``C s^2``; ``alpha = alpha' / s^2``."""
+        Fs = F / s
+        Cs = None if C is None else C * s * s
+        alpha = cp.Variable(n, name="alpha")
+        if model == "factor":
+            quadratic = cp.sum_squares(Fs.T @ cp.multiply(y, alpha))
+        else:
+            G = y[:, None] * Fs
+            quadratic = cp.quad_form(alpha, cp.psd_wrap(G @ G.T))
+        objective = cp.sum(alpha) - 0.5 * quadratic
+        balance = y @ alpha == 0  # its dual value is the intercept b
+        constraints: list[Any] = [alpha >= 0, balance]
+        if Cs is not None:
+            constraints.append(alpha <= Cs)
+        problem = cp.Problem(cp.Maximize(objective), constraints)
 
-    return Formulation("svm_dual", problem, {"alpha": alpha}, extract)
+        def extract(outcome: SolveOutcome, method: str, polish: bool) -> SVMSolution:
+            solved = outcome.has_values and alpha.value is not None
+            b_dual = balance.dual_value if solved else None
+            return svm_solution(
+                outcome, method, alpha=alpha.value / (s * s) if solved else None, X=X, y=y,
+                C=C, kernel=kern, b_solver=None if b_dual is None else float(b_dual), gram=K,
+                polish=polish,
+            )
+
+        return problem, {"alpha": alpha}, extract
+
+    problem, variables, extract = build(1.0)
+    precheck = None if C is not None else hard_margin_precheck("svm_dual", F, X, y, kern)
+    judge = judge_svm(X, y, C, kern)
+    return Formulation(
+        "svm_dual", problem, variables, extract, model=build, scales=twin_scales(F, C),
+        judge=judge, precheck=precheck,
+        fallback=svm_fallback(lambda: svm_dual(X, y, None, kern), judge, C, "svm_dual"),
+    )

@@ -29,7 +29,7 @@ from maxmargin._validation import check_hull_pair, check_points
 from maxmargin.formulations._common import SNAP_RTOL, Formulation, SolveOutcome
 from maxmargin.results import HullPairSolution, PolytopeSolution
 
-__all__ = ["polytope_distance", "hull_distance", "ZERO_RTOL"]
+__all__ = ["polytope_distance", "hull_distance", "hulls_meet", "ZERO_RTOL"]
 
 #: Below ``ZERO_RTOL * max(1, max_i ||point_i||)`` a distance is checked for being exactly 0.
 ZERO_RTOL = 1e-4
@@ -42,34 +42,34 @@ def _simplex_clean(weights: np.ndarray) -> np.ndarray:
     return w / w.sum()
 
 
-def _zero_certificate(blocks: list[np.ndarray]) -> list[np.ndarray] | None:
-    """Convex weights with ``sum_k sign_k B_k^T w_k = 0`` (first block +, others -), or None.
+def hulls_meet(blocks: list[np.ndarray], atol: float = 1e-10) -> list[np.ndarray] | None:
+    """Convex weights with ``||sum_k sign_k B_k^T w_k||_inf <= atol`` (first block +, others -),
+    or None.
 
-    Solves the feasibility LP ``B_1^T w_1 - B_2^T w_2 = 0``, ``1^T w_k = 1``, ``w_k >= 0``
-    with HiGHS (simplex), tolerances tightened to 1e-10.
+    Solves the linear programme ``min t`` s.t. ``-t <= B_1^T w_1 - B_2^T w_2 <= t``,
+    ``1^T w_k = 1``, ``w_k >= 0`` with HiGHS (simplex, tolerances 1e-10): the smallest
+    ``L_inf`` distance between the hulls (``||v||_2 <= sqrt(d) ||v||_inf``).
     """
     d = blocks[0].shape[1]
     sizes = [B.shape[0] for B in blocks]
     total = sum(sizes)
     signs = [1.0] + [-1.0] * (len(blocks) - 1)
-    rows = [np.hstack([s * B.T for s, B in zip(signs, blocks, strict=True)])]
+    D = np.hstack([s * B.T for s, B in zip(signs, blocks, strict=True)])  # (d, total)
+    ones = np.ones((d, 1))
+    A_ub = np.vstack([np.hstack([D, -ones]), np.hstack([-D, -ones])])
+    A_eq = np.zeros((len(blocks), total + 1))
     start = 0
-    for size in sizes:
-        row = np.zeros(total)
-        row[start : start + size] = 1.0
-        rows.append(row[None, :])
+    for k, size in enumerate(sizes):
+        A_eq[k, start : start + size] = 1.0
         start += size
-    A_eq = np.vstack(rows)
-    b_eq = np.concatenate([np.zeros(d), np.ones(len(blocks))])
+    cost = np.zeros(total + 1)
+    cost[-1] = 1.0
     lp = linprog(
-        np.zeros(total),
-        A_eq=A_eq,
-        b_eq=b_eq,
-        bounds=(0.0, None),
-        method="highs-ds",
+        cost, A_ub=A_ub, b_ub=np.zeros(2 * d), A_eq=A_eq, b_eq=np.ones(len(blocks)),
+        bounds=(0.0, None), method="highs-ds",
         options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
     )
-    if lp.status != 0:
+    if lp.status != 0 or lp.x[-1] > atol:
         return None
     out, start = [], 0
     for size in sizes:
@@ -137,7 +137,7 @@ def polytope_distance(Q: np.ndarray) -> Formulation:
         distance = float(np.linalg.norm(point))
         gap = _relative_gap(point, float(np.min(Q @ point)))
         if distance <= ZERO_RTOL * _scale(Q):
-            certificate = _zero_certificate([Q])
+            certificate = hulls_meet([Q])
             if certificate is not None:
                 weights = certificate[0]
                 point, distance, gap = Q.T @ weights, 0.0, 0.0
@@ -192,7 +192,7 @@ def hull_distance(P: np.ndarray, Q: np.ndarray) -> Formulation:
         distance = float(np.linalg.norm(z))
         gap = _relative_gap(z, float(np.min(P @ z) - np.max(Q @ z)))
         if distance <= ZERO_RTOL * _scale(P, Q):
-            certificate = _zero_certificate([P, Q])
+            certificate = hulls_meet([P, Q])
             if certificate is not None:
                 wp, wq = certificate
                 p, q, distance, gap = P.T @ wp, Q.T @ wq, 0.0, 0.0

@@ -19,7 +19,17 @@ import numpy as np
 from scipy.optimize import lsq_linear
 
 from maxmargin._validation import check_C, check_Xy
-from maxmargin.formulations._common import Formulation, SolveOutcome, svm_solution
+from maxmargin.formulations._common import (
+    Formulation,
+    Model,
+    SolveOutcome,
+    hard_margin_precheck,
+    judge_svm,
+    max_violation,
+    svm_fallback,
+    svm_solution,
+    twin_scales,
+)
 from maxmargin.kernels import LinearKernel
 from maxmargin.results import SVMSolution
 
@@ -29,34 +39,82 @@ __all__ = ["hard_margin_primal", "soft_margin_primal", "hinge_loss", "HINGE_MARG
 HINGE_MARGIN_TOL = 1e-6
 
 
-def _primal_extractor(
-    X: np.ndarray,
-    y: np.ndarray,
-    C: float | None,
-    w: cp.Variable,
-    b: cp.Variable,
-    alpha_of: Callable[[np.ndarray, float], np.ndarray | None],
-) -> Callable[[SolveOutcome, str, bool], SVMSolution]:
-    """The ``extract`` step of the primal forms: ``alpha_of(w_value, b_value)`` gives alpha."""
-    kernel = LinearKernel()
-
-    def extract(outcome: SolveOutcome, method: str, polish: bool) -> SVMSolution:
-        solved = outcome.has_values and w.value is not None and b.value is not None
-        alpha = alpha_of(w.value, float(b.value)) if solved else None
-        b_solver = float(b.value) if solved else None
-        return svm_solution(
-            outcome, method, alpha=alpha, X=X, y=y, C=C, kernel=kernel,
-            b_solver=b_solver, w=w.value, polish=polish,
-        )
-
-    return extract
-
-
 def _margin_expression(
     X: np.ndarray, y: np.ndarray, w: cp.Variable, b: cp.Variable
 ) -> cp.Expression:
     """``y_i (w . x_i + b)`` for all i, one vectorised expression."""
     return cp.multiply(y, X @ w + b)
+
+
+def _primal_model(X: np.ndarray, y: np.ndarray, C: float | None, kind: str) -> Model:
+    """``model(s)``: the ``kind`` form on the data ``X / s`` with ``C s^2``, and an ``extract``
+    that maps its answer back (``w = w' / s``, ``b = b'``, ``alpha = alpha' / s^2``)."""
+    kernel = LinearKernel()
+
+    def model(s: float) -> tuple[cp.Problem, dict[str, cp.Variable], Callable[..., SVMSolution]]:
+        Xs = X / s
+        Cs = None if C is None else C * s * s
+        w = cp.Variable(X.shape[1], name="w")
+        b = cp.Variable(name="b")
+        variables: dict[str, cp.Variable] = {"w": w, "b": b}
+        if kind == "hinge":
+            loss = cp.sum(cp.pos(1 - _margin_expression(Xs, y, w, b)))
+            problem = cp.Problem(cp.Minimize(loss + (0.5 / Cs) * cp.sum_squares(w)))
+
+            def alpha_of(w_val: np.ndarray, b_val: float) -> np.ndarray:
+                return hinge_alpha(Xs, y, Cs, w_val, b_val)
+        else:
+            if Cs is None:
+                margin = _margin_expression(Xs, y, w, b) >= 1
+                problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w)), [margin])
+            else:
+                xi = cp.Variable(X.shape[0], name="xi")
+                variables["xi"] = xi
+                margin = _margin_expression(Xs, y, w, b) >= 1 - xi
+                problem = cp.Problem(
+                    cp.Minimize(0.5 * cp.sum_squares(w) + Cs * cp.sum(xi)), [margin, xi >= 0]
+                )
+
+            def alpha_of(w_val: np.ndarray, b_val: float) -> np.ndarray | None:
+                """The margin constraints' duals, or (soft margin) the alpha recovered from
+                ``(w, b)`` by :func:`hinge_alpha` when that one violates KKT less."""
+                duals = margin.dual_value
+                if Cs is None or duals is None:
+                    return duals
+                candidates = [np.clip(np.asarray(duals, dtype=np.float64), 0.0, Cs),
+                              hinge_alpha(Xs, y, Cs, w_val, b_val)]
+                return min(candidates, key=lambda a: max_violation(
+                    a, y, Xs @ (Xs.T @ (a * y)), Cs))
+
+        def extract(outcome: SolveOutcome, method: str, polish: bool) -> SVMSolution:
+            solved = outcome.has_values and w.value is not None and b.value is not None
+            alpha = alpha_of(w.value, float(b.value)) if solved else None
+            if alpha is not None:
+                alpha = np.asarray(alpha, dtype=np.float64) / (s * s)
+            return svm_solution(
+                outcome, method, alpha=alpha, X=X, y=y, C=C, kernel=kernel,
+                b_solver=float(b.value) if solved else None,
+                w=None if not solved else np.asarray(w.value) / s, polish=polish,
+            )
+
+        return problem, variables, extract
+
+    return model
+
+
+def _formulation(name: str, X: np.ndarray, y: np.ndarray, C: float | None, kind: str):
+    """The public :class:`Formulation` of a primal form: the model in the user's units, solved
+    through its well-scaled twin (``s = max_i ||x_i||``) and judged by its certificate."""
+    model = _primal_model(X, y, C, kind)
+    problem, variables, extract = model(1.0)
+    kernel = LinearKernel()
+    precheck = None if C is not None else hard_margin_precheck(name, X, X, y, kernel)
+    judge = judge_svm(X, y, C, kernel)
+    return Formulation(
+        name, problem, variables, extract, model=model, scales=twin_scales(X, C),
+        judge=judge, precheck=precheck,
+        fallback=svm_fallback(lambda: hard_margin_primal(X, y), judge, C, name),
+    )
 
 
 def hard_margin_primal(X: np.ndarray, y: np.ndarray) -> Formulation:
@@ -80,16 +138,7 @@ def hard_margin_primal(X: np.ndarray, y: np.ndarray) -> Formulation:
         Variables ``w`` (d,) and ``b``.
     """
     X, y = check_Xy(X, y)
-    w = cp.Variable(X.shape[1], name="w")
-    b = cp.Variable(name="b")
-    margin = _margin_expression(X, y, w, b) >= 1
-    problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w)), [margin])
-    return Formulation(
-        "hard_margin_primal",
-        problem,
-        {"w": w, "b": b},
-        _primal_extractor(X, y, None, w, b, lambda _w, _b: margin.dual_value),
-    )
+    return _formulation("hard_margin_primal", X, y, None, "slack")
 
 
 def soft_margin_primal(X: np.ndarray, y: np.ndarray, C: float) -> Formulation:
@@ -115,19 +164,7 @@ def soft_margin_primal(X: np.ndarray, y: np.ndarray, C: float) -> Formulation:
     """
     X, y = check_Xy(X, y)
     C = check_C(C, allow_none=False)
-    w = cp.Variable(X.shape[1], name="w")
-    b = cp.Variable(name="b")
-    xi = cp.Variable(X.shape[0], name="xi")
-    margin = _margin_expression(X, y, w, b) >= 1 - xi
-    problem = cp.Problem(
-        cp.Minimize(0.5 * cp.sum_squares(w) + C * cp.sum(xi)), [margin, xi >= 0]
-    )
-    return Formulation(
-        "soft_margin_primal",
-        problem,
-        {"w": w, "b": b, "xi": xi},
-        _primal_extractor(X, y, C, w, b, lambda _w, _b: margin.dual_value),
-    )
+    return _formulation("soft_margin_primal", X, y, C, "slack")
 
 
 def hinge_alpha(
@@ -179,13 +216,4 @@ def hinge_loss(X: np.ndarray, y: np.ndarray, C: float) -> Formulation:
     """
     X, y = check_Xy(X, y)
     C = check_C(C, allow_none=False)
-    w = cp.Variable(X.shape[1], name="w")
-    b = cp.Variable(name="b")
-    loss = cp.sum(cp.pos(1 - _margin_expression(X, y, w, b)))
-    problem = cp.Problem(cp.Minimize(loss + (0.5 / C) * cp.sum_squares(w)))
-    return Formulation(
-        "hinge_loss",
-        problem,
-        {"w": w, "b": b},
-        _primal_extractor(X, y, C, w, b, lambda w_val, b_val: hinge_alpha(X, y, C, w_val, b_val)),
-    )
+    return _formulation("hinge_loss", X, y, C, "hinge")

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from maxmargin._validation import check_X_new
+from maxmargin.certificate import Certificate, HullCertificate
 from maxmargin.kernels import Kernel, LinearKernel
 
 __all__ = [
@@ -183,9 +184,13 @@ class SVMSolution:
     b_interval : (float, float)
         The KKT interval of valid intercepts; ``(b, b)`` when a free support vector fixes ``b``.
     message : str
-        Solver messages (errors, warnings); empty when there is nothing to say.
+        Solver messages (errors, warnings) and the certificate's summary.
     runtime : float
         Wall-clock seconds spent solving (not part of any comparison).
+    certificate : Certificate or None
+        The float64 certificate (:func:`maxmargin.certificate.certify_svm`): KKT violation
+        ``m - M``, weak-duality gap with ``P`` minimised over ``b``, feasibility. ``"optimal"``
+        is only given when it meets the producer's tolerance. None for hand-built solutions.
     """
 
     alpha: np.ndarray
@@ -204,6 +209,7 @@ class SVMSolution:
     b_interval: tuple[float, float] = (math.nan, math.nan)
     message: str = ""
     runtime: float = math.nan
+    certificate: Certificate | None = None
 
     def __post_init__(self) -> None:
         _check_status(self.status, SVM_STATUSES)
@@ -234,7 +240,8 @@ class PolytopeSolution:
 
     ``point = Q^T weights`` with ``weights`` in the simplex; ``distance = ||point||``.
     ``gap`` is the final duality gap ``||z||^2 - min_i <z, q_i>`` relative to ``||z||^2``
-    (NaN where not computed).
+    (NaN where not computed). ``certificate`` is the float64
+    :class:`~maxmargin.certificate.HullCertificate` of the weights.
     """
 
     weights: np.ndarray
@@ -247,6 +254,7 @@ class PolytopeSolution:
     gap: float = math.nan
     message: str = ""
     runtime: float = math.nan
+    certificate: HullCertificate | None = None
 
     def __post_init__(self) -> None:
         _check_status(self.status, SVM_STATUSES)
@@ -260,7 +268,8 @@ class HullPairSolution:
     """Nearest points ``p in conv(P)`` and ``q in conv(Q)``.
 
     ``p = P^T weights_p``, ``q = Q^T weights_q``, ``distance = ||p - q||`` (0 when the hulls
-    intersect). ``gap`` is the final relative duality gap (NaN where not computed).
+    intersect). ``gap`` is the final relative duality gap (NaN where not computed);
+    ``certificate`` the float64 :class:`~maxmargin.certificate.HullCertificate` of the weights.
     """
 
     weights_p: np.ndarray
@@ -275,6 +284,7 @@ class HullPairSolution:
     gap: float = math.nan
     message: str = ""
     runtime: float = math.nan
+    certificate: HullCertificate | None = None
 
     def __post_init__(self) -> None:
         _check_status(self.status, SVM_STATUSES)

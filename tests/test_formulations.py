@@ -104,9 +104,14 @@ def test_non_separable_hard_margin_is_infeasible(make, solver):
     assert math.isnan(kkt_residuals(sol, XOR_X, XOR_Y).max)
 
 
-def test_dual_infeasible_message_says_unbounded():
-    sol = svm_dual(XOR_X, XOR_Y).solve()
-    assert "unbounded" in sol.message and "infeasible" in sol.message
+def test_hard_margin_infeasibility_is_certified_by_the_hulls_meeting():
+    # XOR: (0, 0) is the midpoint of both diagonals, so the hulls meet (hand fact); the
+    # oracles say so from the feasibility LP, before any QP, from the primal and the dual.
+    for form in (svm_dual(XOR_X, XOR_Y), hard_margin_primal(XOR_X, XOR_Y)):
+        sol = form.solve()
+        assert sol.status == "infeasible"
+        assert "convex hulls" in sol.message and "meet" in sol.message
+        assert sol.method.endswith("/HIGHS")
 
 
 def test_non_separable_soft_margin_is_fine():
@@ -186,8 +191,10 @@ def test_polytope_vertex_nearest():
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_iteration_cap_gives_max_iter_and_warns(solver):
     ex = SVM_EXAMPLES[1]
+    form = svm_dual(ex.X, ex.y)
+    form.polish = False  # the active-set polish could certify even a 1-iteration answer
     with pytest.warns(ConvergenceWarning, match="iteration"):
-        sol = svm_dual(ex.X, ex.y).solve(solver, max_iter=1)
+        sol = form.solve(solver, max_iter=1)
     assert sol.status == "max_iter"
     assert "user_limit" in sol.message
 
@@ -250,18 +257,33 @@ def test_status_mapping(cvxpy_status, status):
     assert (outcome.message == "") == (status == "optimal")
 
 
-def test_inaccurate_status_still_gives_a_solution(monkeypatch):
+def test_uncertified_answer_keeps_its_values_and_an_honest_status():
     ex = SVM_EXAMPLES[1]
     form = svm_dual(ex.X, ex.y)
-    original = form.problem.solve
+    form.polish = False
+    with pytest.warns(ConvergenceWarning, match="no attempt was certified"):
+        sol = form.solve("CLARABEL", max_iter=3)
+    assert sol.status in ("inaccurate", "max_iter")
+    assert np.all(np.isfinite(sol.alpha)) and math.isfinite(sol.b)
+    assert sol.certificate is not None and not sol.certificate.meets(1e-6, 1e-7)
+    assert "attempts:" in sol.message
 
-    def solve_then_mark_inaccurate(*args, **kwargs):
-        original(*args, **kwargs)
-        form.problem._status = "optimal_inaccurate"
 
-    monkeypatch.setattr(form.problem, "solve", solve_then_mark_inaccurate)
-    sol = form.solve()
-    assert sol.status == "inaccurate"
+def test_solver_claims_are_overruled_by_the_certificate(monkeypatch):
+    # The solver says "optimal_inaccurate", but the polished answer meets the certificate:
+    # the certificate decides, in both directions.
+    ex = SVM_EXAMPLES[1]
+    original = cp.Problem.solve
+
+    def solve_then_mark_inaccurate(self, *args, **kwargs):
+        value = original(self, *args, **kwargs)
+        self._status = "optimal_inaccurate"
+        return value
+
+    monkeypatch.setattr(cp.Problem, "solve", solve_then_mark_inaccurate)
+    sol = svm_dual(ex.X, ex.y).solve()
+    assert sol.status == "optimal"
+    assert sol.certificate.meets(1e-6, 1e-7)
     np.testing.assert_allclose(sol.alpha, ex.alpha, atol=TOL)
 
 

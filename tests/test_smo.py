@@ -356,7 +356,7 @@ BAD_ARGS = [
     ({"cache_size": 0}, r"`cache_size` must be positive"),
     ({"shrinking": "yes"}, r"`shrinking` must be True or False"),
     ({"history_every": 0}, r"`history_every` must be an integer >= 1"),
-    ({"precision": "half"}, r"`precision` must be one of 'single', 'double'"),
+    ({"precision": "half"}, r"`precision` must be one of 'auto', 'single', 'double'"),
 ]
 
 
@@ -520,7 +520,7 @@ def test_shrunk_partial_columns_are_used_and_exact() -> None:
     kd = kc.make_kernel_data(kern, X, y)
     st = smo_module._new_state(y, kern.diag(X), 10.0, 1e-6, 1)
     cache = kc.make_cache(n, 0.05)
-    outcome = smo_module._solve_pairs(st, cache, kd, True, True, 10**6, 0.0)
+    outcome = smo_module._solve_pairs(st, cache, kd, True, True, 10**6, 0.0, 0.0)
     assert outcome == smo_module.OPTIMAL
     rows_computed, misses = int(cache.state[3]), int(cache.state[2])
     assert rows_computed < n * misses  # some columns were partial (shrunk rows only)
@@ -561,10 +561,18 @@ def test_double_precision_reaches_tol_exactly_on_unscaled_iris(rule: str) -> Non
     assert double.status == "optimal"
     assert "float64" in double.message
     assert true_violation(double.alpha, y, K, 1.0) < tol
-    # the float32 cache's floor: its own test passes, the float64 violation is ~1.8e-5 > tol
-    single = smo(X, y, C=1.0, tol=tol, working_set=rule)
-    assert single.status == "optimal" and single.history["violation"][-1] < tol
+    # the float32 cache's floor: its own test passes, the float64 violation is ~1.8e-5 > tol,
+    # and the float64 certificate says so: "inaccurate", with a warning that says what to do
+    with pytest.warns(ConvergenceWarning, match="precision='auto'"):
+        single = smo(X, y, C=1.0, tol=tol, working_set=rule, precision="single")
+    assert single.status == "inaccurate" and single.history["violation"][-1] < tol
     assert true_violation(single.alpha, y, K, 1.0) > 10 * tol
+    assert single.certificate.kkt_violation == pytest.approx(
+        true_violation(single.alpha, y, K, 1.0), rel=1e-6)
+    # the default ("auto") continues in float64 from the float32 answer and is certified
+    auto = smo(X, y, C=1.0, tol=tol, working_set=rule)
+    assert auto.status == "optimal" and "float32 then float64" in auto.message
+    assert true_violation(auto.alpha, y, K, 1.0) < tol
     oracle = svm_dual(X, y, C=1.0).solve()
     assert double.dual_objective == pytest.approx(oracle.dual_objective, rel=1e-9)
 
@@ -587,7 +595,7 @@ def test_double_precision_converges_on_scaled_data() -> None:
     assert true_violation(double.alpha, y, X @ X.T, C) < 1e-6
     assert double.dual_objective == pytest.approx(oracle.dual_objective, rel=1e-6)
     with pytest.warns(ConvergenceWarning):
-        single = smo(X, y, C=C, tol=1e-6, max_iter=2 * double.iterations)
+        single = smo(X, y, C=C, tol=1e-6, max_iter=2 * double.iterations, precision="single")
     assert single.status == "max_iter"
     assert single.history["violation"][-1] > 1.0
 

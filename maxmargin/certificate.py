@@ -1,0 +1,277 @@
+"""Float64 optimality certificates of SVM and nearest-point answers, in the user's units.
+
+A solver stops on its own criterion; its answer is judged here, afresh, from the data alone.
+For an SVM answer ``(alpha, b)`` with ``v = alpha * y`` and ``g_i = sum_j v_j K(x_j, x_i)``:
+
+.. math::
+
+    D(\\alpha) &= \\textstyle\\sum_i \\alpha_i - \\tfrac12 v^T K v, \\\\
+    P(b) &= \\tfrac12 v^T K v + \\textstyle\\sum_i C_i \\max(0, 1 - y_i (g_i + b)),
+        \\qquad P^* = \\min_b P(b), \\\\
+    \\text{gap} &= (P^* - D) / \\max(1, |P^*|), \\qquad
+    m - M = \\max_{I_{up}} (y_i - g_i) - \\min_{I_{low}} (y_i - g_i).
+
+For the hard margin the primal point is ``w / mu`` with ``mu = max_b min_i y_i (g_i + b)``
+(the largest functional margin ``w`` reaches), so ``P^* = ||w||^2 / (2 mu^2)``, and ``inf`` when
+``mu <= 0`` (``w`` separates nothing). ``P^* >= D`` holds for any feasible ``alpha`` (weak
+duality), so a small gap proves near-optimality of both. ``g`` is evaluated in row blocks
+(:data:`BLOCK_BYTES` of kernel values at a time).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from maxmargin.kernels import Kernel, LinearKernel
+
+__all__ = [
+    "BLOCK_BYTES",
+    "Certificate",
+    "HullCertificate",
+    "certify_svm",
+    "certify_hulls",
+    "decision_values",
+    "max_violation",
+    "minimise_hinge_over_b",
+]
+
+#: Kernel values evaluated at once by :func:`decision_values` (bounded memory).
+BLOCK_BYTES = 32 * 2**20
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """How optimal an SVM answer is, computed in float64 from the data (module docstring).
+
+    Attributes
+    ----------
+    kkt_violation : float
+        LIBSVM's maximal violation ``max(0, m - M)`` in decision-function units.
+    gap : float
+        Relative weak-duality gap ``(P* - D) / max(1, |P*|)``; ``inf`` when no primal point
+        is recovered (hard margin, ``mu <= 0``).
+    primal_objective, dual_objective : float
+        ``P*`` and ``D(alpha)``.
+    b : float
+        The intercept minimising ``P(b)`` (hard margin: maximising ``mu``).
+    feasibility : float
+        Dual infeasibility ``max(max_i max(0, -alpha_i, alpha_i - C_i) / s,
+        |y . alpha| / max(||alpha||_1, tiny))`` with ``s = max(C)`` (``max alpha`` for the hard
+        margin).
+    margin : float
+        Hard margin: ``mu`` (1 at an exact optimum); NaN for the soft margin.
+    """
+
+    kkt_violation: float
+    gap: float
+    primal_objective: float
+    dual_objective: float
+    b: float
+    feasibility: float
+    margin: float = math.nan
+
+    def meets(self, kkt: float, gap: float | None = None, feasibility: float = 1e-9) -> bool:
+        """Whether ``kkt_violation < kkt``, ``gap <= gap`` (if given) and the point is feasible.
+
+        Every quantity must be finite: NaN or inf never meets anything.
+        """
+        values = (self.kkt_violation, self.feasibility, self.dual_objective)
+        if not all(math.isfinite(v) for v in values):
+            return False
+        ok = self.kkt_violation < kkt and self.feasibility <= feasibility
+        if gap is not None:
+            ok = ok and math.isfinite(self.gap) and self.gap <= gap
+        return ok
+
+    def summary(self) -> str:
+        """One line for ``message``: ``certificate: m - M = ..., gap = ..., feasibility = ...``."""
+        return (
+            f"certificate (float64): m - M = {self.kkt_violation:.3g}, "
+            f"gap = {self.gap:.3g}, feasibility = {self.feasibility:.3g}"
+        )
+
+
+@dataclass(frozen=True)
+class HullCertificate:
+    """How optimal a nearest-point answer ``z = sum lam_i p_i - sum mu_j q_j`` is.
+
+    ``gap = (||z||^2 - min_{i,j} <z, p_i - q_j>) / max(||z||^2, tiny)`` (Wolfe's test; the
+    support point of the Minkowski difference is found without forming it), ``kkt_violation``
+    the same with the minimum replaced by the largest ``<z, p_i - q_j>`` over the weighted
+    points (0 at an exact optimum, relative to ``||z||^2``), ``feasibility`` the distance of
+    the weights from their simplices.
+    """
+
+    gap: float
+    kkt_violation: float
+    feasibility: float
+    distance: float
+
+    def meets(self, gap: float, feasibility: float = 1e-9) -> bool:
+        """``gap <= gap`` and feasible; NaN or inf never meets."""
+        values = (self.gap, self.feasibility, self.distance)
+        return all(math.isfinite(v) for v in values) and self.gap <= gap and (
+            self.feasibility <= feasibility
+        )
+
+    def summary(self) -> str:
+        return (
+            f"certificate (float64): gap = {self.gap:.3g}, kkt = {self.kkt_violation:.3g}, "
+            f"feasibility = {self.feasibility:.3g}"
+        )
+
+
+def decision_values(
+    kernel: Kernel, X: np.ndarray, X_sv: np.ndarray, coef: np.ndarray
+) -> np.ndarray:
+    """``g_i = sum_j coef_j K(x_i, xsv_j)`` for every row of ``X``, evaluated in row blocks."""
+    if isinstance(kernel, LinearKernel):
+        return X @ (X_sv.T @ coef)
+    n, m = X.shape[0], X_sv.shape[0]
+    out = np.empty(n)
+    if m == 0:
+        out[:] = 0.0
+        return out
+    rows = max(1, BLOCK_BYTES // (8 * m))
+    for start in range(0, n, rows):
+        stop = min(n, start + rows)
+        out[start:stop] = kernel(X[start:stop], X_sv) @ coef
+    return out
+
+
+def max_violation(alpha: np.ndarray, y: np.ndarray, g: np.ndarray, C: Any) -> float:
+    """LIBSVM's maximal violation ``max(0, m(alpha) - M(alpha))``, independent of ``b``.
+
+    .. math::
+
+        r_i = y_i - g_i, \\quad m = \\max_{i \\in I_{up}} r_i,
+        \\quad M = \\min_{i \\in I_{low}} r_i,
+
+    with ``I_up = {alpha_i < C_i, y_i = +1} U {alpha_i > 0, y_i = -1}`` and
+    ``I_low = {alpha_i < C_i, y_i = -1} U {alpha_i > 0, y_i = +1}`` (``C = inf`` for the hard
+    margin; ``C`` may be per sample); 0 when either set is empty.
+    """
+    upper = math.inf if C is None else C
+    r = y - g
+    below, above = alpha < upper, alpha > 0
+    up = (below & (y > 0)) | (above & (y < 0))
+    low = (below & (y < 0)) | (above & (y > 0))
+    if not np.any(up) or not np.any(low):
+        return 0.0
+    return max(0.0, float(np.max(r[up]) - np.min(r[low])))
+
+
+def minimise_hinge_over_b(r: np.ndarray, y: np.ndarray, c: np.ndarray) -> float:
+    """The ``b`` minimising ``h(b) = sum_{y_i=+1} c_i (r_i - b)_+ + sum_{y_i=-1} c_i (b - r_i)_+``.
+
+    ``h`` is convex and piecewise linear with kinks at the ``r_i = y_i - g_i``, so its minimum is
+    at a kink: every kink is evaluated with sorted prefix sums, ``O(n log n)``.
+    """
+    pos, neg = y > 0, y < 0
+    order_p = np.argsort(r[pos])
+    rp, cp_ = r[pos][order_p], c[pos][order_p]
+    order_n = np.argsort(r[neg])
+    rn, cn = r[neg][order_n], c[neg][order_n]
+    cand = np.concatenate([rp, rn])
+    # sum over r_p > b of c (r - b): suffix sums of c r and c
+    crp = np.concatenate([[0.0], np.cumsum(cp_ * rp)])
+    cp_sum = np.concatenate([[0.0], np.cumsum(cp_)])
+    k = np.searchsorted(rp, cand, side="right")
+    hp = (crp[-1] - crp[k]) - (cp_sum[-1] - cp_sum[k]) * cand
+    # sum over r_n < b of c (b - r)
+    crn = np.concatenate([[0.0], np.cumsum(cn * rn)])
+    cn_sum = np.concatenate([[0.0], np.cumsum(cn)])
+    j = np.searchsorted(rn, cand, side="left")
+    hn = cn_sum[j] * cand - crn[j]
+    return float(cand[int(np.argmin(hp + hn))])
+
+
+def certify_svm(
+    alpha: np.ndarray,
+    X: np.ndarray,
+    y: np.ndarray,
+    C: Any,
+    kernel: Kernel,
+    g: np.ndarray | None = None,
+) -> Certificate:
+    """The :class:`Certificate` of ``alpha`` (module docstring), from the data alone.
+
+    Parameters
+    ----------
+    alpha : (n,) array
+    X, y : the training data (float64; ``y`` in -1/+1)
+    C : float, (n,) array of per-sample bounds, or None (hard margin)
+    kernel : Kernel
+    g : (n,) array, optional
+        ``K (alpha * y)`` when the caller already has it in float64; computed otherwise.
+    """
+    alpha = np.asarray(alpha, dtype=np.float64)
+    nan = math.nan
+    if not np.all(np.isfinite(alpha)):
+        return Certificate(nan, nan, nan, nan, nan, nan)
+    v = alpha * y
+    if g is None:
+        sv = np.flatnonzero(alpha != 0.0)
+        g = decision_values(kernel, X, X[sv], v[sv])
+    with np.errstate(over="ignore", invalid="ignore"):
+        vKv = max(float(v @ g), 0.0)
+        dual = float(alpha.sum()) - 0.5 * vKv
+        hard = C is None
+        upper = math.inf if hard else C
+        violation = max_violation(alpha, y, g, None if hard else upper)
+        l1 = float(np.abs(alpha).sum())
+        scale = float(np.max(alpha)) if hard else float(np.max(upper))
+        box = float(np.max(np.maximum(np.maximum(-alpha, alpha - upper), 0.0)))
+        feas = max(box / max(scale, 1e-300), abs(float(y @ alpha)) / max(l1, 1e-300))
+        r = y - g
+        if hard:
+            pos_min = float(np.min(g[y > 0]))
+            neg_max = float(np.max(g[y < 0]))
+            mu = 0.5 * (pos_min - neg_max)
+            b = -0.5 * (pos_min + neg_max)
+            primal = 0.5 * vKv / (mu * mu) if mu > 0 else math.inf
+            margin = mu
+        else:
+            c = np.broadcast_to(np.asarray(upper, dtype=np.float64), alpha.shape)
+            b = minimise_hinge_over_b(r, y, c)
+            primal = 0.5 * vKv + float(c @ np.maximum(0.0, 1.0 - y * (g + b)))
+            margin = nan
+        if math.isfinite(primal):
+            gap = (primal - dual) / max(1.0, abs(primal))
+        else:
+            gap = math.inf
+    if not math.isfinite(dual):
+        gap = nan
+    return Certificate(violation, gap, primal, dual, b, feas, margin)
+
+
+def certify_hulls(
+    P: np.ndarray, Q: np.ndarray, weights_p: np.ndarray, weights_q: np.ndarray
+) -> HullCertificate:
+    """The :class:`HullCertificate` of convex weights on ``P`` and ``Q`` (``Q`` may be empty:
+    the nearest point of ``conv(P)`` to the origin)."""
+    lam = np.asarray(weights_p, dtype=np.float64)
+    mu = np.asarray(weights_q, dtype=np.float64)
+    nan = math.nan
+    if not (np.all(np.isfinite(lam)) and np.all(np.isfinite(mu))):
+        return HullCertificate(nan, nan, nan, nan)
+    with np.errstate(over="ignore", invalid="ignore"):
+        z = P.T @ lam - (Q.T @ mu if Q.shape[0] else 0.0)
+        zz = float(z @ z)
+        sp = P @ z
+        sq = Q @ z if Q.shape[0] else np.zeros(1)
+        low = float(np.min(sp)) - (float(np.max(sq)) if Q.shape[0] else 0.0)
+        high = float(np.max(sp[lam > 0])) - (float(np.min(sq[mu > 0])) if Q.shape[0] else 0.0)
+        denom = max(zz, 1e-300)
+        feas = max(
+            float(np.max(np.maximum(-lam, 0.0))), abs(float(lam.sum()) - 1.0),
+            float(np.max(np.maximum(-mu, 0.0))) if mu.size else 0.0,
+            abs(float(mu.sum()) - 1.0) if mu.size else 0.0,
+        )
+        gap = max(0.0, (zz - low) / denom)
+        kkt = max(0.0, (high - low) / denom)
+    return HullCertificate(gap, kkt, feas, math.sqrt(zz))
