@@ -61,6 +61,7 @@ from maxmargin._validation import (
     check_positive,
     check_positive_int,
 )
+from maxmargin.certificate import certify_hulls, certify_svm
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.kernels import KERNEL_NAMES, Kernel, LinearKernel
 from maxmargin.results import HullPairSolution, SVMSolution
@@ -81,6 +82,11 @@ __all__ = [
 OPTIMAL, MAX_ITER, INTERSECT, STALLED = 0, 1, 2, 3
 #: Target number of history records.
 HISTORY_POINTS = 2000
+#: A stop on the relative gap ``tol`` is confirmed by the float64 certificate up to this factor.
+HULL_CERT_FACTOR = 10.0
+#: ``gilbert_svm``: hulls within ``SVM_HULL_EPS R`` are not separable with a margin the SVM can
+#: certify (the rule of ``smo(precision="double")``): status ``"infeasible"``.
+SVM_HULL_EPS = 1e-4
 #: Records per doubling of the iteration count, besides the uniform ones (see ``on_log_grid``).
 LOG_GRID = 64
 #: Non-linear kernels store the Gram matrix when it takes at most this many bytes (n <= 4096);
@@ -347,11 +353,13 @@ def run_nearest_point(
     tol: float,
     max_iter: int,
     every: int,
+    hull_eps: float = 0.0,
 ) -> NearestPointRun:
     """Run a compiled nearest-point ``loop`` (Gilbert or MDM) on validated data.
 
     ``loop(data, state, stop, hist) -> (iterations, code, n_hist)`` (tuples described above),
-    starting from :func:`start`.
+    starting from :func:`start`. ``hull_eps > 0`` (the SVM) raises the zero tolerance to
+    ``hull_eps R``: hulls provably that close leave no margin the SVM can certify.
     """
     t0 = time.perf_counter()
     kp = _kernel_params(kernel)
@@ -363,7 +371,7 @@ def run_nearest_point(
     scale = math.sqrt(max(float(spread.max()), 0.0))
     eps = float(np.finfo(float).eps)
     floor = 1e3 * eps * R if kp[0] == 0 else 10.0 * math.sqrt(eps) * R
-    zero_atol = max(tol * scale, floor)
+    zero_atol = max(tol * scale, floor, hull_eps * R)
 
     lam, g, col = np.zeros(n), np.zeros(n), np.zeros(n)
     z = np.zeros(d)
@@ -448,15 +456,21 @@ def solve_hull_pair(
     wp, wq = run.lam[: P.shape[0]], run.lam[P.shape[0] :]
     p, q = P.T @ wp, Q.T @ wq
     distance = 0.0 if run.code == INTERSECT else float(np.linalg.norm(p - q))
+    cert = certify_hulls(P, Q, wp, wq)
+    if status == "optimal" and run.code != INTERSECT and not cert.meets(HULL_CERT_FACTOR * tol):
+        status = "inaccurate"
+        warnings.warn(f"{method}: the float64 certificate does not confirm the stop: "
+                      f"{cert.summary()}", ConvergenceWarning, stacklevel=3)
+    message = "; ".join(x for x in (run.message, cert.summary()) if x)
     return HullPairSolution(
         weights_p=wp, weights_q=wq, p=p, q=q, distance=distance, status=status,
         iterations=run.iterations, method=method, history=run.history, gap=run.gap,
-        message=run.message, runtime=run.runtime,
+        message=message, runtime=run.runtime, certificate=cert,
     )  # fmt: skip
 
 
 def svm_from_run(
-    run: NearestPointRun, X: np.ndarray, y: np.ndarray, kernel: Kernel, method: str
+    run: NearestPointRun, X: np.ndarray, y: np.ndarray, kernel: Kernel, method: str, tol: float
 ) -> SVMSolution:
     """The hard-margin SVM from the nearest points ``p``, ``q`` of the two classes' hulls.
 
@@ -464,7 +478,9 @@ def svm_from_run(
     ``b = (||q||^2 - ||p||^2) / ||d||^2 = -<d, p + q> / ||d||^2 = -(sum_i lam_i g_i) / zz`` and
     ``alpha_i = 2 lam_i / ||d||^2``. Intersecting hulls give status ``"infeasible"`` with NaN
     ``alpha``/``b``/``w`` and infinite objectives (the hard-margin primal is infeasible, its dual
-    unbounded).
+    unbounded). The float64 certificate (:func:`maxmargin.certificate.certify_svm`, hard margin)
+    must confirm an ``"optimal"`` stop: functional margin ``mu > 0`` and weak-duality gap
+    ``<= HULL_CERT_FACTOR * tol``; otherwise the status is ``"inaccurate"`` (with a warning).
     """
     status = status_of(run, method, intersect="infeasible")
     n, d = X.shape
@@ -484,9 +500,15 @@ def svm_from_run(
     quad = float(np.dot(alpha * y, wx))  # alpha^T Q alpha = ||w||^2
     w = X.T @ (alpha * y) if kernel.kernel_id == 0 else None
     primal = 0.5 * float(w @ w) if w is not None else 0.5 * quad
+    cert = certify_svm(alpha, X, y, None, kernel, g=wx)
+    if status == "optimal" and not (cert.margin > 0 and cert.gap <= HULL_CERT_FACTOR * tol):
+        status = "inaccurate"
+        warnings.warn(f"{method}: the float64 certificate does not confirm the stop: "
+                      f"{cert.summary()}", ConvergenceWarning, stacklevel=3)
     return SVMSolution(
         alpha=alpha, b=b, w=w, dual_objective=float(alpha.sum()) - 0.5 * quad,
         primal_objective=primal, status=status, iterations=run.iterations, method=method,
         history=run.history, X_train=X, y_train=y, kernel=kernel, C=None, b_interval=(b, b),
-        message=run.message, runtime=run.runtime,
+        message="; ".join(x for x in (run.message, cert.summary()) if x), runtime=run.runtime,
+        certificate=cert,
     )  # fmt: skip

@@ -38,6 +38,7 @@ from numba import njit
 from maxmargin._validation import check_choice, check_points, check_Xy
 from maxmargin.algorithms._nearest_point import (
     INTERSECT,
+    SVM_HULL_EPS,
     check_common,
     examine,
     move,
@@ -48,6 +49,7 @@ from maxmargin.algorithms._nearest_point import (
     svm_from_run,
 )
 from maxmargin.algorithms.mdm import MDM_MAX_ITER, MDM_TOL, mdm_loop
+from maxmargin.certificate import certify_hulls
 from maxmargin.kernels import Kernel, LinearKernel, make_kernel
 from maxmargin.results import HullPairSolution, PolytopeSolution, SVMSolution
 
@@ -130,10 +132,12 @@ def gilbert(
     weights = run.lam[:m]
     point = Q.T @ weights
     distance = 0.0 if run.code == INTERSECT else float(np.linalg.norm(point))
+    cert = certify_hulls(Q, np.zeros((0, Q.shape[1])), weights, np.zeros(0))
     return PolytopeSolution(
         weights=weights, point=point, distance=distance, status=status,
         iterations=run.iterations, method="gilbert", history=run.history, gap=run.gap,
-        message=run.message, runtime=run.runtime,
+        message="; ".join(x for x in (run.message, cert.summary()) if x), runtime=run.runtime,
+        certificate=cert,
     )  # fmt: skip
 
 
@@ -222,10 +226,12 @@ def gilbert_svm(
     Returns
     -------
     SVMSolution
-        ``C=None``. Status ``"infeasible"`` when the hulls intersect (not separable): the run
-        stopped with ``||p - q|| <= zero_atol = max(tol * S, floor)`` (``S`` the data scale, see
+        ``C=None``. Status ``"infeasible"`` when the hulls intersect or come within
+        ``SVM_HULL_EPS R = 1e-4 R`` (``R = max ||phi(x_i)||``; margins below ``5e-5 R`` are not
+        certified, as in ``smo``): the run stopped with ``||p - q|| <= zero_atol =
+        max(tol S, floor, 1e-4 R)`` (``S`` the data scale, see
         :mod:`maxmargin.algorithms._nearest_point`); ``alpha``, ``b``, ``w`` are then NaN and both
-        objectives infinite.
+        objectives infinite. ``certificate`` is the float64 hard-margin certificate.
     """
     X, y = check_Xy(X, y)
     method = check_choice(method, "method", ("gilbert", "mdm"))
@@ -238,5 +244,5 @@ def gilbert_svm(
         default_tol if tol is None else tol, max_iter, history_every, default_iter
     )
     kern = make_kernel(kernel, gamma=gamma, degree=degree, coef0=coef0, X=X)
-    run = run_nearest_point(loop, X, y, kern, tol, max_iter, every)
-    return svm_from_run(run, X, y, kern, method)
+    run = run_nearest_point(loop, X, y, kern, tol, max_iter, every, hull_eps=SVM_HULL_EPS)
+    return svm_from_run(run, X, y, kern, method, tol)

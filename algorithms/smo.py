@@ -838,9 +838,9 @@ def smo(
     outcome = run.solve(precision)
     g, cert = run.certify()
     rounds = 0
-    while (
-        precision == "auto" and outcome in (OPTIMAL, PRECISION) and rounds < MAX_CONTINUATIONS
-        and not cert.kkt_violation < tol
+    while precision == "auto" and rounds < MAX_CONTINUATIONS and (
+        (outcome in (OPTIMAL, PRECISION) and not cert.kkt_violation < tol)
+        or (outcome == INFEASIBLE and rounds == 0)  # float32 cannot resolve below 1e-3 R
     ):
         # float64 continuation from the current alpha, with the exact gradient (warm start)
         run.restart_from(g)

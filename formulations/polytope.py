@@ -26,7 +26,8 @@ import numpy as np
 from scipy.optimize import linprog
 
 from maxmargin._validation import check_hull_pair, check_points
-from maxmargin.formulations._common import SNAP_RTOL, Formulation, SolveOutcome
+from maxmargin.certificate import HullCertificate, certify_hulls
+from maxmargin.formulations._common import ORACLE_HULL_GAP, SNAP_RTOL, Formulation, SolveOutcome
 from maxmargin.results import HullPairSolution, PolytopeSolution
 
 __all__ = ["polytope_distance", "hull_distance", "hulls_meet", "ZERO_RTOL"]
@@ -93,6 +94,17 @@ def _meta(outcome: SolveOutcome, method: str) -> dict[str, Any]:
     }
 
 
+def _judged(common: dict[str, Any], cert: HullCertificate, distance: float) -> dict[str, Any]:
+    """``common`` with the status judged by the float64 certificate: a positive distance is
+    ``"optimal"`` only with a relative Wolfe gap ``<= ORACLE_HULL_GAP``; a zero distance is
+    certified by the LP (:func:`hulls_meet`)."""
+    out = dict(common)
+    out["message"] = "; ".join(x for x in (common["message"], cert.summary()) if x)
+    if distance > 0.0 and out["status"] == "optimal" and not cert.meets(ORACLE_HULL_GAP):
+        out["status"] = "inaccurate"
+    return out
+
+
 def _relative_gap(z: np.ndarray, lowest: float) -> float:
     """``(||z||^2 - lowest) / ||z||^2`` where ``lowest = min over the hull of <z, point>``."""
     zz = float(z @ z)
@@ -141,7 +153,9 @@ def polytope_distance(Q: np.ndarray) -> Formulation:
             if certificate is not None:
                 weights = certificate[0]
                 point, distance, gap = Q.T @ weights, 0.0, 0.0
-        return PolytopeSolution(weights, point, distance, gap=gap, **common)
+        cert = certify_hulls(Q, np.zeros((0, Q.shape[1])), weights, np.zeros(0))
+        return PolytopeSolution(weights, point, distance, gap=gap, certificate=cert,
+                                **_judged(common, cert, distance))
 
     return Formulation("polytope_distance", problem, {"lam": lam}, extract)
 
@@ -196,6 +210,8 @@ def hull_distance(P: np.ndarray, Q: np.ndarray) -> Formulation:
             if certificate is not None:
                 wp, wq = certificate
                 p, q, distance, gap = P.T @ wp, Q.T @ wq, 0.0, 0.0
-        return HullPairSolution(wp, wq, p, q, distance, gap=gap, **common)
+        cert = certify_hulls(P, Q, wp, wq)
+        return HullPairSolution(wp, wq, p, q, distance, gap=gap, certificate=cert,
+                                **_judged(common, cert, distance))
 
     return Formulation("hull_distance", problem, {"lam": lam, "mu": mu}, extract)

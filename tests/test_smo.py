@@ -636,7 +636,12 @@ def test_double_hard_margin_threshold() -> None:
     X = np.array([[0.0, e], [1.0, e], [0.0, -e], [1.0, -e]])
     y = np.array([1.0, 1.0, -1.0, -1.0])
     for rule in RULES:
-        assert smo(X, y, C=None, tol=1e-3, working_set=rule).status == "infeasible"
+        single = smo(X, y, C=None, tol=1e-3, working_set=rule, precision="single")
+        assert single.status == "infeasible"
+        # "auto" (the default) does not take float32's word for it: it goes on in float64
+        auto = smo(X, y, C=None, tol=1e-3, working_set=rule)
+        assert auto.status == "optimal" and "float32 then float64" in auto.message
+        np.testing.assert_allclose(auto.w, [0.0, 1.0 / e], rtol=1e-8, atol=1e-8)
         sol = smo(X, y, C=None, tol=1e-3, working_set=rule, precision="double")
         assert sol.status == "optimal"
         np.testing.assert_allclose(sol.w, [0.0, 1.0 / e], rtol=1e-8, atol=1e-8)
