@@ -840,14 +840,30 @@ def smo(
     rounds = 0
     while precision == "auto" and rounds < MAX_CONTINUATIONS and (
         (outcome in (OPTIMAL, PRECISION) and not cert.kkt_violation < tol)
-        or (outcome == INFEASIBLE and rounds == 0)  # float32 cannot resolve below 1e-3 R
+        # float32 cannot resolve hull distances below 1e-3 R: re-check in float64 unless the
+        # float64 bound already shows the hulls within 1e-4 R
+        or (outcome == INFEASIBLE and rounds == 0
+            and _hull_bound(st.alpha, y, g) > HARD_MARGIN_HULL_EPS_DOUBLE * math.sqrt(radius2))
     ):
         # float64 continuation from the current alpha, with the exact gradient (warm start)
         run.restart_from(g)
         outcome = run.solve("double")
         g, cert = run.certify()
         rounds += 1
+    if (C is None and outcome != INFEASIBLE and not cert.meets(tol)
+            and _hull_bound(st.alpha, y, g) <= HARD_MARGIN_HULL_EPS * math.sqrt(radius2)):
+        outcome = INFEASIBLE  # the float64 bound on the hull distance is the certificate
+        run.hull_eps = HARD_MARGIN_HULL_EPS
     return run.finish(outcome, g, cert, start, precision)
+
+
+def _hull_bound(alpha: np.ndarray, y: np.ndarray, g: np.ndarray) -> float:
+    """``delta(alpha) = ||w|| / s`` with ``s = sum(alpha) / 2``, in float64 from ``g = K v``:
+    an upper bound on the distance of the classes' hulls (module docstring, **Hard margin**)."""
+    total = float(alpha.sum())
+    if total <= 0.0:
+        return math.inf
+    return 2.0 * math.sqrt(max(float((alpha * y) @ g), 0.0)) / total
 
 
 class _Run:

@@ -27,16 +27,35 @@ __all__ = ["build_parser", "main", "COMMANDS"]
 
 
 def _suite_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--suite", choices=("quick", "full"), default="quick",
-                        help="which case catalogue to run (default: quick)")
-    parser.add_argument("--case", metavar="PATTERN", default=None,
-                        help="only the cases whose name matches PATTERN (glob or substring)")
+    parser.add_argument("--suite", choices=("quick", "full", "random"), default="quick",
+                        help="which cases to run: the catalogue (quick, full) or the random "
+                        "adversarial campaign (random, with --count/--seed; default: quick)")
+    parser.add_argument("--case", metavar="PATTERN", default=None, action="append",
+                        help="only the cases whose name matches PATTERN (glob or substring); "
+                        "repeat it or separate patterns with commas")
+    parser.add_argument("--count", type=int, default=None, metavar="N",
+                        help="random suite: number of cases (required with --suite random)")
+    parser.add_argument("--seed", type=int, default=0, metavar="S",
+                        help="random suite: campaign seed (default 0); same seed, same cases")
+    parser.add_argument("--start", type=int, default=0, metavar="I",
+                        help="random suite: index of the first case (default 0); "
+                        "--start I --count 1 reruns exactly case I")
+    parser.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+                        help="wall-clock guard per (case x method): a method running longer "
+                        "becomes a failed row (default 120; 0 runs unguarded in-process)")
 
 
 def _run(args: argparse.Namespace) -> Any:
     from maxmargin.verification.suite import run_suite
 
-    return run_suite(args.suite, args.case, progress=sys.stderr if not args.quiet else None)
+    if args.suite == "random" and args.count is None:
+        raise ValueError("--suite random needs --count N (and optionally --seed S).")
+    patterns = None
+    if args.case:
+        patterns = [p for item in args.case for p in item.split(",") if p]
+    return run_suite(args.suite, patterns, progress=sys.stderr if not args.quiet else None,
+                     count=args.count, seed=args.seed, start=args.start,
+                     timeout=args.timeout if args.timeout and args.timeout > 0 else None)
 
 
 def _print_table(run: Any, out: TextIO) -> None:

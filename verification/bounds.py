@@ -74,6 +74,11 @@ class BoundCheck:
             self, "details", MappingProxyType({k: float(v) for k, v in self.details.items()})
         )
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Picklable (the suite's guarded workers send rows between processes)."""
+        return (BoundCheck, (self.name, self.value, self.bound, self.holds, self.note,
+                             dict(self.details)))
+
 
 def _check(name: str, value: float, bound: float, note: str = "", **details: float) -> BoundCheck:
     holds = bool(value <= bound * (1.0 + RTOL) + 1e-300)

@@ -48,7 +48,7 @@ from maxmargin.kernels import Kernel, make_kernel
 __all__ = ["Answer", "Case", "catalogue", "SUITES", "AREAS", "select"]
 
 SUITES = ("quick", "full")
-AREAS = ("worked", "synthetic", "degenerate", "scale", "kernel", "infeasible", "real")
+AREAS = ("worked", "synthetic", "degenerate", "scale", "kernel", "infeasible", "real", "random")
 
 
 @dataclass(frozen=True, eq=False)
@@ -283,6 +283,44 @@ def _scale() -> list[Case]:
     ]
 
 
+def _scaled_linear(n: int, d: int, scale: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Gaussian features of magnitude ``scale`` with random labels (both classes present)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * scale
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    y[0], y[1] = 1.0, -1.0
+    return X, y
+
+
+def _reproducers() -> list[Case]:
+    """The trust issue's reproducers: unscaled features (|X| ~ 1e4) with n < d and a large
+    ``C`` (every oracle used to fail: the hard-margin shortcut now certifies them), a badly
+    scaled non-separable problem (``C max K_ii ~ 2e8``: the oracles certify it; SMO, like
+    LIBSVM, needs more than its 10 million iterations there and is not run), the collinear
+    RBF hard margin that used to give ``D = -2.7e23`` labelled optimal, and identical points
+    with opposite labels under an RBF kernel (not separable by any kernel)."""
+    certified = ("oracle", "smo", "smo/tight", "primal/certified")
+    X5, y5 = _scaled_linear(5, 34, 3e4, seed=0)
+    X24, y24 = _scaled_linear(24, 43, 3e4, seed=1)
+    X380, y380 = _scaled_linear(380, 15, 2.6e4, seed=0)
+    t = np.linspace(-3.0, 3.0, 30)
+    Xc, yc = np.column_stack([t, 2.0 * t]), np.where(np.sin(3.0 * t) > 0, 1.0, -1.0)
+    Xd, yd = _clouds(30, 2, seed=701, separation=2.0, slab=None)
+    Xd, yd = np.vstack([Xd, Xd[:1]]), np.append(yd, -yd[0])
+    return [
+        Case("scaled_wide_n5_d34", "scale", X5, y5, 58.0, methods=certified, quick=True),
+        Case("scaled_wide_n24_d43", "scale", X24, y24, 4.55, methods=certified, quick=False),
+        Case("scaled_n380_d15", "scale", X380, y380, 0.008,
+             methods=("oracle", "primal/certified"), quick=False),
+        Case("collinear_rbf_hard", "kernel", Xc, yc, None, kernel="rbf",
+             kernel_params={"gamma": 0.15}, quick=True,
+             methods=("oracle", "smo", "smo/wss2", "mdm/certified", "mdm")),
+        Case("opposite_duplicate_rbf_hard", "infeasible", Xd, yd, None, kernel="rbf",
+             kernel_params={"gamma": 1.0}, expected_status="infeasible", quick=True,
+             methods=("oracle", "dual_hard", "smo", "smo/wss2", "gilbert", "mdm")),
+    ]
+
+
 def _circle(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Radius < 1 labelled +1, radius in (1.5, 2.2) labelled -1: a circle separates them."""
     rng = np.random.default_rng(seed)
@@ -356,6 +394,9 @@ def _real(full: bool) -> list[Case]:
         # separable, but with a tiny margin: (R / gamma)^2 ~ 1e8, too slow for the perceptron
         _case("breast_cancer", "real", Xb, yb, 1.0, separable=True, perceptron=False,
               quick=False),
+        # raw features (|x| up to ~4e3): float32 SMO used to return a wrong "optimal" here
+        Case("breast_cancer_raw", "real", bc.data, yb, 1.0,
+             methods=("oracle", "smo", "primal/certified"), quick=False),
         # separable in the RBF feature space (its Gram matrix is positive definite)
         _case("heart_scale_rbf", "real", Xh, yh, 1.0, separable=True, quick=False,
               kernel="rbf", gamma="scale"),
@@ -369,7 +410,7 @@ def catalogue(suite: str = "quick") -> tuple[Case, ...]:
     full = suite == "full"
     cases = (
         _worked() + _synthetic() + _degenerate() + _scale() + _kernel_cases() + _infeasible()
-        + _real(full)
+        + _reproducers() + _real(full)
     )
     return tuple(c for c in cases if full or c.quick)
 

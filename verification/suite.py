@@ -96,6 +96,8 @@ SECTIONS: dict[str, str] = {
     "kernels": "Kernel cases (poly, RBF): every method against the oracle",
     "infeasibility": "Hard margin on non-separable data: every method must say infeasible",
     "theorems": "Theorems: support vectors <= d + 1, kernel = explicit feature map",
+    "random": "Random campaign: every answer labelled optimal is certified (float64) and "
+              "weak duality holds against the oracle",
 }
 
 
@@ -430,6 +432,82 @@ def _infeasible_form(kind: str) -> Callable[[Context], Outcome]:
     return run
 
 
+# --- the random campaign's checks (verification/campaign.py) --------------------------------
+def _weak_duality(ctx: Context, sol: SVMSolution) -> list[str]:
+    """Weak duality against the oracle, both ways: ``D_c <= P_o`` and ``D_o <= P_c`` (each
+    dual value is a lower bound of every primal value), up to round-off."""
+    oracle = ctx.oracle
+    co, cc = oracle.certificate, sol.certificate
+    if oracle.status != "optimal" or co is None or cc is None:
+        return []
+    slack = 1e-10 * max(1.0, abs(co.primal_objective), abs(cc.primal_objective),
+                        float(np.sum(oracle.alpha)), float(np.sum(sol.alpha)))
+    reasons = []
+    if cc.dual_objective > co.primal_objective + slack:
+        reasons.append(f"weak duality broken: D = {cc.dual_objective:.10g} > the oracle's "
+                       f"P = {co.primal_objective:.10g}")
+    if co.dual_objective > cc.primal_objective + slack:
+        reasons.append(f"weak duality broken: the oracle's D = {co.dual_objective:.10g} > "
+                       f"P = {cc.primal_objective:.10g}")
+    return reasons
+
+
+def _certified(ctx: Context, sol: SVMSolution, kkt: float | None, gap: float | None) -> Outcome:
+    """A candidate judged by its own float64 certificate and weak duality with the oracle:
+    ``"optimal"`` must come with ``m - M < kkt`` (and ``gap <= gap``) and with both
+    ``D_c <= P_o`` and ``D_o <= P_c``."""
+    out = Outcome(status=sol.status, oracle=f"certificate + weak duality vs {ctx.oracle.method}",
+                  tolerances=f"kkt<{kkt:g}" if kkt is not None else f"gap<={gap:g}",
+                  iterations=sol.iterations, runtime=sol.runtime)
+    if sol.status != "optimal":
+        return out
+    cert = sol.certificate
+    if cert is None:
+        out.reasons.append("labelled optimal without a certificate")
+        return out
+    if kkt is not None and not cert.meets(kkt, gap):
+        out.reasons.append(f"labelled optimal but its {cert.summary()} misses kkt < {kkt:g}")
+    if kkt is None and not (cert.gap <= gap and cert.feasibility <= 1e-9):
+        out.reasons.append(f"labelled optimal but its {cert.summary()} misses gap <= {gap:g}")
+    out.reasons += _weak_duality(ctx, sol)
+    return out
+
+
+def _oracle_self(ctx: Context) -> Outcome:
+    """The oracle's own status and certificate (it is the ground truth of the other rows)."""
+    from maxmargin.formulations._common import ORACLE_GAP, ORACLE_KKT
+
+    return _certified(ctx, ctx.oracle, ORACLE_KKT, ORACLE_GAP)
+
+
+def _smo_certified(tol: float, working_set: str = "wss2") -> Callable[[Context], Outcome]:
+    def run(ctx: Context) -> Outcome:
+        from maxmargin.algorithms.smo import smo
+
+        c = ctx.case
+        sol = smo(c.X, c.y, C=c.C, kernel=ctx.kernel, tol=tol, working_set=working_set)
+        return _certified(ctx, sol, tol, None)
+
+    return run
+
+
+def _primal_certified(ctx: Context) -> Outcome:
+    from maxmargin.formulations import hard_margin_primal, soft_margin_primal
+    from maxmargin.formulations._common import ORACLE_GAP, ORACLE_KKT
+
+    c = ctx.case
+    form = hard_margin_primal(c.X, c.y) if c.C is None else soft_margin_primal(c.X, c.y, c.C)
+    return _certified(ctx, form.solve(), ORACLE_KKT, ORACLE_GAP)
+
+
+def _mdm_certified(ctx: Context) -> Outcome:
+    from maxmargin.algorithms.gilbert import gilbert_svm
+
+    c = ctx.case
+    sol = gilbert_svm(c.X, c.y, method="mdm", kernel=ctx.kernel)
+    return _certified(ctx, sol, None, 1e-6)
+
+
 #: Every standard method by name (cases list the names that apply to them).
 METHODS: dict[str, Method] = {
     m.name: m
@@ -450,6 +528,12 @@ METHODS: dict[str, Method] = {
         Method("feature_map", "theorems", _feature_map),
         Method("hard_primal", "infeasibility", _infeasible_form("primal")),
         Method("dual_hard", "infeasibility", _infeasible_form("dual")),
+        Method("oracle", "random", _oracle_self),
+        Method("smo", "random", _smo_certified(1e-3)),
+        Method("smo/tight", "random", _smo_certified(1e-6)),
+        Method("smo/platt/certified", "random", _smo_certified(1e-3, "platt")),
+        Method("primal/certified", "random", _primal_certified),
+        Method("mdm/certified", "random", _mdm_certified),
     )
 }
 
@@ -556,56 +640,183 @@ class SuiteRun:
         return all(r.passed for r in self.rows)
 
 
+def _one_row(ctx: Context, case: Case, method: Method) -> tuple[Row, float]:
+    """Run ``method`` on ``ctx``'s case; an exception becomes the row's failure."""
+    outcome, exception = None, ""
+    t = time.perf_counter()
+    try:
+        outcome = method.run(ctx)
+    except Exception as exc:  # recorded in the row, which fails
+        exception = _last_line(exc)
+    if outcome is not None and math.isnan(outcome.runtime):
+        outcome.runtime = time.perf_counter() - t
+    return _row(case, method, outcome, exception), time.perf_counter() - t
+
+
+def _case_rows_inline(case: Case, methods: Sequence[Method], artifacts: Artifacts) -> Iterator[
+    tuple[Row, float]
+]:
+    """Every row of one case, in this process (no guard)."""
+    ctx = Context(case, artifacts)
+    for method in methods:
+        yield _one_row(ctx, case, method)
+    if case.is_2d and case.area in ("worked", "kernel") and ctx.solved:
+        _picture(ctx)
+
+
+def _worker(case: Case, methods: Sequence[Method], conn: Any) -> None:  # pragma: no cover
+    """The forked worker of :func:`_case_rows_guarded` (runs in the child process)."""
+    import warnings
+
+    warnings.simplefilter("ignore")
+    artifacts = Artifacts()
+    for k, row_and_time in enumerate(_case_rows_inline(case, methods, artifacts)):
+        try:
+            conn.send(("row", row_and_time))
+        except Exception as exc:  # a row that cannot travel still becomes a (failed) row
+            conn.send(("row", _failed_row(case, methods[k], "the row could not be sent "
+                                          f"from the worker: {_last_line(exc)}",
+                                          row_and_time[1])))
+    conn.send(("artifacts", artifacts))
+    conn.close()
+
+
+def _failed_row(case: Case, method: Method, why: str, elapsed: float) -> tuple[Row, float]:
+    outcome = Outcome(status="error", oracle="", runtime=elapsed, reasons=[why])
+    return _row(case, method, outcome, ""), elapsed
+
+
+def _case_rows_guarded(
+    case: Case, methods: Sequence[Method], artifacts: Artifacts, timeout: float
+) -> Iterator[tuple[Row, float]]:
+    """Every row of one case, run in a forked worker; a method that runs past ``timeout``
+    seconds (or kills its process) becomes a failed row and a new worker takes the rest."""
+    import multiprocessing as mp
+
+    context = mp.get_context("fork")
+    remaining = list(methods)
+    while remaining:
+        receiver, sender = context.Pipe(duplex=False)
+        worker = context.Process(target=_worker, args=(case, remaining, sender), daemon=True)
+        worker.start()
+        sender.close()
+        started = time.perf_counter()
+        try:
+            while remaining:
+                if not receiver.poll(timeout):
+                    worker.kill()
+                    yield _failed_row(case, remaining.pop(0), f"timed out after {timeout:g} s "
+                                      "(wall-clock guard); the run was stopped",
+                                      time.perf_counter() - started)
+                    break
+                try:
+                    kind, payload = receiver.recv()
+                except EOFError:
+                    worker.join(1.0)
+                    yield _failed_row(case, remaining.pop(0), "the worker process died "
+                                      f"(exit code {worker.exitcode})",
+                                      time.perf_counter() - started)
+                    break
+                if kind == "row":
+                    remaining.pop(0)
+                    yield payload
+                    started = time.perf_counter()
+            else:
+                if receiver.poll(timeout):
+                    kind, payload = receiver.recv()
+                    if kind == "artifacts":
+                        artifacts.histories.update(payload.histories)
+                        artifacts.pictures.update(payload.pictures)
+        finally:
+            receiver.close()
+            worker.join(5.0)
+            if worker.is_alive():
+                worker.kill()
+
+
 def run_suite(
     suite: str = "quick",
-    pattern: str | None = None,
+    pattern: str | Sequence[str] | None = None,
     *,
     progress: TextIO | None = sys.stderr,
     cases: Sequence[Case] | None = None,
+    count: int | None = None,
+    seed: int = 0,
+    start: int = 0,
+    timeout: float | None = None,
 ) -> SuiteRun:
     """Run every method on every case of ``suite`` whose name matches ``pattern``.
 
     Parameters
     ----------
-    suite : {"quick", "full"}
-    pattern : str, optional
-        Shell-style pattern or substring of case names (:func:`.cases.select`).
+    suite : {"quick", "full", "random"}
+        ``"random"`` is the adversarial campaign (:mod:`.campaign`): ``count`` cases from
+        ``seed``, starting at case ``start``.
+    pattern : str or sequence of str, optional
+        Shell-style patterns or substrings of case names (:func:`.cases.select`); a case runs
+        when it matches any of them.
     progress : text stream or None
-        Where one progress line per row goes (default stderr); None for silence.
+        Where one progress line per row goes (default stderr); None for silence. A failed
+        random case also prints its one-line reproducer.
     cases : sequence of Case, optional
         Run these instead of the catalogue (``suite`` is then only a label).
+    count, seed, start : int
+        The random campaign's size, seed and first case index.
+    timeout : float, optional
+        Wall-clock guard in seconds per (case x method): each case runs in a forked worker and a
+        method that runs longer (or crashes its process) becomes a failed row with the reason;
+        the other rows are kept. None runs everything in this process, unguarded.
 
     Returns
     -------
     SuiteRun
     """
+    from maxmargin._validation import check_choice
+
     t0 = time.perf_counter()
-    chosen = select(catalogue(suite) if cases is None else tuple(cases), pattern)
+    check_choice(suite, "suite", ("quick", "full", "random"))
+    if cases is not None:
+        pool = tuple(cases)
+    elif suite == "random":
+        from maxmargin._validation import check_positive_int
+        from maxmargin.verification.campaign import random_cases
+
+        if count is None:
+            raise ValueError("`count` is needed for the random suite (e.g. --count 100).")
+        count = check_positive_int(count, "count")
+        start = check_positive_int(start, "start", minimum=0)
+        seed = check_positive_int(seed, "seed", minimum=0)
+        pool = random_cases(count, seed, start)
+    else:
+        pool = catalogue(suite)
+    patterns = [pattern] if pattern is None or isinstance(pattern, str) else list(pattern)
+    chosen = tuple(c for c in pool if any(c in select((c,), p) for p in patterns))
     if not chosen:
         raise ValueError(f"`case` pattern {pattern!r} matches no case of the {suite} suite.")
+    if timeout is not None:
+        from maxmargin._validation import check_positive
+
+        timeout = check_positive(timeout, "timeout")
     artifacts = Artifacts()
     rows: list[Row] = []
     plan = [(case, _methods_for(case)) for case in chosen]
     total = sum(len(ms) for _, ms in plan)
     for case, methods in plan:
-        ctx = Context(case, artifacts)
-        for method in methods:
-            outcome, exception = None, ""
-            t = time.perf_counter()
-            try:
-                outcome = method.run(ctx)
-            except Exception as exc:  # recorded in the row, which fails
-                exception = _last_line(exc)
-            if outcome is not None and math.isnan(outcome.runtime):
-                outcome.runtime = time.perf_counter() - t
-            row = _row(case, method, outcome, exception)
+        produce = (_case_rows_inline(case, methods, artifacts) if timeout is None
+                   else _case_rows_guarded(case, methods, artifacts, timeout))
+        for row, elapsed in produce:
             rows.append(row)
             if progress is not None:
                 print(f"[{len(rows):3d}/{total}] {row.verdict.upper():4s} {case.name:28s} "
-                      f"{method.name:14s} {time.perf_counter() - t:7.2f}s"
+                      f"{row.method:14s} {elapsed:7.2f}s"
                       + (f"  {row.reasons}" if row.reasons else ""), file=progress, flush=True)
-        if case.is_2d and case.area in ("worked", "kernel") and ctx.solved:
-            _picture(ctx)
-    return SuiteRun(suite=suite, pattern=pattern, rows=tuple(rows), artifacts=artifacts,
-                    elapsed=time.perf_counter() - t0)
+                if not row.passed and case.area == "random":
+                    from maxmargin.verification.campaign import reproducer
 
+                    index = int(case.name.rsplit("_i", 1)[1])
+                    print(f"      reproduce: {reproducer(seed, index)}", file=progress,
+                          flush=True)
+    label = suite if suite != "random" else f"random(seed={seed}, start={start}, count={count})"
+    return SuiteRun(suite=label, pattern=pattern if isinstance(pattern, str | None) else
+                    ",".join(pattern), rows=tuple(rows), artifacts=artifacts,
+                    elapsed=time.perf_counter() - t0)

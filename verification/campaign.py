@@ -1,0 +1,174 @@
+"""The randomized adversarial campaign: ``maxmargin verify --suite random --count N --seed S``.
+
+Case ``i`` of seed ``S`` is drawn from ``numpy.random.default_rng([S, i])`` alone, so the same
+seed gives the same cases whatever ``N``, and ``--start i --count 1`` reruns exactly case ``i``
+(its name ``random_s<S>_i<i>`` is printed with every failure). Each case draws:
+
+=============  ==================================================================================
+n, d           n log-uniform in [2, 300], d log-uniform in [1, 50] (``n < d`` included)
+data           two Gaussian clouds; integer-valued clouds; collinear points (exactly on a line);
+               clouds with duplicated rows (for the soft margin also with opposite labels)
+labels         by cloud, minority fraction log-uniform in [1/200, 1/2] (at least one of each)
+scale          features times s, log-uniform in [1e-4, 1e5]
+kernel         linear (1/2), rbf (1/4, gamma log-uniform in [1e-3, 1e2] / s^2 times the
+               dimension-free factor), poly (1/4, degree 2 or 3, coef0 0 or 1, gamma = g / (d s^2))
+C              None (1/4) or log-uniform in [1e-3, 1e4], capped so that ``C max_i K_ii <=``
+               :data:`KAPPA_MAX` (see below)
+=============  ==================================================================================
+
+**Hard margin.** Expected statuses must be known without asking any solver, so hard-margin
+cases are built to be clearly one or the other: separable clouds cut by a slab of half-width
+``0.05 R`` (linear kernel, or an RBF kernel wide enough that its Gram matrix is diagonally
+dominant), or a point duplicated with the opposite label (not separable by any kernel).
+Hulls closer than ``~1e-4 R`` are where methods may disagree about separability (each states
+its resolution), so the campaign does not draw them.
+
+**The conditioning cap.** ``C max_i K_ii`` is the soft margin's conditioning. SMO's iteration
+count (like LIBSVM's) grows with it on non-separable data -- beyond ~1e5 millions of iterations
+-- so C is capped at ``KAPPA_MAX / max_i K_ii`` (the cap can fall below 1e-3 on data of scale
+1e5). Extreme magnitudes are still drawn in full: they are what the certificates must survive.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from maxmargin.verification.cases import Case
+
+__all__ = ["random_cases", "random_case", "KAPPA_MAX", "reproducer"]
+
+#: Largest ``C max_i K_ii`` drawn (see the module docstring).
+KAPPA_MAX = 1e5
+
+
+def reproducer(seed: int, index: int) -> str:
+    """The command that reruns exactly case ``index`` of ``seed``."""
+    return f"maxmargin verify --suite random --seed {seed} --start {index} --count 1"
+
+
+def _log_uniform(rng: np.random.Generator, lo: float, hi: float) -> float:
+    return float(math.exp(rng.uniform(math.log(lo), math.log(hi))))
+
+
+def _labels(rng: np.random.Generator, n: int) -> np.ndarray:
+    """+1/-1 with a minority fraction log-uniform in [1/200, 1/2], both classes present."""
+    frac = _log_uniform(rng, 1 / 200, 0.5)
+    k = min(n - 1, max(1, round(frac * n)))
+    y = np.ones(n)
+    y[rng.choice(n, size=k, replace=False)] = -1.0
+    if rng.random() < 0.5:
+        y = -y
+    return y
+
+
+def _clouds(rng: np.random.Generator, y: np.ndarray, d: int, sep: float) -> tuple[
+    np.ndarray, np.ndarray
+]:
+    u = rng.normal(size=d)
+    u /= np.linalg.norm(u)
+    X = rng.normal(size=(y.size, d)) + 0.5 * sep * y[:, None] * u
+    return X, u
+
+
+def _hard_case(rng: np.random.Generator, n: int, d: int, kernel: str):
+    """Clearly separable (expected optimal) or clearly not (expected infeasible) data."""
+    y = _labels(rng, max(n, 2))
+    separable = rng.random() < 0.5
+    if separable and kernel in ("linear", "rbf"):
+        X, u = _clouds(rng, y, d, sep=rng.uniform(0.5, 3.0))
+        R = float(np.max(np.linalg.norm(X, axis=1)))
+        proj = X @ u
+        slab = 0.05 * R
+        # push every point out of the slab |x . u| < slab on its own side
+        X += np.outer(np.maximum(0.0, slab - y * proj) * y, u)
+        return X, y, "optimal", "slab"
+    # a point duplicated with the opposite label: the hulls meet in any feature space
+    X, _ = _clouds(rng, y, d, sep=rng.uniform(0.0, 3.0))
+    i = int(rng.integers(y.size))
+    X = np.vstack([X, X[i : i + 1]])
+    y = np.append(y, -y[i])
+    return X, y, "infeasible", "opposite_duplicate"
+
+
+def _soft_data(rng: np.random.Generator, n: int, d: int):
+    kind = ("clouds", "integer", "collinear", "duplicates")[int(rng.integers(4))]
+    y = _labels(rng, n)
+    X, u = _clouds(rng, y, d, sep=rng.uniform(0.0, 4.0))
+    if kind == "integer":
+        X = np.round(X * rng.choice([1.0, 3.0]))
+    elif kind == "collinear":
+        X = np.outer(X @ u, u) + rng.normal(size=d)
+    elif kind == "duplicates":
+        k = max(1, n // 3)
+        idx = rng.choice(n, size=k)
+        flip = np.where(rng.random(k) < 0.3, -1.0, 1.0)
+        X = np.vstack([X, X[idx]])
+        y = np.concatenate([y, y[idx] * flip])
+    if np.all(y == y[0]):
+        y[0] = -y[0]
+    return X, y, kind
+
+
+def random_case(seed: int, index: int) -> Case:
+    """Case ``index`` of the campaign ``seed`` (module docstring)."""
+    rng = np.random.default_rng([int(seed), int(index)])
+    n = max(2, round(_log_uniform(rng, 2, 300)))
+    d = max(1, round(_log_uniform(rng, 1, 50)))
+    r = rng.random()
+    kernel = "linear" if r < 0.5 else ("rbf" if r < 0.75 else "poly")
+    hard = rng.random() < 0.25
+    scale = _log_uniform(rng, 1e-4, 1e5)
+    params: dict[str, float] = {}
+    if hard:
+        X, y, expected, kind = _hard_case(rng, n, d, kernel)
+    else:
+        X, y, kind = _soft_data(rng, n, d)
+        expected = "optimal"
+    if kernel == "rbf":
+        if hard and expected == "optimal":
+            # wide enough that K is diagonally dominant: off-diagonal <= exp(-2) / n
+            # (same-label duplicates, e.g. from the slab in d = 1, act as one point)
+            d2 = np.sum((X[:, None, :] - X[None, :, :]) ** 2, axis=-1)
+            params["gamma"] = (math.log(X.shape[0]) + 2.0) / float(d2[d2 > 0].min()) / scale**2
+        else:
+            params["gamma"] = _log_uniform(rng, 1e-3, 1e2) / (scale**2 * X.shape[1])
+    elif kernel == "poly":
+        params.update(degree=int(rng.integers(2, 4)), coef0=float(rng.integers(0, 2)),
+                      gamma=_log_uniform(rng, 0.1, 10.0) / (X.shape[1] * scale**2))
+    X = X * scale
+    C = None
+    if not hard:
+        C = _log_uniform(rng, 1e-3, 1e4)
+        case = Case(name="probe", area="random", X=X, y=y, C=1.0, kernel=kernel,
+                    kernel_params=params)
+        kmax = float(np.max(case.make_kernel().diag(case.X)))
+        if kmax > 0 and C * kmax > KAPPA_MAX:
+            C = KAPPA_MAX / kmax
+    methods = _methods(kernel, C, expected, X.shape[0])
+    tags = (kind, f"n{X.shape[0]}", f"d{X.shape[1]}", f"scale{scale:.1e}")
+    return Case(
+        name=f"random_s{seed}_i{index}", area="random", X=X, y=y, C=C, kernel=kernel,
+        kernel_params=params, methods=methods, expected_status=expected, tags=tags,
+    )
+
+
+def _methods(kernel: str, C: float | None, expected: str, n: int) -> tuple[str, ...]:
+    if expected == "infeasible":
+        methods = ["oracle", "hard_primal" if kernel == "linear" else None, "smo",
+                   "mdm/certified"]
+        return tuple(m for m in methods if m)
+    methods = ["oracle", "smo", "smo/tight"]
+    if n <= 150:
+        methods.append("smo/platt/certified")
+    if kernel == "linear":
+        methods.append("primal/certified")
+    if C is None:
+        methods.append("mdm/certified")
+    return tuple(methods)
+
+
+def random_cases(count: int, seed: int, start: int = 0) -> tuple[Case, ...]:
+    """Cases ``start .. start + count - 1`` of the campaign ``seed``."""
+    return tuple(random_case(seed, i) for i in range(start, start + count))
