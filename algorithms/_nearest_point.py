@@ -469,6 +469,38 @@ def solve_hull_pair(
     )  # fmt: skip
 
 
+def opposite_duplicates(X: np.ndarray, y: np.ndarray) -> tuple[int, int] | None:
+    """Indices ``(i, j)`` of identical rows with opposite labels, or None.
+
+    Such a pair lies in both classes' hulls in every feature space: an exact certificate that
+    no hard-margin separator exists (found by sorting the rows, ``O(n d log n)``).
+    """
+    _, first, inverse = np.unique(X, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    pos = np.full(first.size, -1)
+    neg = np.full(first.size, -1)
+    pos[inverse[y > 0]] = np.flatnonzero(y > 0)
+    neg[inverse[y < 0]] = np.flatnonzero(y < 0)
+    both = np.flatnonzero((pos >= 0) & (neg >= 0))
+    return None if both.size == 0 else (int(pos[both[0]]), int(neg[both[0]]))
+
+
+def infeasible_solution(
+    X: np.ndarray, y: np.ndarray, kernel: Kernel, method: str, pair: tuple[int, int]
+) -> SVMSolution:
+    """The hard-margin answer for data with identical points of opposite labels."""
+    n, d = X.shape
+    return SVMSolution(
+        alpha=np.full(n, np.nan), b=math.nan,
+        w=np.full(d, np.nan) if kernel.kernel_id == 0 else None,
+        dual_objective=math.inf, primal_objective=math.inf, status="infeasible", iterations=0,
+        method=method, X_train=X, y_train=y, kernel=kernel, C=None,
+        b_interval=(math.nan, math.nan), runtime=0.0,
+        message=f"hard margin: x_{pair[0]} = x_{pair[1]} with opposite labels lies in both "
+                "classes' hulls in every feature space: not separable; use a finite C",
+    )  # fmt: skip
+
+
 def svm_from_run(
     run: NearestPointRun, X: np.ndarray, y: np.ndarray, kernel: Kernel, method: str, tol: float
 ) -> SVMSolution:

@@ -41,7 +41,9 @@ from maxmargin.algorithms._nearest_point import (
     SVM_HULL_EPS,
     check_common,
     examine,
+    infeasible_solution,
     move,
+    opposite_duplicates,
     run_nearest_point,
     solve_hull_pair,
     sqdist,
@@ -244,5 +246,8 @@ def gilbert_svm(
         default_tol if tol is None else tol, max_iter, history_every, default_iter
     )
     kern = make_kernel(kernel, gamma=gamma, degree=degree, coef0=coef0, X=X)
+    clash = opposite_duplicates(X, y)
+    if clash is not None:
+        return infeasible_solution(X, y, kern, method, clash)
     run = run_nearest_point(loop, X, y, kern, tol, max_iter, every, hull_eps=SVM_HULL_EPS)
     return svm_from_run(run, X, y, kern, method, tol)

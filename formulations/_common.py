@@ -634,12 +634,14 @@ def polish_alpha(
     if at_c.size:
         rhs -= yF * (rows[:, at_c] @ (upper * y[at_c]))
         eq = -upper * float(y[at_c].sum())
+    # equilibrated: with sigma = max |Q_FF| and alpha_F = a' / sigma, the blocks are O(1)
+    sigma = float(np.max(np.abs(Q_FF))) or 1.0
     M = np.zeros((m + 1, m + 1))
-    M[:m, :m] = Q_FF
+    M[:m, :m] = Q_FF / sigma
     M[:m, m] = yF
     M[m, :m] = yF
-    sol = np.linalg.lstsq(M, np.append(rhs, eq), rcond=None)[0]
-    a_free = sol[:m]
+    sol = np.linalg.lstsq(M, np.append(rhs, sigma * eq), rcond=None)[0]
+    a_free = sol[:m] / sigma
     if not (np.all(a_free > 0.0) and np.all(a_free < upper)):
         return None
     polished = alpha.copy()
@@ -742,6 +744,7 @@ def _solved_point(
 
         polished = polish_alpha(alpha, y, C, gram_rows)
         if polished is not None:
+            polished = balance_alpha(polished, y, C)
             g_polished = kernel_values(polished)
             # judged on the alpha-derived g, as the certificate will judge the answer
             if max_violation(polished, y, g_polished, C) <= max_violation(

@@ -14,7 +14,11 @@ from typing import Any
 
 import numpy as np
 
+#: Largest feature magnitude accepted: (1e150)^2 times 1e4 features stays below 1.8e308.
+MAX_MAGNITUDE = 1e150
+
 __all__ = [
+    "MAX_MAGNITUDE",
     "check_array",
     "check_Xy",
     "check_X_new",
@@ -76,6 +80,14 @@ def check_array(value: Any, name: str, *, ndim: int) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
         raise ValueError(f"`{name}` must be finite; got {bad} NaN or infinite value(s).")
+    if ndim == 2:
+        top = float(np.max(np.abs(arr)))
+        if top > MAX_MAGNITUDE:
+            raise ValueError(
+                f"`{name}` has entries up to {top:.3g} in magnitude: squared norms and kernel "
+                f"values would overflow float64 (limit {MAX_MAGNITUDE:g}); rescale the features "
+                "(for the linear SVM, X / s with C s^2 has the same solution up to w -> w / s)."
+            )
     return arr
 
 

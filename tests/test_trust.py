@@ -168,3 +168,18 @@ def test_optimal_is_always_certified_and_finite(n, d, seed, scale, C):
         _weakly_dual(sols[0], sols[1])
     if C is None and sols[0].status == "infeasible":
         assert sols[1].status != "optimal"  # SMO never finds a separator that does not exist
+
+
+@pytest.mark.parametrize("entry", ["smo", "svm_dual", "gilbert_svm", "soft_margin_primal"])
+def test_overflowing_magnitudes_are_rejected_up_front(entry):
+    # 1e200 squared overflows float64: rejected before any work, with a message naming `X`.
+    X = np.array([[1e200, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    y = np.array([1.0, -1.0, -1.0])
+    call = {
+        "smo": lambda: smo(X, y),
+        "svm_dual": lambda: svm_dual(X, y, 1.0),
+        "gilbert_svm": lambda: gilbert_svm(X, y),
+        "soft_margin_primal": lambda: soft_margin_primal(X, y, 1.0),
+    }[entry]
+    with pytest.raises(ValueError, match=r"`X` has entries up to 1e\+200 in magnitude"):
+        call()
