@@ -28,8 +28,8 @@ def test_catalogue_is_deterministic_and_named_uniquely(full):
 def test_quick_is_a_subset_and_every_area_is_covered(full):
     quick = catalogue()
     assert {c.name for c in quick} < {c.name for c in full}
-    assert {c.area for c in full} == set(AREAS)
-    assert {c.area for c in quick} == set(AREAS)
+    assert {c.area for c in full} == set(AREAS) - {"random"}  # random: the campaign's own
+    assert {c.area for c in quick} == set(AREAS) - {"random"}
 
 
 def test_every_method_named_by_a_case_exists(full):
@@ -51,7 +51,10 @@ def test_infeasible_cases_are_hard_margin_on_non_separable_data(full):
     assert {c.name for c in infeasible} >= {"xor_linear_hard", "overlap_hard"}
     for case in infeasible:
         assert case.C is None and "separable" not in case.tags
-        assert {"hard_primal", "dual_hard", "smo/wss2", "gilbert", "mdm"} <= set(case.methods)
+        needed = {"dual_hard", "smo/wss2", "gilbert", "mdm"}
+        if case.kernel == "linear":
+            needed.add("hard_primal")
+        assert needed <= set(case.methods), case.name
 
 
 def test_worked_answers_match_the_independent_fixtures(full):

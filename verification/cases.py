@@ -308,12 +308,14 @@ def _reproducers() -> list[Case]:
     Xd, yd = _clouds(30, 2, seed=701, separation=2.0, slab=None)
     Xd, yd = np.vstack([Xd, Xd[:1]]), np.append(yd, -yd[0])
     return [
-        Case("scaled_wide_n5_d34", "scale", X5, y5, 58.0, methods=certified, quick=True),
-        Case("scaled_wide_n24_d43", "scale", X24, y24, 4.55, methods=certified, quick=False),
+        Case("scaled_wide_n5_d34", "scale", X5, y5, 58.0, methods=certified, quick=True,
+             tags=("separable",)),
+        Case("scaled_wide_n24_d43", "scale", X24, y24, 4.55, methods=certified, quick=False,
+             tags=("separable",)),
         Case("scaled_n380_d15", "scale", X380, y380, 0.008,
              methods=("oracle", "primal/certified"), quick=False),
         Case("collinear_rbf_hard", "kernel", Xc, yc, None, kernel="rbf",
-             kernel_params={"gamma": 0.15}, quick=True,
+             kernel_params={"gamma": 0.15}, quick=True, tags=("separable",),
              methods=("oracle", "smo", "smo/wss2", "mdm/certified", "mdm")),
         Case("opposite_duplicate_rbf_hard", "infeasible", Xd, yd, None, kernel="rbf",
              kernel_params={"gamma": 1.0}, expected_status="infeasible", quick=True,
@@ -394,8 +396,9 @@ def _real(full: bool) -> list[Case]:
         # separable, but with a tiny margin: (R / gamma)^2 ~ 1e8, too slow for the perceptron
         _case("breast_cancer", "real", Xb, yb, 1.0, separable=True, perceptron=False,
               quick=False),
-        # raw features (|x| up to ~4e3): float32 SMO used to return a wrong "optimal" here
-        Case("breast_cancer_raw", "real", bc.data, yb, 1.0,
+        # raw features (|x| up to ~4e3): float32 SMO used to return a wrong "optimal" here;
+        # separable like its standardised twin (an affine map per feature keeps separability)
+        Case("breast_cancer_raw", "real", bc.data, yb, 1.0, tags=("separable",),
              methods=("oracle", "smo", "primal/certified"), quick=False),
         # separable in the RBF feature space (its Gram matrix is positive definite)
         _case("heart_scale_rbf", "real", Xh, yh, 1.0, separable=True, quick=False,

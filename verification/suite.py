@@ -792,7 +792,8 @@ def run_suite(
     patterns = [pattern] if pattern is None or isinstance(pattern, str) else list(pattern)
     chosen = tuple(c for c in pool if any(c in select((c,), p) for p in patterns))
     if not chosen:
-        raise ValueError(f"`case` pattern {pattern!r} matches no case of the {suite} suite.")
+        shown = ", ".join(repr(p) for p in patterns)
+        raise ValueError(f"`case` pattern {shown} matches no case of the {suite} suite.")
     if timeout is not None:
         from maxmargin._validation import check_positive
 
