@@ -469,22 +469,6 @@ def solve_hull_pair(
     )  # fmt: skip
 
 
-def opposite_duplicates(X: np.ndarray, y: np.ndarray) -> tuple[int, int] | None:
-    """Indices ``(i, j)`` of identical rows with opposite labels, or None.
-
-    Such a pair lies in both classes' hulls in every feature space: an exact certificate that
-    no hard-margin separator exists (found by sorting the rows, ``O(n d log n)``).
-    """
-    _, first, inverse = np.unique(X, axis=0, return_index=True, return_inverse=True)
-    inverse = inverse.ravel()
-    pos = np.full(first.size, -1)
-    neg = np.full(first.size, -1)
-    pos[inverse[y > 0]] = np.flatnonzero(y > 0)
-    neg[inverse[y < 0]] = np.flatnonzero(y < 0)
-    both = np.flatnonzero((pos >= 0) & (neg >= 0))
-    return None if both.size == 0 else (int(pos[both[0]]), int(neg[both[0]]))
-
-
 def infeasible_solution(
     X: np.ndarray, y: np.ndarray, kernel: Kernel, method: str, pair: tuple[int, int]
 ) -> SVMSolution:

@@ -43,7 +43,6 @@ from maxmargin.algorithms._nearest_point import (
     examine,
     infeasible_solution,
     move,
-    opposite_duplicates,
     run_nearest_point,
     solve_hull_pair,
     sqdist,
@@ -51,7 +50,7 @@ from maxmargin.algorithms._nearest_point import (
     svm_from_run,
 )
 from maxmargin.algorithms.mdm import MDM_MAX_ITER, MDM_TOL, mdm_loop
-from maxmargin.certificate import certify_hulls
+from maxmargin.certificate import certify_hulls, opposite_duplicates
 from maxmargin.kernels import Kernel, LinearKernel, make_kernel
 from maxmargin.results import HullPairSolution, PolytopeSolution, SVMSolution
 

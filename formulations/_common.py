@@ -53,7 +53,7 @@ import cvxpy as cp
 import cvxpy.settings as cps
 import numpy as np
 
-from maxmargin.certificate import certify_svm, max_violation
+from maxmargin.certificate import certify_svm, max_violation, opposite_duplicates
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.kernels import Kernel, LinearKernel
 from maxmargin.results import SVMSolution, recover_intercept
@@ -447,7 +447,8 @@ def data_scale(F: np.ndarray) -> float:
 
 
 def hard_margin_precheck(
-    name: str, F: np.ndarray, X: np.ndarray, y: np.ndarray, kernel: Kernel
+    name: str, F: np.ndarray, X: np.ndarray, y: np.ndarray, kernel: Kernel,
+    eig_min: float = 0.0,
 ) -> Callable[[], SVMSolution | None]:
     """The hard margin's infeasibility certificate, asked before any QP is solved.
 
@@ -458,14 +459,31 @@ def hard_margin_precheck(
     by HiGHS' simplex method, :func:`~maxmargin.formulations.polytope.hulls_meet`): hulls
     within ``1e-8 R`` leave no margin to certify (the factor of a kernel's Gram matrix is itself
     only accurate to ~1e-11 R). Then the status is ``"infeasible"``; otherwise the QP is
-    solved.
+    solved. A Gram matrix of full rank with smallest eigenvalue ``eig_min > 0`` needs no LP: any
+    two convex combinations differ by ``v`` with ``v^T K v >= eig_min ||v||^2 >= eig_min
+    (1 / n_+ + 1 / n_-)``, which already proves the hulls apart.
     """
 
     def precheck() -> SVMSolution | None:
         from maxmargin.formulations.polytope import hulls_meet
 
         start = time.perf_counter()
-        Fs = F / data_scale(F)
+        clash = opposite_duplicates(X, y)
+        if clash is not None:
+            outcome = SolveOutcome(
+                "infeasible", "infeasible", f"hard margin: x_{clash[0]} = x_{clash[1]} with "
+                "opposite labels lies in both classes' convex hulls in every feature space: "
+                "no hyperplane separates them; use a finite C", 0,
+                time.perf_counter() - start, "exact",
+            )
+            return svm_solution(outcome, f"cvxpy/{name}/exact", alpha=None, X=X, y=y, C=None,
+                                kernel=kernel)
+        s = data_scale(F)
+        n_pos, n_neg = int(np.sum(y > 0)), int(np.sum(y < 0))
+        lower2 = eig_min * (1.0 / n_pos + 1.0 / n_neg) / (s * s)
+        if lower2 > F.shape[1] * HULLS_MEET_ATOL**2:
+            return None
+        Fs = F / s
         weights = hulls_meet([Fs[y > 0], Fs[y < 0]], HULLS_MEET_ATOL)
         if weights is None:
             return None

@@ -161,7 +161,11 @@ def svm_dual(
         return problem, {"alpha": alpha}, extract
 
     problem, variables, extract = build(1.0)
-    precheck = None if C is not None else hard_margin_precheck("svm_dual", F, X, y, kern)
+    eig_min = 0.0
+    if K is not None and F.shape[1] == n:  # full rank: the kept eigenvalues are all of them
+        eig_min = float(np.min(np.einsum("ij,ij->j", F, F)))
+    precheck = None if C is not None else hard_margin_precheck(
+        "svm_dual", F, X, y, kern, eig_min)
     judge = judge_svm(X, y, C, kern)
     return Formulation(
         "svm_dual", problem, variables, extract, model=build, scales=twin_scales(F, C),

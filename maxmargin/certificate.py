@@ -37,6 +37,7 @@ __all__ = [
     "decision_values",
     "max_violation",
     "minimise_hinge_over_b",
+    "opposite_duplicates",
 ]
 
 #: Kernel values evaluated at once by :func:`decision_values` (bounded memory).
@@ -247,6 +248,22 @@ def certify_svm(
     if not math.isfinite(dual):
         gap = nan
     return Certificate(violation, gap, primal, dual, b, feas, margin)
+
+
+def opposite_duplicates(X: np.ndarray, y: np.ndarray) -> tuple[int, int] | None:
+    """Indices ``(i, j)`` of identical rows with opposite labels, or None.
+
+    Such a pair lies in both classes' hulls in every feature space: an exact certificate that
+    no hard-margin separator exists (found by sorting the rows, ``O(n d log n)``).
+    """
+    _, first, inverse = np.unique(X, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    pos = np.full(first.size, -1)
+    neg = np.full(first.size, -1)
+    pos[inverse[y > 0]] = np.flatnonzero(y > 0)
+    neg[inverse[y < 0]] = np.flatnonzero(y < 0)
+    both = np.flatnonzero((pos >= 0) & (neg >= 0))
+    return None if both.size == 0 else (int(pos[both[0]]), int(neg[both[0]]))
 
 
 def certify_hulls(
