@@ -101,6 +101,8 @@ def make_kernel_data(kernel: Kernel, X: np.ndarray, y: np.ndarray) -> KernelData
         )
     gamma, coef0, degree = kernel.params
     X = np.ascontiguousarray(X, dtype=np.float64)
+    if kernel.kernel_id == 1:  # RBF is translation invariant: centring shrinks the cancellation
+        X = np.ascontiguousarray(X - X.mean(axis=0))   # in x.x + z.z - 2 x.z
     n = X.shape[0]
     return KernelData(
         X=X,

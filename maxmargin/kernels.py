@@ -38,6 +38,8 @@ from maxmargin._validation import (
 __all__ = ["Kernel", "LinearKernel", "RBFKernel", "PolyKernel", "make_kernel", "KERNEL_NAMES"]
 
 KERNEL_NAMES = ("linear", "rbf", "poly")
+#: RBF: a squared distance below this fraction of ``a.a + b.b`` is recomputed from differences.
+CANCEL_RTOL = 1e-6
 
 
 class Kernel(ABC):
@@ -108,11 +110,26 @@ class RBFKernel(Kernel):
         return (self.gamma, 0.0, 1.0)
 
     def __call__(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        """``exp(-gamma ||a - b||^2)`` with ``||a - b||^2 = a.a + b.b - 2 a.b`` (one BLAS
+        product) on data centred at ``B``'s mean (the kernel is translation invariant), and the
+        pairs where that expansion cancels (``||a - b||^2 < CANCEL_RTOL (a.a + b.b)``: near
+        duplicates) recomputed from their differences, so ``K(x, x) = 1`` exactly and large
+        ``gamma`` does not amplify round-off."""
         A = np.asarray(A, dtype=np.float64)
         B = np.asarray(B, dtype=np.float64)
+        centre = B.mean(axis=0)
+        A = A - centre
+        B = B - centre
         a2 = np.einsum("ij,ij->i", A, A)
         b2 = np.einsum("ij,ij->i", B, B)
-        d2 = a2[:, None] + b2[None, :] - 2.0 * (A @ B.T)
+        scale = a2[:, None] + b2[None, :]
+        d2 = scale - 2.0 * (A @ B.T)
+        close = d2 < CANCEL_RTOL * scale
+        if np.any(close):
+            i, j = np.nonzero(close)
+            for lo in range(0, i.size, 65536):
+                diff = A[i[lo : lo + 65536]] - B[j[lo : lo + 65536]]
+                d2[i[lo : lo + 65536], j[lo : lo + 65536]] = np.einsum("ij,ij->i", diff, diff)
         np.maximum(d2, 0.0, out=d2)
         return np.exp(-self.gamma * d2)
 
