@@ -191,7 +191,8 @@ class Context:
 
     @property
     def oracle(self) -> SVMSolution:
-        """The ground truth: ``svm_dual(X, y, C, kernel).solve()`` (Clarabel), solved once.
+        """The ground truth: ``svm_dual(X, y, C, kernel).solve()`` (Clarabel), solved once;
+        for the linear kernel, a primal form when the dual's answer is not certified.
 
         An exception is kept and raised again to every method that needs the oracle.
         """
@@ -203,10 +204,32 @@ class Context:
             c = self.case
             try:
                 self._oracle = svm_dual(c.X, c.y, c.C, kernel=self.kernel).solve()
+                if self._oracle.status not in ("optimal", "infeasible") and (
+                    self.kernel.name == "linear"
+                ):
+                    self._oracle = self._primal_oracle(self._oracle)
             except Exception as exc:
                 self._oracle_error = exc
                 raise
         return self._oracle
+
+    def _primal_oracle(self, dual: SVMSolution) -> SVMSolution:
+        """Linear kernel, dual not certified: the primal forms (also CVXPY oracles) in turn;
+        the first certified one is the ground truth, else the dual's answer stays."""
+        import warnings
+
+        from maxmargin.formulations import hard_margin_primal, hinge_loss, soft_margin_primal
+
+        c = self.case
+        forms = ([lambda: hard_margin_primal(c.X, c.y)] if c.C is None else
+                 [lambda: soft_margin_primal(c.X, c.y, c.C), lambda: hinge_loss(c.X, c.y, c.C)])
+        for form in forms:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                sol = form().solve()
+            if sol.status == "optimal":
+                return sol
+        return dual
 
     @property
     def solved(self) -> bool:
