@@ -133,9 +133,12 @@ def random_case(seed: int, index: int) -> Case:
     if kernel == "rbf":
         if hard and expected == "optimal":
             # wide enough that K is diagonally dominant: off-diagonal <= exp(-2) / n
-            # (same-label duplicates, e.g. from the slab in d = 1, act as one point)
+            # Same-label (near) duplicates, e.g. the slab's points in d = 1 that land an ulp
+            # apart, act as one point: distances below 1e-12 of the spread are not used (a
+            # gamma from a round-off distance would make the kernel itself round-off).
             d2 = np.sum((X[:, None, :] - X[None, :, :]) ** 2, axis=-1)
-            params["gamma"] = (math.log(X.shape[0]) + 2.0) / float(d2[d2 > 0].min()) / scale**2
+            usable = d2[d2 > 1e-12 * float(d2.max())]
+            params["gamma"] = (math.log(X.shape[0]) + 2.0) / float(usable.min()) / scale**2
         else:
             params["gamma"] = _log_uniform(rng, 1e-3, 1e2) / (scale**2 * X.shape[1])
     elif kernel == "poly":
