@@ -430,7 +430,9 @@ def svm_fallback(
         return None
 
     def fallback(solver: str | None, options: dict[str, Any]) -> SVMSolution | None:
-        sol = hard().solve(solver, **options)
+        form = hard()
+        form._precheck = None  # if the hulls meet, the hard QP fails and so does the shortcut
+        sol = form.solve(solver, **options)
         if sol.status != "optimal" or float(np.max(sol.alpha)) > C:
             return None
         return judge(dataclasses.replace(

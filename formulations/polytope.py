@@ -32,6 +32,9 @@ from maxmargin.results import HullPairSolution, PolytopeSolution
 
 __all__ = ["polytope_distance", "hull_distance", "hulls_meet", "ZERO_RTOL"]
 
+#: Seconds HiGHS may spend on the hulls-meet LP; without an answer there is no certificate
+#: (degenerate data can make the simplex method stall on a tiny LP).
+LP_TIME_LIMIT = 10.0
 #: Below ``ZERO_RTOL * max(1, max_i ||point_i||)`` a distance is checked for being exactly 0.
 ZERO_RTOL = 1e-4
 
@@ -68,7 +71,8 @@ def hulls_meet(blocks: list[np.ndarray], atol: float = 1e-10) -> list[np.ndarray
     lp = linprog(
         cost, A_ub=A_ub, b_ub=np.zeros(2 * d), A_eq=A_eq, b_eq=np.ones(len(blocks)),
         bounds=(0.0, None), method="highs-ds",
-        options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
+        options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10,
+                 "time_limit": LP_TIME_LIMIT},
     )
     if lp.status != 0 or lp.x[-1] > atol:
         return None
