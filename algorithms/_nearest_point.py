@@ -64,7 +64,7 @@ from maxmargin._validation import (
 from maxmargin.certificate import certify_hulls, certify_svm
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.kernels import KERNEL_NAMES, Kernel, LinearKernel
-from maxmargin.results import HullPairSolution, SVMSolution
+from maxmargin.results import HullPairSolution, SVMSolution, join_messages
 
 __all__ = [
     "OPTIMAL",
@@ -457,11 +457,9 @@ def solve_hull_pair(
     p, q = P.T @ wp, Q.T @ wq
     distance = 0.0 if run.code == INTERSECT else float(np.linalg.norm(p - q))
     cert = certify_hulls(P, Q, wp, wq)
-    if status == "optimal" and run.code != INTERSECT and not cert.meets(HULL_CERT_FACTOR * tol):
-        status = "inaccurate"
-        warnings.warn(f"{method}: the float64 certificate does not confirm the stop: "
-                      f"{cert.summary()}", ConvergenceWarning, stacklevel=3)
-    message = "; ".join(x for x in (run.message, cert.summary()) if x)
+    if run.code != INTERSECT:
+        status = _confirmed(status, cert.meets(HULL_CERT_FACTOR * tol), method, cert.summary())
+    message = join_messages(run.message, cert.summary())
     return HullPairSolution(
         weights_p=wp, weights_q=wq, p=p, q=q, distance=distance, status=status,
         iterations=run.iterations, method=method, history=run.history, gap=run.gap,
@@ -469,19 +467,30 @@ def solve_hull_pair(
     )  # fmt: skip
 
 
+def _confirmed(status: str, certified: bool, method: str, summary: str) -> str:
+    """An ``"optimal"`` stop the float64 certificate does not confirm becomes ``"inaccurate"``
+    (with a :class:`ConvergenceWarning`); any other status is kept."""
+    if status != "optimal" or certified:
+        return status
+    warnings.warn(f"{method}: the float64 certificate does not confirm the stop: {summary}",
+                  ConvergenceWarning, stacklevel=4)
+    return "inaccurate"
+
+
 def infeasible_solution(
-    X: np.ndarray, y: np.ndarray, kernel: Kernel, method: str, pair: tuple[int, int]
+    X: np.ndarray, y: np.ndarray, kernel: Kernel, method: str, message: str,
+    iterations: int = 0, history: dict[str, np.ndarray] | None = None, runtime: float = 0.0,
 ) -> SVMSolution:
-    """The hard-margin answer for data with identical points of opposite labels."""
+    """The hard-margin answer on non-separable data: NaN ``alpha``/``b``/``w``, infinite
+    objectives (the primal is infeasible, the dual unbounded), status ``"infeasible"``."""
     n, d = X.shape
     return SVMSolution(
         alpha=np.full(n, np.nan), b=math.nan,
         w=np.full(d, np.nan) if kernel.kernel_id == 0 else None,
-        dual_objective=math.inf, primal_objective=math.inf, status="infeasible", iterations=0,
-        method=method, X_train=X, y_train=y, kernel=kernel, C=None,
-        b_interval=(math.nan, math.nan), runtime=0.0,
-        message=f"hard margin: x_{pair[0]} = x_{pair[1]} with opposite labels lies in both "
-                "classes' hulls in every feature space: not separable; use a finite C",
+        dual_objective=math.inf, primal_objective=math.inf, status="infeasible",
+        iterations=iterations, method=method, history=history, X_train=X, y_train=y,
+        kernel=kernel, C=None, b_interval=(math.nan, math.nan), message=message,
+        runtime=runtime,
     )  # fmt: skip
 
 
@@ -499,16 +508,9 @@ def svm_from_run(
     ``<= HULL_CERT_FACTOR * tol``; otherwise the status is ``"inaccurate"`` (with a warning).
     """
     status = status_of(run, method, intersect="infeasible")
-    n, d = X.shape
     if status == "infeasible":
-        return SVMSolution(
-            alpha=np.full(n, np.nan), b=math.nan,
-            w=np.full(d, np.nan) if kernel.kernel_id == 0 else None,
-            dual_objective=math.inf, primal_objective=math.inf, status=status,
-            iterations=run.iterations, method=method, history=run.history, X_train=X,
-            y_train=y, kernel=kernel, C=None, b_interval=(math.nan, math.nan),
-            message=run.message, runtime=run.runtime,
-        )  # fmt: skip
+        return infeasible_solution(X, y, kernel, method, run.message, run.iterations,
+                                   run.history, run.runtime)
     zz = run.zz
     alpha = 2.0 * run.lam / zz
     b = -float(np.dot(run.lam, run.g)) / zz
@@ -517,14 +519,12 @@ def svm_from_run(
     w = X.T @ (alpha * y) if kernel.kernel_id == 0 else None
     primal = 0.5 * float(w @ w) if w is not None else 0.5 * quad
     cert = certify_svm(alpha, X, y, None, kernel, g=wx)
-    if status == "optimal" and not (cert.margin > 0 and cert.gap <= HULL_CERT_FACTOR * tol):
-        status = "inaccurate"
-        warnings.warn(f"{method}: the float64 certificate does not confirm the stop: "
-                      f"{cert.summary()}", ConvergenceWarning, stacklevel=3)
+    ok = cert.margin > 0 and cert.gap <= HULL_CERT_FACTOR * tol
+    status = _confirmed(status, ok, method, cert.summary())
     return SVMSolution(
         alpha=alpha, b=b, w=w, dual_objective=float(alpha.sum()) - 0.5 * quad,
         primal_objective=primal, status=status, iterations=run.iterations, method=method,
         history=run.history, X_train=X, y_train=y, kernel=kernel, C=None, b_interval=(b, b),
-        message="; ".join(x for x in (run.message, cert.summary()) if x), runtime=run.runtime,
+        message=join_messages(run.message, cert.summary()), runtime=run.runtime,
         certificate=cert,
     )  # fmt: skip

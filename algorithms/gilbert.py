@@ -50,9 +50,13 @@ from maxmargin.algorithms._nearest_point import (
     svm_from_run,
 )
 from maxmargin.algorithms.mdm import MDM_MAX_ITER, MDM_TOL, mdm_loop
-from maxmargin.certificate import certify_hulls, opposite_duplicates
+from maxmargin.certificate import (
+    certify_hulls,
+    opposite_duplicates,
+    opposite_duplicates_message,
+)
 from maxmargin.kernels import Kernel, LinearKernel, make_kernel
-from maxmargin.results import HullPairSolution, PolytopeSolution, SVMSolution
+from maxmargin.results import HullPairSolution, PolytopeSolution, SVMSolution, join_messages
 
 __all__ = ["gilbert", "gilbert_hulls", "gilbert_svm", "gilbert_loop"]
 
@@ -137,7 +141,7 @@ def gilbert(
     return PolytopeSolution(
         weights=weights, point=point, distance=distance, status=status,
         iterations=run.iterations, method="gilbert", history=run.history, gap=run.gap,
-        message="; ".join(x for x in (run.message, cert.summary()) if x), runtime=run.runtime,
+        message=join_messages(run.message, cert.summary()), runtime=run.runtime,
         certificate=cert,
     )  # fmt: skip
 
@@ -247,6 +251,6 @@ def gilbert_svm(
     kern = make_kernel(kernel, gamma=gamma, degree=degree, coef0=coef0, X=X)
     clash = opposite_duplicates(X, y)
     if clash is not None:
-        return infeasible_solution(X, y, kern, method, clash)
+        return infeasible_solution(X, y, kern, method, opposite_duplicates_message(clash))
     run = run_nearest_point(loop, X, y, kern, tol, max_iter, every, hull_eps=SVM_HULL_EPS)
     return svm_from_run(run, X, y, kern, method, tol)

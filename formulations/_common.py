@@ -53,10 +53,15 @@ import cvxpy as cp
 import cvxpy.settings as cps
 import numpy as np
 
-from maxmargin.certificate import certify_svm, max_violation, opposite_duplicates
+from maxmargin.certificate import (
+    certify_svm,
+    max_violation,
+    opposite_duplicates,
+    opposite_duplicates_message,
+)
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.kernels import Kernel, LinearKernel
-from maxmargin.results import SVMSolution, recover_intercept
+from maxmargin.results import SVMSolution, join_messages, recover_intercept
 
 __all__ = [
     "DEFAULT_SOLVER",
@@ -244,8 +249,9 @@ class Formulation:
     the model (data divided by ``s``; for the SVM ``C`` times ``s^2``, see each family), maps the
     answer back, and judges it by its float64 certificate (:mod:`maxmargin.certificate`):
     ``"optimal"`` only when it meets ``ORACLE_KKT``/``ORACLE_GAP`` (``ORACLE_HULL_GAP`` for the
-    nearest-point forms). Otherwise it retries -- the unscaled model, then (when no solver was
-    named) OSQP -- and returns the best answer found, ``"inaccurate"`` with a
+    nearest-point forms). Otherwise it retries -- the unscaled model, then (soft margin) the
+    hard-margin optimum when ``max alpha <= C`` (:func:`svm_fallback`), then (when no solver
+    was named) OSQP -- and returns the best answer found, ``"inaccurate"`` with a
     :class:`~maxmargin.exceptions.ConvergenceWarning` if none is certified. ``message`` lists the
     attempts. The ``method`` of the result is ``"cvxpy/<name>/<SOLVER>"``.
     """
@@ -352,7 +358,7 @@ class Formulation:
                 break
         assert best is not None
         self._set_values(best)
-        message = "; ".join(x for x in ("attempts: " + " | ".join(notes), best.message) if x)
+        message = join_messages("attempts: " + " | ".join(notes), best.message)
         if best.status not in ("optimal", "infeasible"):
             warnings.warn(
                 f"{self.name}: no attempt was certified optimal ({' | '.join(notes)}); "
@@ -466,20 +472,19 @@ def hard_margin_precheck(
     (1 / n_+ + 1 / n_-)``, which already proves the hulls apart.
     """
 
+    def infeasible(message: str, solver: str, start: float) -> SVMSolution:
+        outcome = SolveOutcome("infeasible", "infeasible", message, 0,
+                               time.perf_counter() - start, solver)
+        return svm_solution(outcome, f"cvxpy/{name}/{solver}", alpha=None, X=X, y=y, C=None,
+                            kernel=kernel)
+
     def precheck() -> SVMSolution | None:
         from maxmargin.formulations.polytope import hulls_meet
 
         start = time.perf_counter()
         clash = opposite_duplicates(X, y)
         if clash is not None:
-            outcome = SolveOutcome(
-                "infeasible", "infeasible", f"hard margin: x_{clash[0]} = x_{clash[1]} with "
-                "opposite labels lies in both classes' convex hulls in every feature space: "
-                "no hyperplane separates them; use a finite C", 0,
-                time.perf_counter() - start, "exact",
-            )
-            return svm_solution(outcome, f"cvxpy/{name}/exact", alpha=None, X=X, y=y, C=None,
-                                kernel=kernel)
+            return infeasible(opposite_duplicates_message(clash), "exact", start)
         s = data_scale(F)
         n_pos, n_neg = int(np.sum(y > 0)), int(np.sum(y < 0))
         lower2 = eig_min * (1.0 / n_pos + 1.0 / n_neg) / (s * s)
@@ -489,15 +494,11 @@ def hard_margin_precheck(
         weights = hulls_meet([Fs[y > 0], Fs[y < 0]], HULLS_MEET_ATOL)
         if weights is None:
             return None
-        outcome = SolveOutcome(
-            "infeasible", "infeasible", "hard margin: the classes' convex hulls (in feature "
-            "space) meet -- convex combinations of the two classes agree to "
-            f"{HULLS_MEET_ATOL:g} R (HiGHS LP on the data scaled to unit radius R): no "
-            "hyperplane separates them with a margin that can be certified; use a finite C",
-            0, time.perf_counter() - start, "HIGHS",
-        )
-        return svm_solution(outcome, f"cvxpy/{name}/HIGHS", alpha=None, X=X, y=y, C=None,
-                            kernel=kernel)
+        return infeasible(
+            "hard margin: the classes' convex hulls (in feature space) meet -- convex "
+            f"combinations of the two classes agree to {HULLS_MEET_ATOL:g} R (HiGHS LP on the "
+            "data scaled to unit radius R): no hyperplane separates them with a margin that can "
+            "be certified; use a finite C", "HIGHS", start)
 
     return precheck
 
@@ -533,7 +534,7 @@ def judge_svm(
             b, interval = cert.b, (cert.b, cert.b)
         return dataclasses.replace(
             sol, status=status, certificate=cert, b=b, b_interval=interval,
-            message="; ".join(x for x in (sol.message, cert.summary()) if x),
+            message=join_messages(sol.message, cert.summary()),
         )
 
     return judge

@@ -28,7 +28,7 @@ from scipy.optimize import linprog
 from maxmargin._validation import check_hull_pair, check_points
 from maxmargin.certificate import HullCertificate, certify_hulls
 from maxmargin.formulations._common import ORACLE_HULL_GAP, SNAP_RTOL, Formulation, SolveOutcome
-from maxmargin.results import HullPairSolution, PolytopeSolution
+from maxmargin.results import HullPairSolution, PolytopeSolution, join_messages
 
 __all__ = ["polytope_distance", "hull_distance", "hulls_meet", "ZERO_RTOL"]
 
@@ -103,7 +103,7 @@ def _judged(common: dict[str, Any], cert: HullCertificate, distance: float) -> d
     ``"optimal"`` only with a relative Wolfe gap ``<= ORACLE_HULL_GAP``; a zero distance is
     certified by the LP (:func:`hulls_meet`)."""
     out = dict(common)
-    out["message"] = "; ".join(x for x in (common["message"], cert.summary()) if x)
+    out["message"] = join_messages(common["message"], cert.summary())
     if distance > 0.0 and out["status"] == "optimal" and not cert.meets(ORACLE_HULL_GAP):
         out["status"] = "inaccurate"
     return out

@@ -38,6 +38,7 @@ __all__ = [
     "max_violation",
     "minimise_hinge_over_b",
     "opposite_duplicates",
+    "opposite_duplicates_message",
 ]
 
 #: Kernel values evaluated at once by :func:`decision_values` (bounded memory).
@@ -264,6 +265,12 @@ def opposite_duplicates(X: np.ndarray, y: np.ndarray) -> tuple[int, int] | None:
     neg[inverse[y < 0]] = np.flatnonzero(y < 0)
     both = np.flatnonzero((pos >= 0) & (neg >= 0))
     return None if both.size == 0 else (int(pos[both[0]]), int(neg[both[0]]))
+
+
+def opposite_duplicates_message(pair: tuple[int, int]) -> str:
+    """The infeasibility certificate of :func:`opposite_duplicates`, in words."""
+    return (f"hard margin: x_{pair[0]} = x_{pair[1]} with opposite labels lies in both classes' "
+            "convex hulls in every feature space: no hyperplane separates them; use a finite C")
 
 
 def certify_hulls(

@@ -127,9 +127,10 @@ class RBFKernel(Kernel):
         close = d2 < CANCEL_RTOL * scale
         if np.any(close):
             i, j = np.nonzero(close)
-            for lo in range(0, i.size, 65536):
-                diff = A[i[lo : lo + 65536]] - B[j[lo : lo + 65536]]
-                d2[i[lo : lo + 65536], j[lo : lo + 65536]] = np.einsum("ij,ij->i", diff, diff)
+            for lo in range(0, i.size, 65536):  # bounded temporaries
+                ii, jj = i[lo : lo + 65536], j[lo : lo + 65536]
+                diff = A[ii] - B[jj]
+                d2[ii, jj] = np.einsum("ij,ij->i", diff, diff)
         np.maximum(d2, 0.0, out=d2)
         return np.exp(-self.gamma * d2)
 

@@ -31,6 +31,7 @@ __all__ = [
     "HullPairSolution",
     "PerceptronResult",
     "recover_intercept",
+    "join_messages",
 ]
 
 #: The statuses an SVM solution, polytope or hull-pair solution can have.
@@ -66,6 +67,11 @@ def _freeze(obj: Any, array_fields: tuple[str, ...]) -> None:
 def _check_status(status: str, allowed: tuple[str, ...]) -> None:
     if status not in allowed:
         raise ValueError(f"`status` must be one of {allowed}; got {status!r}.")
+
+
+def join_messages(*parts: str) -> str:
+    """The non-empty ``parts`` joined by ``"; "`` (messages of solvers and certificates)."""
+    return "; ".join(p for p in parts if p)
 
 
 def recover_intercept(
