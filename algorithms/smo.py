@@ -58,8 +58,9 @@ enter a violating pair are removed from the active set; the gradient of the othe
 (``reconstruct_gradient``, from ``G_bar = sum_{a_j = C} C Q_{:j}``) before the final check, so the
 answer is the same.
 
-**Precision.** ``precision="single"`` (default; LIBSVM's ``Qfloat``) stores the cached ``Q`` in
-float32; the gradient ``G`` and ``alpha`` are float64, but ``G = Q alpha - e`` is then the exact
+**Precision.** ``precision="single"`` (LIBSVM's ``Qfloat``) stores the cached ``Q`` in
+float32 (the first phase of the default ``"auto"``, which continues in float64 when the float64
+certificate asks for it, and skips float32 when ``max K_ii`` is outside :data:`FLOAT32_RANGE`); the gradient ``G`` and ``alpha`` are float64, but ``G = Q alpha - e`` is then the exact
 gradient of the float32-rounded problem, not of the true one. With ``|dQ_ij| <= 2^-24 |Q_ij|
 <= 2^-24 max_t K_tt`` (Cauchy-Schwarz), each entry of ``G`` is off by at most about
 ``2^-24 max_t K_tt sum(alpha)``, and ``m - M`` by twice that. This is an accuracy *floor*: when
@@ -178,6 +179,10 @@ OPTIMAL, MAX_ITER, INFEASIBLE, PRECISION = 0, 1, 2, 3
 FLOOR_FRACTION = 0.125
 #: ``precision="auto"``: at most this many float64 continuations after the float32 run.
 MAX_CONTINUATIONS = 3
+#: The float32 cache is used only when ``max_i K(x_i, x_i)`` lies in this range (far from
+#: float32's overflow at 3.4e38 and its subnormals below 1.2e-38); ``"auto"`` otherwise runs
+#: in float64 from the start, ``"single"`` is refused.
+FLOAT32_RANGE = (1e-30, 1e30)
 
 
 class _State(NamedTuple):
@@ -833,12 +838,21 @@ def smo(
     start = time.perf_counter()
     QD = kern.diag(X)
     radius2 = float(np.max(QD))
+    first = precision
+    if not FLOAT32_RANGE[0] <= radius2 <= FLOAT32_RANGE[1]:
+        if precision == "single":
+            raise ValueError(
+                f"`precision`='single' keeps kernel values in float32, which cannot hold these "
+                f"(max K(x, x) = {radius2:.3g} is outside [{FLOAT32_RANGE[0]:g}, "
+                f"{FLOAT32_RANGE[1]:g}]): use 'auto' or 'double', or rescale `X`."
+            )
+        first = "double"  # "auto": no float32 phase
     st = _new_state(y, QD, C, tol, history_every)
     run = _Run(st, kd, kern, X, y, C, tol, working_set, shrinking, max_iter, cache_size, radius2)
-    outcome = run.solve(precision)
+    outcome = run.solve(first)
     g, cert = run.certify()
     rounds = 0
-    while precision == "auto" and rounds < MAX_CONTINUATIONS and (
+    while first == "auto" and rounds < MAX_CONTINUATIONS and (
         (outcome in (OPTIMAL, PRECISION) and not cert.kkt_violation < tol)
         # float32 cannot resolve hull distances below 1e-3 R: re-check in float64 unless the
         # float64 bound already shows the hulls within 1e-4 R

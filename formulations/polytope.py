@@ -6,7 +6,10 @@
     \\text{hulls:} \\quad \\min_{\\lambda \\in \\Delta_m, \\mu \\in \\Delta_k}
     \\|P^T \\lambda - Q^T \\mu\\|^2,
 
-with ``Delta`` the probability simplex (rows of ``P``, ``Q`` are the points).
+with ``Delta`` the probability simplex (rows of ``P``, ``Q`` are the points). The model is
+built on the points divided by the power of two nearest their largest norm (the same weights
+solve it; distances and points are computed from the original data), so any magnitude the
+validation accepts is solved at unit scale.
 
 Zero distances. The squared objective is solved to an absolute gap ~1e-10 (times the squared
 scale), which pins a *zero* distance only to ~1e-5. So when the computed distance is below
@@ -83,8 +86,12 @@ def hulls_meet(blocks: list[np.ndarray], atol: float = 1e-10) -> list[np.ndarray
     return out
 
 
-def _scale(*point_sets: np.ndarray) -> float:
-    return max(1.0, *(float(np.sqrt(np.einsum("ij,ij->i", S, S).max())) for S in point_sets))
+def _unit(*point_sets: np.ndarray) -> tuple[float, list[np.ndarray]]:
+    """``(s, [S / s, ...])`` with ``s`` the power of two nearest ``max_i ||point_i||``: the
+    model solved is well scaled (distances of order 1) and has exactly the original weights."""
+    r = max(float(np.max(np.linalg.norm(S, axis=1))) for S in point_sets)
+    s = 2.0 ** round(math.log2(r)) if r > 0.0 else 1.0
+    return s, [S / s for S in point_sets]
 
 
 def _meta(outcome: SolveOutcome, method: str) -> dict[str, Any]:
@@ -139,8 +146,9 @@ def polytope_distance(Q: np.ndarray) -> Formulation:
         Variable ``lam`` (m,).
     """
     Q = check_points(Q, "Q")
+    s, (Qs,) = _unit(Q)
     lam = cp.Variable(Q.shape[0], name="lam")
-    problem = cp.Problem(cp.Minimize(cp.sum_squares(Q.T @ lam)), [lam >= 0, cp.sum(lam) == 1])
+    problem = cp.Problem(cp.Minimize(cp.sum_squares(Qs.T @ lam)), [lam >= 0, cp.sum(lam) == 1])
 
     def extract(outcome: SolveOutcome, method: str, polish: bool) -> PolytopeSolution:
         nan = math.nan
@@ -152,8 +160,8 @@ def polytope_distance(Q: np.ndarray) -> Formulation:
         point = Q.T @ weights
         distance = float(np.linalg.norm(point))
         gap = _relative_gap(point, float(np.min(Q @ point)))
-        if distance <= ZERO_RTOL * _scale(Q):
-            certificate = hulls_meet([Q])
+        if distance <= ZERO_RTOL * max(s, 1.0):
+            certificate = hulls_meet([Qs])
             if certificate is not None:
                 weights = certificate[0]
                 point, distance, gap = Q.T @ weights, 0.0, 0.0
@@ -188,10 +196,11 @@ def hull_distance(P: np.ndarray, Q: np.ndarray) -> Formulation:
         Variables ``lam`` (m,) and ``mu`` (k,).
     """
     P, Q = check_hull_pair(P, Q)
+    s, (Ps, Qs) = _unit(P, Q)
     lam = cp.Variable(P.shape[0], name="lam")
     mu = cp.Variable(Q.shape[0], name="mu")
     problem = cp.Problem(
-        cp.Minimize(cp.sum_squares(P.T @ lam - Q.T @ mu)),
+        cp.Minimize(cp.sum_squares(Ps.T @ lam - Qs.T @ mu)),
         [lam >= 0, mu >= 0, cp.sum(lam) == 1, cp.sum(mu) == 1],
     )
 
@@ -209,8 +218,8 @@ def hull_distance(P: np.ndarray, Q: np.ndarray) -> Formulation:
         z = p - q
         distance = float(np.linalg.norm(z))
         gap = _relative_gap(z, float(np.min(P @ z) - np.max(Q @ z)))
-        if distance <= ZERO_RTOL * _scale(P, Q):
-            certificate = hulls_meet([P, Q])
+        if distance <= ZERO_RTOL * max(s, 1.0):
+            certificate = hulls_meet([Ps, Qs])
             if certificate is not None:
                 wp, wq = certificate
                 p, q, distance, gap = P.T @ wp, Q.T @ wq, 0.0, 0.0

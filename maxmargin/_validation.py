@@ -32,6 +32,10 @@ __all__ = [
     "check_choice",
     "check_finite_scalar",
     "check_bool",
+    "check_kernel_input",
+    "check_kernel_pair",
+    "check_index",
+    "check_kernel_values",
 ]
 
 
@@ -53,16 +57,17 @@ def _reject_complex(value: Any, name: str) -> None:
         raise ValueError(f"`{name}` must be real; got complex values ({_describe(value)}).")
 
 
-def check_array(value: Any, name: str, *, ndim: int) -> np.ndarray:
+def check_array(value: Any, name: str, *, ndim: int, copy: bool = True) -> np.ndarray:
     """Convert ``value`` to a finite float64 array with ``ndim`` dimensions and >= 1 row.
 
-    Returns a new C-contiguous array (never a view of the input).
+    Returns a new C-contiguous array (never a view of the input); with ``copy=False`` a float64
+    C-contiguous input is returned as it is (for read-only uses such as kernel evaluation).
     """
     if value is None:
         raise ValueError(f"`{name}` must be an array; got None.")
     _reject_complex(value, name)
     try:
-        arr = np.array(value, dtype=np.float64, copy=True, order="C")
+        arr = np.array(value, dtype=np.float64, copy=True if copy else None, order="C")
     except (TypeError, ValueError) as exc:
         raise ValueError(
             f"`{name}` must be a numeric array; got {_describe(value)} ({exc})."
@@ -137,6 +142,7 @@ def check_X_new(X_new: Any, n_features: int, name: str = "X") -> np.ndarray:
 
     A single 1-D point of length ``n_features`` is accepted and treated as one row.
     """
+    _reject_complex(X_new, name)
     try:
         arr = np.asarray(X_new, dtype=np.float64) if X_new is not None else None
     except (TypeError, ValueError):  # not numeric: check_array below names the argument
@@ -247,3 +253,50 @@ def check_bool(value: Any, name: str) -> bool:
     if not isinstance(value, bool | np.bool_):
         raise ValueError(f"`{name}` must be True or False; got {_describe(value)}.")
     return bool(value)
+
+
+def check_kernel_input(value: Any, name: str) -> np.ndarray:
+    """Points to evaluate a kernel on: a finite ``(n, d)`` float64 array (not copied when it
+    already is one; kernels only read it)."""
+    return check_array(value, name, ndim=2, copy=False)
+
+
+def check_kernel_pair(A: Any, B: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The two point sets of a kernel block ``K(A, B)``: finite 2-D arrays with the same number
+    of columns."""
+    A = check_kernel_input(A, "A")
+    B = check_kernel_input(B, "B")
+    if A.shape[1] != B.shape[1]:
+        raise ValueError(
+            f"`A` and `B` must have the same number of features (columns); got {A.shape[1]} "
+            f"and {B.shape[1]}."
+        )
+    return A, B
+
+
+def check_index(value: Any, name: str, n: int) -> np.ndarray:
+    """Row indices into ``n`` rows: integers in ``[0, n)`` (a scalar or a 1-D array)."""
+    arr = np.asarray(value)
+    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer) or arr.ndim > 1:
+        raise ValueError(
+            f"`{name}` must be an integer index or a 1-D array of them; got {_describe(value)}."
+        )
+    if arr.size and (arr.min() < 0 or arr.max() >= n):
+        raise ValueError(
+            f"`{name}` must lie in [0, {n}) (the rows of `X`); got values from {int(arr.min())} "
+            f"to {int(arr.max())}."
+        )
+    return arr.astype(np.int64)
+
+
+def check_kernel_values(values: np.ndarray, kernel: str, names: str) -> np.ndarray:
+    """Kernel values computed from valid points must be finite: an overflow (for example the
+    ``poly`` kernel on large features) is reported naming the points and what to do."""
+    finite = np.isfinite(values)
+    if not np.all(finite):
+        bad = int(finite.size - np.count_nonzero(finite))
+        raise ValueError(
+            f"kernel {kernel} on {names} overflows float64 ({bad} non-finite value(s)): "
+            "rescale the features (or lower `gamma`) so that kernel values stay finite."
+        )
+    return values

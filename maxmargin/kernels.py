@@ -31,6 +31,10 @@ from maxmargin._validation import (
     check_array,
     check_choice,
     check_finite_scalar,
+    check_index,
+    check_kernel_input,
+    check_kernel_pair,
+    check_kernel_values,
     check_positive,
     check_positive_int,
 )
@@ -43,36 +47,65 @@ CANCEL_RTOL = 1e-6
 
 
 class Kernel(ABC):
-    """A positive semi-definite kernel ``K(x, z)``."""
+    """A positive semi-definite kernel ``K(x, z)``.
+
+    The public methods (``k(A, B)``, ``gram``, ``column``, ``columns``, ``diag``) validate their
+    arguments (finite 2-D float arrays with matching columns, indices in range) and check that
+    the values computed are finite; a subclass implements the two computations on validated
+    float64 arrays, :meth:`_block` and :meth:`_diag`.
+    """
 
     name: str = "kernel"
     kernel_id: int = -1
 
     @abstractmethod
-    def __call__(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
-        """The cross matrix ``K[i, j] = K(A[i], B[j])`` of shape ``(len(A), len(B))``."""
+    def _block(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        """``K[i, j] = K(A[i], B[j])`` for validated float64 ``A`` (m, d) and ``B`` (k, d)."""
 
     @abstractmethod
-    def diag(self, X: np.ndarray) -> np.ndarray:
+    def _diag(self, X: np.ndarray) -> np.ndarray:
+        """``K(x_i, x_i)`` for a validated float64 ``X`` (n, d)."""
+
+    def _values(self, compute: Any, names: str) -> np.ndarray:
+        """Run ``compute()`` with float64 overflow silenced, then insist on finite values."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            values = compute()
+        return check_kernel_values(values, self.describe(), names)
+
+    def __call__(self, A: Any, B: Any) -> np.ndarray:
+        """The cross matrix ``K[i, j] = K(A[i], B[j])`` of shape ``(len(A), len(B))``."""
+        A, B = check_kernel_pair(A, B)
+        return self._values(lambda: self._block(A, B), "`A` and `B`")
+
+    def diag(self, X: Any) -> np.ndarray:
         """The diagonal ``K(x_i, x_i)`` of the Gram matrix, shape ``(n,)``."""
+        X = check_kernel_input(X, "X")
+        return self._values(lambda: self._diag(X), "`X`")
 
     @property
     def params(self) -> tuple[float, float, float]:
         """``(gamma, coef0, degree)`` as floats, for compiled kernel evaluation."""
         return (0.0, 0.0, 1.0)
 
-    def gram(self, X: np.ndarray) -> np.ndarray:
+    def gram(self, X: Any) -> np.ndarray:
         """The symmetric Gram matrix ``K(X, X)`` (symmetrised exactly)."""
-        G = self(X, X)
+        X = check_kernel_input(X, "X")
+        G = self._values(lambda: self._block(X, X), "`X`")
         return 0.5 * (G + G.T)
 
-    def column(self, X: np.ndarray, i: int) -> np.ndarray:
+    def column(self, X: Any, i: Any) -> np.ndarray:
         """Column ``i`` of the Gram matrix, ``K(x_j, x_i)`` for all ``j``; shape ``(n,)``."""
-        return self(X, X[i : i + 1])[:, 0]
+        X = check_kernel_input(X, "X")
+        if np.ndim(i) != 0:
+            raise ValueError(f"`i` must be a single integer index; got shape {np.shape(i)}.")
+        i = int(check_index(i, "i", X.shape[0]))
+        return self._values(lambda: self._block(X, X[i : i + 1])[:, 0], "`X`")
 
-    def columns(self, X: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    def columns(self, X: Any, idx: Any) -> np.ndarray:
         """Columns ``idx`` of the Gram matrix in one BLAS call; shape ``(n, len(idx))``."""
-        return self(X, X[np.asarray(idx)])
+        X = check_kernel_input(X, "X")
+        idx = check_index(idx, "idx", X.shape[0]).reshape(-1)
+        return self._values(lambda: self._block(X, X[idx]), "`X`")
 
     def describe(self) -> str:
         """A short human-readable name with parameters, e.g. ``rbf(gamma=0.5)``."""
@@ -86,11 +119,10 @@ class LinearKernel(Kernel):
     name = "linear"
     kernel_id = 0
 
-    def __call__(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
-        return np.asarray(A, dtype=np.float64) @ np.asarray(B, dtype=np.float64).T
+    def _block(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        return A @ B.T
 
-    def diag(self, X: np.ndarray) -> np.ndarray:
-        X = np.asarray(X, dtype=np.float64)
+    def _diag(self, X: np.ndarray) -> np.ndarray:
         return np.einsum("ij,ij->i", X, X)
 
 
@@ -109,14 +141,12 @@ class RBFKernel(Kernel):
     def params(self) -> tuple[float, float, float]:
         return (self.gamma, 0.0, 1.0)
 
-    def __call__(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    def _block(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         """``exp(-gamma ||a - b||^2)`` with ``||a - b||^2 = a.a + b.b - 2 a.b`` (one BLAS
         product) on data centred at ``B``'s mean (the kernel is translation invariant), and the
         pairs where that expansion cancels (``||a - b||^2 < CANCEL_RTOL (a.a + b.b)``: near
         duplicates) recomputed from their differences, so ``K(x, x) = 1`` exactly and large
         ``gamma`` does not amplify round-off."""
-        A = np.asarray(A, dtype=np.float64)
-        B = np.asarray(B, dtype=np.float64)
         centre = B.mean(axis=0)
         A = A - centre
         B = B - centre
@@ -134,10 +164,10 @@ class RBFKernel(Kernel):
         np.maximum(d2, 0.0, out=d2)
         return np.exp(-self.gamma * d2)
 
-    def diag(self, X: np.ndarray) -> np.ndarray:
-        return np.ones(np.asarray(X).shape[0])
+    def _diag(self, X: np.ndarray) -> np.ndarray:
+        return np.ones(X.shape[0])
 
-    def gram(self, X: np.ndarray) -> np.ndarray:
+    def gram(self, X: Any) -> np.ndarray:
         G = super().gram(X)
         np.fill_diagonal(G, 1.0)
         return G
@@ -168,13 +198,10 @@ class PolyKernel(Kernel):
     def params(self) -> tuple[float, float, float]:
         return (self.gamma, self.coef0, float(self.degree))
 
-    def __call__(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
-        A = np.asarray(A, dtype=np.float64)
-        B = np.asarray(B, dtype=np.float64)
+    def _block(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         return (self.gamma * (A @ B.T) + self.coef0) ** self.degree
 
-    def diag(self, X: np.ndarray) -> np.ndarray:
-        X = np.asarray(X, dtype=np.float64)
+    def _diag(self, X: np.ndarray) -> np.ndarray:
         return (self.gamma * np.einsum("ij,ij->i", X, X) + self.coef0) ** self.degree
 
     def describe(self) -> str:
@@ -218,10 +245,19 @@ def make_kernel(
     coef0 : float
         ``poly`` offset.
     X : array, optional
-        Training data, only used to resolve ``gamma="scale"``/``"auto"``.
+        Training data: resolves ``gamma="scale"``/``"auto"``, and its kernel values
+        ``K(x, x)`` must be finite (an overflow is a ``ValueError`` naming ``X``).
     """
-    if isinstance(kernel, Kernel):
-        return kernel
+    kern = kernel if isinstance(kernel, Kernel) else _named_kernel(kernel, gamma, degree, coef0, X)
+    if X is not None:
+        kern.diag(X)  # kernel values on the training data must be finite (rejects overflow)
+    return kern
+
+
+def _named_kernel(
+    kernel: Any, gamma: float | str, degree: int, coef0: float, X: np.ndarray | None
+) -> Kernel:
+    """The kernel object of an SVC-style name and keywords."""
     check_choice(kernel, "kernel", KERNEL_NAMES)
     if kernel == "linear":
         return LinearKernel()
