@@ -60,7 +60,8 @@ answer is the same.
 
 **Precision.** ``precision="single"`` (LIBSVM's ``Qfloat``) stores the cached ``Q`` in
 float32 (the first phase of the default ``"auto"``, which continues in float64 when the float64
-certificate asks for it, and skips float32 when ``max K_ii`` is outside :data:`FLOAT32_RANGE`); the gradient ``G`` and ``alpha`` are float64, but ``G = Q alpha - e`` is then the exact
+certificate asks for it, and skips float32 when ``max K_ii`` is outside :data:`FLOAT32_RANGE`);
+the gradient ``G`` and ``alpha`` are float64, but ``G = Q alpha - e`` is then the exact
 gradient of the float32-rounded problem, not of the true one. With ``|dQ_ij| <= 2^-24 |Q_ij|
 <= 2^-24 max_t K_tt`` (Cauchy-Schwarz), each entry of ``G`` is off by at most about
 ``2^-24 max_t K_tt sum(alpha)``, and ``m - M`` by twice that. This is an accuracy *floor*: when
@@ -127,6 +128,7 @@ from maxmargin._validation import (
     check_max_iter,
     check_positive,
     check_positive_int,
+    check_sample_weight,
     check_Xy,
 )
 from maxmargin.algorithms._kernel_cache import (
@@ -190,7 +192,8 @@ class _State(NamedTuple):
 
     alpha: np.ndarray
     G: np.ndarray  # gradient Q alpha - e (exact on the active set)
-    G_bar: np.ndarray  # sum over alpha_j = C of C Q_:j (all rows)
+    G_bar: np.ndarray  # sum over alpha_j = C_j of C_j Q_:j (all rows)
+    Cs: np.ndarray  # per-sample upper bounds C_i (inf for the hard margin)
     status: np.ndarray  # LOWER / UPPER / FREE
     in_up: np.ndarray  # t in I_up (y_t alpha_t can increase)
     in_low: np.ndarray  # t in I_low (y_t alpha_t can decrease)
@@ -198,7 +201,7 @@ class _State(NamedTuple):
     scratch: np.ndarray
     QD: np.ndarray  # Q_ii = K_ii in float64
     y: np.ndarray
-    fs: np.ndarray  # C (inf = hard margin), tol, dual objective, sum(alpha), Platt's b, m
+    fs: np.ndarray  # max C_i (inf = hard margin), tol, dual objective, sum(alpha), Platt's b, m
     ist: np.ndarray  # active size, iterations, unshrunk flag, history count/stride, argmax of m
     h_iter: np.ndarray
     h_viol: np.ndarray
@@ -210,14 +213,16 @@ class _State(NamedTuple):
 
 @njit(cache=True, inline="always")
 def _two_variable_update(
-    a_i: float, a_j: float, y_i: float, y_j: float, G_i: float, G_j: float, eta: float, C: float
+    a_i: float, a_j: float, y_i: float, y_j: float, G_i: float, G_j: float, eta: float,
+    C_i: float, C_j: float,
 ) -> tuple[float, float]:
     """The seed's two-variable step, in LIBSVM's exact-clipping form (see the module docstring).
 
     ``a_j += y_j (E_i - E_j) / eta`` with ``y_j (E_i - E_j) = y_j (y_i G_i - y_j G_j)``, i.e.
     ``(-G_i - G_j) / eta`` when ``y_i != y_j`` (``a_i - a_j`` fixed) and ``(G_i - G_j) / eta``
-    when ``y_i = y_j`` (``a_i + a_j`` fixed), then both clipped to ``[0, C]`` along that line.
-    ``C = inf`` (hard margin) leaves only the lower bounds.
+    when ``y_i = y_j`` (``a_i + a_j`` fixed), then both clipped to their boxes ``[0, C_i]``,
+    ``[0, C_j]`` along that line (per-sample bounds, as LIBSVM's ``get_C``). ``C = inf`` (hard
+    margin) leaves only the lower bounds.
     """
     if eta <= 0.0:
         eta = TAU
@@ -230,32 +235,36 @@ def _two_variable_update(
             if nj < 0.0:
                 nj = 0.0
                 ni = diff
-            if ni > C:
-                ni = C
-                nj = C - diff
         else:
             if ni < 0.0:
                 ni = 0.0
                 nj = -diff
-            if nj > C:
-                nj = C
-                ni = C + diff
+        if diff > C_i - C_j:
+            if ni > C_i:
+                ni = C_i
+                nj = C_i - diff
+        else:
+            if nj > C_j:
+                nj = C_j
+                ni = C_j + diff
     else:
         delta = (G_i - G_j) / eta
         total = a_i + a_j
         ni = a_i - delta
         nj = a_j + delta
-        if total > C:
-            if ni > C:
-                ni = C
-                nj = total - C
-            if nj > C:
-                nj = C
-                ni = total - C
+        if total > C_i:
+            if ni > C_i:
+                ni = C_i
+                nj = total - C_i
         else:
             if nj < 0.0:
                 nj = 0.0
                 ni = total
+        if total > C_j:
+            if nj > C_j:
+                nj = C_j
+                ni = total - C_j
+        else:
             if ni < 0.0:
                 ni = 0.0
                 nj = total
@@ -329,7 +338,7 @@ def _select_wss2(st: _State, c: ColumnCache, kd: KernelData) -> tuple[int, int, 
 def _set_status(st: _State, t: int) -> None:
     """Status of ``alpha_t`` and its membership of ``I_up`` / ``I_low``."""
     a = st.alpha[t]
-    s = UPPER if a >= st.fs[F_C] else (LOWER if a <= 0.0 else FREE)
+    s = UPPER if a >= st.Cs[t] else (LOWER if a <= 0.0 else FREE)
     st.status[t] = s
     pos = st.y[t] > 0
     st.in_up[t] = s != (UPPER if pos else LOWER)
@@ -378,12 +387,11 @@ def _apply_step(
             g_max, i_max = v, t
     st.fs[F_GMAX] = g_max
     st.ist[I_IMAX] = i_max
-    C = st.fs[F_C]
     n = alpha.shape[0]
     for t, was_upper in ((i, was_upper_i), (j, was_upper_j)):
         if was_upper != (st.status[t] == UPPER):
             Q_t = get_column(c, kd, t, act, st.ist[I_ACTIVE], True)
-            sign = -C if was_upper else C
+            sign = -st.Cs[t] if was_upper else st.Cs[t]
             for u in range(n):
                 st.G_bar[u] += sign * Q_t[u]
 
@@ -398,7 +406,7 @@ def _step(st: _State, c: ColumnCache, kd: KernelData, i: int, j: int) -> None:
     Q_ij = float(Q_i[j])
     eta = st.QD[i] + st.QD[j] - 2.0 * y[i] * y[j] * Q_ij
     new_i, new_j = _two_variable_update(
-        st.alpha[i], st.alpha[j], y[i], y[j], st.G[i], st.G[j], eta, st.fs[F_C]
+        st.alpha[i], st.alpha[j], y[i], y[j], st.G[i], st.G[j], eta, st.Cs[i], st.Cs[j]
     )
     _apply_step(st, c, kd, i, j, new_i, new_j, Q_i, Q_j, Q_ij)
 
@@ -640,7 +648,9 @@ def _platt_take_step(st: _State, c: ColumnCache, kd: KernelData, i1: int, i2: in
         return False
     Q_12 = y[i1] * y[i2] * kernel_value(kd, i1, i2)
     eta = st.QD[i1] + st.QD[i2] - 2.0 * y[i1] * y[i2] * Q_12
-    a1, a2 = _two_variable_update(alpha[i1], alpha[i2], y[i1], y[i2], G[i1], G[i2], eta, st.fs[F_C])
+    a1, a2 = _two_variable_update(
+        alpha[i1], alpha[i2], y[i1], y[i2], G[i1], G[i2], eta, st.Cs[i1], st.Cs[i2]
+    )
     if abs(a2 - alpha[i2]) < PLATT_EPS * (a2 + alpha[i2] + PLATT_EPS):
         return False
     n = alpha.shape[0]
@@ -669,7 +679,7 @@ def _platt_examine(st: _State, c: ColumnCache, kd: KernelData, i2: int) -> int:
     b = st.fs[F_B]
     r2 = G[i2] + y[i2] * b  # y2 E2 = y2 f(x2) - 1
     ktol = 0.5 * st.fs[F_TOL]
-    if not ((r2 < -ktol and alpha[i2] < st.fs[F_C]) or (r2 > ktol and alpha[i2] > 0.0)):
+    if not ((r2 < -ktol and alpha[i2] < st.Cs[i2]) or (r2 > ktol and alpha[i2] > 0.0)):
         return 0
     e2 = y[i2] * G[i2]  # E2 - b
     n_free, best, i1 = 0, -1.0, -1
@@ -736,10 +746,13 @@ def _solve_platt(
 # --- the public function ---------------------------------------------------------------------
 
 
-def _new_state(y: np.ndarray, QD: np.ndarray, C: float | None, tol: float, stride: int) -> _State:
+def _new_state(
+    y: np.ndarray, QD: np.ndarray, C: float | np.ndarray | None, tol: float, stride: int
+) -> _State:
     n = y.shape[0]
+    Cs = np.full(n, math.inf) if C is None else np.array(np.broadcast_to(C, (n,)), dtype=float)
     fs = np.zeros(7)
-    fs[F_C] = math.inf if C is None else C
+    fs[F_C] = math.inf if C is None else float(Cs.max())
     fs[F_TOL] = tol
     ist = np.zeros(6, dtype=np.int64)
     ist[I_IMAX] = STALE
@@ -749,6 +762,7 @@ def _new_state(y: np.ndarray, QD: np.ndarray, C: float | None, tol: float, strid
         alpha=np.zeros(n),
         G=-np.ones(n),
         G_bar=np.zeros(n),
+        Cs=Cs,
         status=np.full(n, LOWER, dtype=np.int8),
         in_up=y > 0,
         in_low=y < 0,
@@ -780,6 +794,7 @@ def smo(
     shrinking: bool = True,
     history_every: int = 1,
     precision: str = "auto",
+    sample_weight: Any = None,
 ) -> SVMSolution:
     """Solve the SVM dual by SMO (LIBSVM's algorithm; see the module docstring for the formulas).
 
@@ -788,7 +803,8 @@ def smo(
     X : (n, d) array
     y : (n,) array of -1/+1
     C : float or None
-        Box bound ``0 <= alpha <= C``; ``None`` is the hard margin (see the infeasibility rule).
+        Box bound ``0 <= alpha_i <= C_i = C sample_weight_i``; ``None`` is the hard margin (see
+        the infeasibility rule).
     kernel : {"linear", "rbf", "poly"} or a maxmargin kernel object
         With ``gamma``, ``degree``, ``coef0`` as in scikit-learn's SVC.
     tol : float
@@ -810,6 +826,9 @@ def smo(
         float64 certificate (or the estimated float32 rounding floor) says the float32 cache
         hides violations, a float64 continuation from the current alpha. ``"single"``/
         ``"double"``: one cache dtype throughout. See the module docstring (**Precision**).
+    sample_weight : (n,) array of positive numbers, optional
+        Per-sample bounds ``C_i = C sample_weight_i`` (LIBSVM's weighted C; SVC's
+        ``sample_weight``). Ignored by the hard margin.
 
     Returns
     -------
@@ -824,6 +843,8 @@ def smo(
     """
     X, y = check_Xy(X, y)
     C = check_C(C)
+    sw = check_sample_weight(sample_weight, y)
+    box = None if C is None else (C if sw is None else C * sw)
     kern = make_kernel(kernel, gamma=gamma, degree=degree, coef0=coef0, X=X)
     tol = check_positive(tol, "tol")
     n = X.shape[0]
@@ -847,8 +868,9 @@ def smo(
                 f"{FLOAT32_RANGE[1]:g}]): use 'auto' or 'double', or rescale `X`."
             )
         first = "double"  # "auto": no float32 phase
-    st = _new_state(y, QD, C, tol, history_every)
-    run = _Run(st, kd, kern, X, y, C, tol, working_set, shrinking, max_iter, cache_size, radius2)
+    st = _new_state(y, QD, box, tol, history_every)
+    run = _Run(st, kd, kern, X, y, C, sw, tol, working_set, shrinking, max_iter, cache_size,
+               radius2)
     outcome = run.solve(first)
     g, cert = run.certify()
     rounds = 0
@@ -885,10 +907,12 @@ class _Run:
 
     def __init__(
         self, st: _State, kd: KernelData, kern: Kernel, X: np.ndarray, y: np.ndarray,
-        C: float | None, tol: float, working_set: str, shrinking: bool, max_iter: int,
-        cache_size: float, radius2: float,
+        C: float | None, sw: np.ndarray | None, tol: float, working_set: str, shrinking: bool,
+        max_iter: int, cache_size: float, radius2: float,
     ) -> None:
         self.st, self.kd, self.kern, self.X, self.y, self.C = st, kd, kern, X, y, C
+        self.sample_weight = sw
+        self.box = None if C is None else st.Cs  # per-sample bounds C_i
         self.tol, self.working_set, self.shrinking = tol, working_set, shrinking
         self.max_iter, self.cache_size, self.radius2 = max_iter, cache_size, radius2
         self.cache: ColumnCache | None = None
@@ -915,13 +939,13 @@ class _Run:
         alpha, X, y = self.st.alpha, self.X, self.y
         sv = np.flatnonzero(alpha > 0)
         g = decision_values(self.kern, X, X[sv], alpha[sv] * y[sv])
-        return g, certify_svm(alpha, X, y, self.C, self.kern, g=g)
+        return g, certify_svm(alpha, X, y, self.box, self.kern, g=g)
 
     def restart_from(self, g: np.ndarray) -> None:
         """Reset the solver's state around the current alpha: exact ``G = y g - 1`` and
         ``G_bar``, every variable active, statuses from alpha (the iteration count and history
         go on)."""
-        st, y, C = self.st, self.y, self.C
+        st, y, C = self.st, self.y, self.box
         alpha = st.alpha
         n = alpha.shape[0]
         st.G[:] = y * g - 1.0
@@ -929,7 +953,7 @@ class _Run:
             st.G_bar[:] = 0.0
         else:
             at = np.flatnonzero(alpha >= C)
-            st.G_bar[:] = C * y * decision_values(self.kern, self.X, self.X[at], y[at])
+            st.G_bar[:] = y * decision_values(self.kern, self.X, self.X[at], C[at] * y[at])
         upper = np.inf if C is None else C
         status = np.where(alpha >= upper, UPPER, np.where(alpha <= 0.0, LOWER, FREE))
         st.status[:] = status
@@ -948,7 +972,7 @@ class _Run:
     ) -> SVMSolution:
         """The :class:`SVMSolution`: ``b`` and objectives from the float64 ``g``, status from
         the certificate (module docstring, **Certificate**)."""
-        st, X, y, C, tol = self.st, self.X, self.y, self.C, self.tol
+        st, X, y, C, tol = self.st, self.X, self.y, self.box, self.tol
         alpha = st.alpha
         cache = self.cache
         solver_gap = float(_violation(st))
@@ -962,7 +986,7 @@ class _Run:
         b, interval = recover_intercept(alpha, y, g, C)
         w = X.T @ (alpha * y) if self.kern.kernel_id == 0 else None
         w2 = max(float((alpha * y) @ g), 0.0)
-        slack = 0.0 if C is None else C * float(np.sum(np.maximum(0.0, 1.0 - y * (g + b))))
+        slack = 0.0 if C is None else float(C @ np.maximum(0.0, 1.0 - y * (g + b)))
         iterations = int(st.ist[I_ITER])
         hits, misses = int(cache.state[1]), int(cache.state[2])
         dtype = "float32" if cache.data.dtype == np.float32 else "float64"
@@ -977,7 +1001,8 @@ class _Run:
             alpha=alpha, b=b, w=w, dual_objective=cert.dual_objective,
             primal_objective=0.5 * w2 + slack, status=status, iterations=iterations,
             method=f"smo/{self.working_set}", history=history, X_train=X, y_train=y,
-            kernel=self.kern, C=C, b_interval=interval, message=message,
+            kernel=self.kern, C=self.C, b_interval=interval, message=message,
+            sample_weight=self.sample_weight,
             runtime=time.perf_counter() - start, certificate=cert,
         )
 

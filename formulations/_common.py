@@ -408,7 +408,7 @@ def _residual(cert: Any) -> float:
     return value if math.isfinite(value) else math.inf
 
 
-def twin_scales(F: np.ndarray, C: float | None) -> tuple[float, ...]:
+def twin_scales(F: np.ndarray, C: float | np.ndarray | None) -> tuple[float, ...]:
     """The scales ``s`` of the well-scaled twins (data ``/ s``, box ``C s^2``), best first.
 
     Hard margin: ``s = max_i ||f_i||`` (unit data). Soft margin: ``s = (max_i ||f_i||^2 /
@@ -419,11 +419,12 @@ def twin_scales(F: np.ndarray, C: float | None) -> tuple[float, ...]:
     s = data_scale(F)
     if C is None:
         return (s,)
-    return ((s * s / C) ** 0.25,)
+    return ((s * s / float(np.max(C))) ** 0.25,)
 
 
 def svm_fallback(
-    hard: Callable[[], Formulation], judge: Judge, C: float | None, name: str
+    hard: Callable[[], Formulation], judge: Judge, C: float | None, name: str,
+    sample_weight: np.ndarray | None = None,
 ) -> Callable[[str | None, dict[str, Any]], SVMSolution | None] | None:
     """The hard-margin shortcut of a soft-margin oracle (None for the hard margin).
 
@@ -439,10 +440,12 @@ def svm_fallback(
         form = hard()
         form._precheck = None  # if the hulls meet, the hard QP fails and so does the shortcut
         sol = form.solve(solver, **options)
-        if sol.status != "optimal" or float(np.max(sol.alpha)) > C:
+        box = C if sample_weight is None else C * sample_weight
+        if sol.status != "optimal" or np.any(sol.alpha > box):
             return None
         return judge(dataclasses.replace(
-            sol, C=C, method=f"{sol.method} (hard-margin optimum, max alpha <= C)"
+            sol, C=C, sample_weight=sample_weight,
+            method=f"{sol.method} (hard-margin optimum, alpha <= C)",
         ), strict=True)
 
     return fallback
@@ -504,7 +507,7 @@ def hard_margin_precheck(
 
 
 def judge_svm(
-    X: np.ndarray, y: np.ndarray, C: float | None, kernel: Kernel
+    X: np.ndarray, y: np.ndarray, C: float | np.ndarray | None, kernel: Kernel
 ) -> Callable[..., SVMSolution]:
     """The judge of an SVM oracle: certificate attached; with ``strict`` the status becomes
     ``"optimal"`` exactly when it meets ``ORACLE_KKT`` and ``ORACLE_GAP``."""
@@ -541,7 +544,7 @@ def judge_svm(
 
 
 def clean_alpha(
-    alpha: np.ndarray, C: float | None, margins: np.ndarray | None = None
+    alpha: np.ndarray, C: float | np.ndarray | None, margins: np.ndarray | None = None
 ) -> np.ndarray:
     """Project interior-point duals onto ``[0, C]`` and put each alpha that belongs on a bound
     exactly on it.
@@ -566,7 +569,7 @@ def clean_alpha(
     alpha = np.asarray(alpha, dtype=np.float64).ravel().copy()
     upper = math.inf if C is None else C
     np.clip(alpha, 0.0, upper, out=alpha)
-    scale = C if C is not None else (float(alpha.max()) if alpha.size else 0.0)
+    scale = float(np.max(C)) if C is not None else (float(alpha.max()) if alpha.size else 0.0)
     if scale <= 0.0:
         return np.zeros_like(alpha)
     to_zero = alpha < SNAP_RTOL * scale
@@ -579,7 +582,8 @@ def clean_alpha(
         to_upper |= (dC <= dm) & (dC < d0)
     alpha[to_zero] = 0.0
     if C is not None:
-        alpha[to_upper & ~to_zero] = C
+        snap = to_upper & ~to_zero
+        alpha[snap] = np.broadcast_to(C, alpha.shape)[snap]
     return alpha
 
 
@@ -587,7 +591,7 @@ def _hinge(margins: np.ndarray) -> np.ndarray:
     return np.maximum(0.0, 1.0 - margins)
 
 
-def balance_alpha(alpha: np.ndarray, y: np.ndarray, C: float | None) -> np.ndarray:
+def balance_alpha(alpha: np.ndarray, y: np.ndarray, C: float | np.ndarray | None) -> np.ndarray:
     """Restore ``y . alpha = 0`` exactly (up to round-off) inside the box.
 
     Solvers meet the equality to their tolerance (``1e-10`` relative), which is visible in the
@@ -622,7 +626,7 @@ def balance_alpha(alpha: np.ndarray, y: np.ndarray, C: float | None) -> np.ndarr
 def polish_alpha(
     alpha: np.ndarray,
     y: np.ndarray,
-    C: float | None,
+    C: float | np.ndarray | None,
     gram_rows: Callable[[np.ndarray], np.ndarray],
 ) -> np.ndarray | None:
     """Solve the KKT equations exactly on the active set of an interior-point alpha.
@@ -641,7 +645,7 @@ def polish_alpha(
 
     ``gram_rows(idx)`` returns the rows ``K[idx, :]`` of the Gram matrix.
     """
-    upper = math.inf if C is None else C
+    upper = np.broadcast_to(math.inf if C is None else C, alpha.shape)
     free = np.flatnonzero((alpha > 0) & (alpha < upper))
     if free.size == 0:
         return None
@@ -653,8 +657,8 @@ def polish_alpha(
     rhs = np.ones(m)
     eq = 0.0
     if at_c.size:
-        rhs -= yF * (rows[:, at_c] @ (upper * y[at_c]))
-        eq = -upper * float(y[at_c].sum())
+        rhs -= yF * (rows[:, at_c] @ (upper[at_c] * y[at_c]))
+        eq = -float(upper[at_c] @ y[at_c])
     # equilibrated: with sigma = max |Q_FF| and alpha_F = a' / sigma, the blocks are O(1)
     sigma = float(np.max(np.abs(Q_FF))) or 1.0
     M = np.zeros((m + 1, m + 1))
@@ -663,7 +667,7 @@ def polish_alpha(
     M[m, :m] = yF
     sol = np.linalg.lstsq(M, np.append(rhs, sigma * eq), rcond=None)[0]
     a_free = sol[:m] / sigma
-    if not (np.all(a_free > 0.0) and np.all(a_free < upper)):
+    if not (np.all(a_free > 0.0) and np.all(a_free < upper[free])):
         return None
     polished = alpha.copy()
     polished[free] = a_free
@@ -683,6 +687,7 @@ def svm_solution(
     w: np.ndarray | None = None,
     gram: np.ndarray | None = None,
     polish: bool = True,
+    sample_weight: np.ndarray | None = None,
 ) -> SVMSolution:
     """Build an :class:`~maxmargin.results.SVMSolution` from a solved model.
 
@@ -703,6 +708,8 @@ def svm_solution(
        ``dual_objective = sum(alpha) - 1/2 v^T K v``;
        ``primal_objective = 1/2 ||w||^2 + C sum_i max(0, 1 - y_i (g_i + b))`` with
        ``||w||^2 = v^T K v`` for a kernel (no hinge term for the hard margin).
+
+    With ``sample_weight`` the box is ``C_i = C sample_weight_i`` throughout.
     """
     linear = isinstance(kernel, LinearKernel)
     if alpha is None:
@@ -718,7 +725,8 @@ def svm_solution(
         }
     else:
         K = None if linear else (kernel.gram(X) if gram is None else gram)
-        point = _solved_point(alpha, X, y, C, K, b_solver, w, polish)
+        box = C if C is None or sample_weight is None else C * sample_weight
+        point = _solved_point(alpha, X, y, box, K, b_solver, w, polish)
     return SVMSolution(
         **point,
         status=outcome.status,
@@ -730,6 +738,7 @@ def svm_solution(
         C=C,
         message=outcome.message,
         runtime=outcome.runtime,
+        sample_weight=sample_weight,
     )
 
 
@@ -737,7 +746,7 @@ def _solved_point(
     alpha: np.ndarray,
     X: np.ndarray,
     y: np.ndarray,
-    C: float | None,
+    C: float | np.ndarray | None,
     K: np.ndarray | None,
     b_solver: float | None,
     w: np.ndarray | None,
@@ -788,6 +797,8 @@ def _solved_point(
         "b": b,
         "w": w_out,
         "b_interval": interval,
-        "primal_objective": 0.5 * ww + (0.0 if C is None else C * float(_hinge(y * (g + b)).sum())),
+        "primal_objective": 0.5 * ww + (
+            0.0 if C is None else float(np.sum(C * _hinge(y * (g + b))))
+        ),
         "dual_objective": float(alpha.sum()) - 0.5 * vKv,
     }

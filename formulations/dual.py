@@ -35,7 +35,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from maxmargin._validation import check_C, check_choice, check_Xy
+from maxmargin._validation import check_C, check_choice, check_sample_weight, check_Xy
 from maxmargin.formulations._common import (
     Formulation,
     SolveOutcome,
@@ -92,6 +92,7 @@ def svm_dual(
     coef0: float = 0.0,
     *,
     model: str = "auto",
+    sample_weight: Any = None,
 ) -> Formulation:
     """The SVM dual (hard margin for ``C=None``) with any kernel.
 
@@ -116,6 +117,8 @@ def svm_dual(
         As scikit-learn's SVC (see :func:`maxmargin.kernels.make_kernel`), or a kernel object.
     model : {"auto", "factor", "gram"}
         How the quadratic term is modelled (module docstring); the optimum is the same.
+    sample_weight : (n,) array of positive numbers, optional
+        Per-sample boxes ``0 <= alpha_i <= C sample_weight_i`` (ignored by the hard margin).
 
     Returns
     -------
@@ -125,6 +128,8 @@ def svm_dual(
     """
     X, y = check_Xy(X, y)
     C = check_C(C)
+    sw = None if C is None else check_sample_weight(sample_weight, y)
+    box = C if C is None or sw is None else C * sw
     kern = make_kernel(kernel, gamma=gamma, degree=degree, coef0=coef0, X=X)
     check_choice(model, "model", ("auto", "factor", "gram"))
     F, K = gram_factor(kern, X)
@@ -135,7 +140,7 @@ def svm_dual(
     def build(s: float) -> tuple[cp.Problem, dict[str, cp.Variable], Any]:
         """The dual with the factor ``F / s`` and the box ``C s^2``; ``alpha = alpha' / s^2``."""
         Fs = F / s
-        Cs = None if C is None else C * s * s
+        Cs = None if box is None else box * (s * s)
         alpha = cp.Variable(n, name="alpha")
         if model == "factor":
             quadratic = cp.sum_squares(Fs.T @ cp.multiply(y, alpha))
@@ -155,7 +160,7 @@ def svm_dual(
             return svm_solution(
                 outcome, method, alpha=alpha.value / (s * s) if solved else None, X=X, y=y,
                 C=C, kernel=kern, b_solver=None if b_dual is None else float(b_dual), gram=K,
-                polish=polish,
+                polish=polish, sample_weight=sw,
             )
 
         return problem, {"alpha": alpha}, extract
@@ -166,9 +171,9 @@ def svm_dual(
         eig_min = float(np.min(np.einsum("ij,ij->j", F, F)))
     precheck = None if C is not None else hard_margin_precheck(
         "svm_dual", F, X, y, kern, eig_min)
-    judge = judge_svm(X, y, C, kern)
+    judge = judge_svm(X, y, box, kern)
     return Formulation(
-        "svm_dual", problem, variables, extract, model=build, scales=twin_scales(F, C),
+        "svm_dual", problem, variables, extract, model=build, scales=twin_scales(F, box),
         judge=judge, precheck=precheck,
-        fallback=svm_fallback(lambda: svm_dual(X, y, None, kern), judge, C, "svm_dual"),
+        fallback=svm_fallback(lambda: svm_dual(X, y, None, kern), judge, C, "svm_dual", sw),
     )

@@ -7,6 +7,8 @@ and by a hand-written algorithm (:mod:`maxmargin.algorithms`), and the two are c
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
+
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.kernels import Kernel, LinearKernel, PolyKernel, RBFKernel, make_kernel
 from maxmargin.results import (
@@ -17,13 +19,28 @@ from maxmargin.results import (
     recover_intercept,
 )
 
-__version__ = "0.1.0"
+try:
+    __version__ = version("maxmargin")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    """``maxmargin.MaxMarginClassifier`` is imported on first use (it pulls in scikit-learn and
+    every solver)."""
+    if name == "MaxMarginClassifier":
+        from maxmargin.estimators import MaxMarginClassifier
+
+        return MaxMarginClassifier
+    raise AttributeError(f"module 'maxmargin' has no attribute {name!r}")
+
 
 __all__ = [
     "ConvergenceWarning",
     "HullPairSolution",
     "Kernel",
     "LinearKernel",
+    "MaxMarginClassifier",
     "PerceptronResult",
     "PolyKernel",
     "PolytopeSolution",

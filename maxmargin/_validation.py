@@ -36,6 +36,7 @@ __all__ = [
     "check_kernel_pair",
     "check_index",
     "check_kernel_values",
+    "check_sample_weight",
 ]
 
 
@@ -300,3 +301,22 @@ def check_kernel_values(values: np.ndarray, kernel: str, names: str) -> np.ndarr
             "rescale the features (or lower `gamma`) so that kernel values stay finite."
         )
     return values
+
+
+def check_sample_weight(value: Any, y: np.ndarray) -> np.ndarray | None:
+    """Per-sample weights of the box bound (``C_i = C w_i``): None, or a finite 1-D array of
+    positive numbers, one per label. (Zero weights mean "leave the sample out": do that.)"""
+    if value is None:
+        return None
+    w = check_array(value, "sample_weight", ndim=1)
+    if w.shape[0] != y.shape[0]:
+        raise ValueError(
+            f"`sample_weight` must have one weight per row of `X`: `X` has {y.shape[0]} rows, "
+            f"`sample_weight` has length {w.shape[0]}."
+        )
+    if np.any(w <= 0.0):
+        raise ValueError(
+            f"`sample_weight` must be positive (leave zero-weight samples out); got minimum "
+            f"{float(w.min())!r}."
+        )
+    return w

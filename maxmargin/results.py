@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -48,20 +48,49 @@ def _frozen_array(value: Any) -> np.ndarray | None:
     return arr
 
 
-def _frozen_history(history: Mapping[str, Any] | None) -> Mapping[str, np.ndarray]:
-    """A read-only mapping of read-only array copies; each array keeps its dtype."""
-    frozen = {}
-    for key, value in ({} if history is None else history).items():
-        arr = np.array(value, copy=True)
-        arr.flags.writeable = False
-        frozen[str(key)] = arr
-    return MappingProxyType(frozen)
+class FrozenHistory(Mapping[str, np.ndarray]):
+    """A read-only mapping of read-only arrays (picklable, unlike ``MappingProxyType``)."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, history: Mapping[str, Any] | None = None) -> None:
+        data = {}
+        for key, value in ({} if history is None else history).items():
+            arr = np.array(value, copy=True)
+            arr.flags.writeable = False
+            data[str(key)] = arr
+        object.__setattr__(self, "_data", MappingProxyType(data))
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        return self._data[key]
+
+    def __iter__(self) -> Any:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"FrozenHistory({dict(self._data)!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenHistory, (dict(self._data),))
 
 
-def _freeze(obj: Any, array_fields: tuple[str, ...]) -> None:
-    for name in array_fields:
-        object.__setattr__(obj, name, _frozen_array(getattr(obj, name)))
-    object.__setattr__(obj, "history", _frozen_history(obj.history))
+class _Frozen:
+    """Freezing of a result's arrays at construction and again after unpickling."""
+
+    _ARRAYS: tuple[str, ...] = ()
+
+    def _freeze(self) -> None:
+        for name in self._ARRAYS:
+            object.__setattr__(self, name, _frozen_array(getattr(self, name)))
+        object.__setattr__(self, "history", FrozenHistory(self.history))
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for key, value in state.items():
+            object.__setattr__(self, key, value)
+        self._freeze()
 
 
 def _check_status(status: str, allowed: tuple[str, ...]) -> None:
@@ -101,7 +130,7 @@ def recover_intercept(
     Parameters
     ----------
     alpha, y, g : arrays of shape (n,)
-    C : float or None
+    C : float, (n,) array of per-sample bounds, or None
         ``None`` is the hard margin (no upper bound on alpha).
     atol : float
         How far from a bound an alpha must be to count as free (0 for exact algorithms,
@@ -116,7 +145,7 @@ def recover_intercept(
     alpha = np.asarray(alpha, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     g = np.asarray(g, dtype=np.float64)
-    upper = math.inf if C is None else float(C)
+    upper = math.inf if C is None else np.asarray(C, dtype=np.float64)
     r = y - g  # b = r_i makes y_i f(x_i) = 1
     free = (alpha > atol) & (alpha < upper - atol)
     if np.any(free):
@@ -160,7 +189,7 @@ def _predict(model: SVMSolution | PerceptronResult, X_new: Any) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class SVMSolution:
+class SVMSolution(_Frozen):
     """A solution of the (soft- or hard-margin) SVM.
 
     Attributes
@@ -197,6 +226,8 @@ class SVMSolution:
         The float64 certificate (:func:`maxmargin.certificate.certify_svm`): KKT violation
         ``m - M``, weak-duality gap with ``P`` minimised over ``b``, feasibility. ``"optimal"``
         is only given when it meets the producer's tolerance. None for hand-built solutions.
+    sample_weight : (n,) array or None
+        Per-sample weights of the box: ``0 <= alpha_i <= C sample_weight_i`` (see :attr:`box`).
     """
 
     alpha: np.ndarray
@@ -216,16 +247,26 @@ class SVMSolution:
     message: str = ""
     runtime: float = math.nan
     certificate: Certificate | None = None
+    sample_weight: np.ndarray | None = field(default=None, repr=False)
+    _ARRAYS: ClassVar[tuple[str, ...]] = ("alpha", "w", "X_train", "y_train", "sample_weight")
 
     def __post_init__(self) -> None:
         _check_status(self.status, SVM_STATUSES)
-        _freeze(self, ("alpha", "w", "X_train", "y_train"))
+        self._freeze()
         object.__setattr__(self, "b", float(self.b))
         object.__setattr__(self, "dual_objective", float(self.dual_objective))
         object.__setattr__(self, "primal_objective", float(self.primal_objective))
         object.__setattr__(self, "iterations", int(self.iterations))
         lo, hi = self.b_interval
         object.__setattr__(self, "b_interval", (float(lo), float(hi)))
+
+    @property
+    def box(self) -> float | np.ndarray | None:
+        """The upper bounds of ``alpha``: ``C``, ``C * sample_weight`` (per sample), or None
+        (hard margin)."""
+        if self.C is None or self.sample_weight is None:
+            return self.C
+        return self.C * self.sample_weight
 
     def support(self, tol: float = 0.0) -> np.ndarray:
         """Indices of the support vectors, ``alpha_i > tol``."""
@@ -241,7 +282,7 @@ class SVMSolution:
 
 
 @dataclass(frozen=True, eq=False)
-class PolytopeSolution:
+class PolytopeSolution(_Frozen):
     """Nearest point of ``conv(rows of Q)`` to the origin.
 
     ``point = Q^T weights`` with ``weights`` in the simplex; ``distance = ||point||``.
@@ -261,16 +302,17 @@ class PolytopeSolution:
     message: str = ""
     runtime: float = math.nan
     certificate: HullCertificate | None = None
+    _ARRAYS: ClassVar[tuple[str, ...]] = ("weights", "point")
 
     def __post_init__(self) -> None:
         _check_status(self.status, SVM_STATUSES)
-        _freeze(self, ("weights", "point"))
+        self._freeze()
         object.__setattr__(self, "distance", float(self.distance))
         object.__setattr__(self, "iterations", int(self.iterations))
 
 
 @dataclass(frozen=True, eq=False)
-class HullPairSolution:
+class HullPairSolution(_Frozen):
     """Nearest points ``p in conv(P)`` and ``q in conv(Q)``.
 
     ``p = P^T weights_p``, ``q = Q^T weights_q``, ``distance = ||p - q||`` (0 when the hulls
@@ -291,16 +333,17 @@ class HullPairSolution:
     message: str = ""
     runtime: float = math.nan
     certificate: HullCertificate | None = None
+    _ARRAYS: ClassVar[tuple[str, ...]] = ("weights_p", "weights_q", "p", "q")
 
     def __post_init__(self) -> None:
         _check_status(self.status, SVM_STATUSES)
-        _freeze(self, ("weights_p", "weights_q", "p", "q"))
+        self._freeze()
         object.__setattr__(self, "distance", float(self.distance))
         object.__setattr__(self, "iterations", int(self.iterations))
 
 
 @dataclass(frozen=True, eq=False)
-class PerceptronResult:
+class PerceptronResult(_Frozen):
     """The outcome of a (kernel) perceptron run.
 
     Attributes
@@ -338,10 +381,11 @@ class PerceptronResult:
     kernel: Kernel = field(default_factory=LinearKernel)
     method: str = "perceptron"
     runtime: float = math.nan
+    _ARRAYS: ClassVar[tuple[str, ...]] = ("w", "alpha", "X_train", "y_train")
 
     def __post_init__(self) -> None:
         _check_status(self.status, PERCEPTRON_STATUSES)
-        _freeze(self, ("w", "alpha", "X_train", "y_train"))
+        self._freeze()
         object.__setattr__(self, "b", float(self.b))
         object.__setattr__(self, "mistakes", int(self.mistakes))
         object.__setattr__(self, "epochs", int(self.epochs))

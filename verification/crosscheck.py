@@ -101,7 +101,7 @@ def alpha_uniqueness(
     ``1e-10`` times the largest (a Gram matrix squares the condition of the features).
     """
     margin, eig = margin_gram(oracle, X, y, margin_tol=margin_tol)
-    upper = math.inf if oracle.C is None else oracle.C
+    upper = math.inf if oracle.C is None else oracle.box
     scale = max(float(np.max(oracle.alpha)), _TINY)
     a_m = oracle.alpha[margin]
     at_bound = margin[(a_m <= 1e-6 * scale) | (a_m >= upper - 1e-6 * scale)]

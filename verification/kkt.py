@@ -146,7 +146,7 @@ def kkt_residuals(solution: SVMSolution, X: Any, y: Any) -> KKTResiduals:
     sol = check_solution(solution, "solution", *X.shape)
     alpha = np.asarray(sol.alpha, dtype=np.float64)
     hard = sol.C is None
-    C = math.inf if hard else float(sol.C)
+    C = math.inf if hard else np.broadcast_to(np.asarray(sol.box, dtype=np.float64), alpha.shape)
     if not (np.all(np.isfinite(alpha)) and math.isfinite(sol.b)):
         nan = math.nan
         return KKTResiduals(nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan)
@@ -167,13 +167,13 @@ def kkt_residuals(solution: SVMSolution, X: Any, y: Any) -> KKTResiduals:
         stationarity = 0.0
     yf = y * (g + sol.b)
     xi = np.maximum(0.0, 1.0 - yf)
-    scale = max(1.0, float(alpha.max())) if hard else C
+    scale = max(1.0, float(alpha.max())) if hard else float(C.max())
     primal_feas = float(np.max(xi)) if hard else 0.0
     box = float(np.max(np.maximum(np.maximum(-alpha, alpha - C), 0.0))) / scale
     equality = abs(float(y @ alpha)) / max(1.0, float(np.abs(alpha).sum()))
     comp_zero = float(np.max(np.abs(alpha) * np.maximum(0.0, yf - 1.0))) / scale
     comp_upper = 0.0 if hard else float(np.max(np.abs(C - alpha) * xi)) / scale
-    primal = 0.5 * ww + (0.0 if hard else C * float(xi.sum()))
+    primal = 0.5 * ww + (0.0 if hard else float(C @ xi))
     dual = float(alpha.sum()) - 0.5 * vKv
     gap = abs(primal - dual) / max(1.0, abs(primal))
     violation = max_violation(alpha, y, g, None if hard else C)
