@@ -2,11 +2,13 @@
 
 ============================================  ==================================================
 ``maxmargin verify [--suite quick|full]``     run the verification suite, print the table and a
-``[--case PATTERN] [--json FILE]``            summary; exit 0 when every check passes, else 1
-``maxmargin report [--out DIR]``              run the suite and regenerate the validation report
+``[--case PATTERN] [--json FILE|-] [--list]`` summary; exit 0 when every check passes, 1 when
+``[--data PATH ...]``                         one fails, 2 on a usage error
+``maxmargin report [--out DIR] [--force]``    run the suite and regenerate the validation report
 ``[--suite quick|full] [--case PATTERN]``     (Markdown, figures, results.json/csv), default
-                                              ``reports/``; exit 0/1 like ``verify``
+                                              ``reports/``; exit 0/1/2 like ``verify``
 ``maxmargin bench ...``                       the benchmarks, when :mod:`maxmargin.bench` exists
+``maxmargin --version``                       the installed version
 ============================================  ==================================================
 
 Each command is one ``_add_<name>(subparsers)`` function that registers its arguments and the
@@ -43,19 +45,88 @@ def _suite_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
                         help="wall-clock guard per (case x method): a method running longer "
                         "becomes a failed row (default 120; 0 runs unguarded in-process)")
+    data = parser.add_argument_group(
+        "your own data (instead of the catalogue)",
+        "A LIBSVM/svmlight file (zero- or one-based), a CSV file or an .npz file (arrays X, y). "
+        "Two classes are mapped to -1/+1 (+1 = the label that sorts last); more classes give "
+        "one problem per pair (one-vs-one), or --positive LABEL against the rest.")
+    data.add_argument("--data", metavar="PATH", default=None, help="the data file")
+    data.add_argument("--label-column", metavar="NAME|INDEX", default=None,
+                      help="CSV: the label column (default: the last one)")
+    data.add_argument("--positive", metavar="LABEL", default=None,
+                      help="one class (+1) against the rest (-1)")
+    data.add_argument("--kernel", choices=("linear", "rbf", "poly"), default="linear",
+                      help="kernel (default linear)")
+    data.add_argument("--C", type=float, default=1.0, help="box bound C (default 1)")
+    data.add_argument("--gamma", default="scale",
+                      help="rbf/poly gamma: a number, 'scale' (default) or 'auto'")
+    data.add_argument("--degree", type=int, default=3, help="poly degree (default 3)")
+    data.add_argument("--coef0", type=float, default=0.0, help="poly coef0 (default 0)")
+    data.add_argument("--methods", default=None, metavar="M1,M2",
+                      help="which methods run (comma-separated; default "
+                      "oracle, smo, primal/certified (linear); also smo/tight, smo/platt/certified")
+
+
+def _gamma(text: str) -> float | str:
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _data_cases(args: argparse.Namespace) -> Any:
+    from pathlib import Path
+
+    from maxmargin.datasets import load_data
+    from maxmargin.verification.cases import data_cases
+
+    X, labels = load_data(args.data, label_column=args.label_column)
+    methods = None if args.methods is None else tuple(
+        m.strip() for m in args.methods.split(",") if m.strip())
+    params: dict[str, Any] = {}
+    if args.kernel != "linear":
+        params["gamma"] = _gamma(args.gamma)
+    if args.kernel == "poly":
+        params.update(degree=args.degree, coef0=args.coef0)
+    return data_cases(X, labels, name=Path(args.data).stem, C=args.C, kernel=args.kernel,
+                      methods=methods, positive=args.positive, **params)
 
 
 def _run(args: argparse.Namespace) -> Any:
-    from maxmargin.verification.suite import run_suite
+    from maxmargin.verification.suite import numba_cache_is_cold, run_suite
 
     if args.suite == "random" and args.count is None:
         raise ValueError("--suite random needs --count N (and optionally --seed S).")
     patterns = None
     if args.case:
         patterns = [p for item in args.case for p in item.split(",") if p]
-    return run_suite(args.suite, patterns, progress=sys.stderr if not args.quiet else None,
+    cases = None
+    if args.data is not None:
+        cases = _data_cases(args)
+        for case in cases:
+            print(f"{case.name}: {case.tags[0]}", file=sys.stderr)
+    if not args.quiet and numba_cache_is_cold():
+        print("compiling kernels (first run only; about a minute) ...", file=sys.stderr,
+              flush=True)
+    return run_suite("data" if cases is not None else args.suite, patterns,
+                     progress=sys.stderr if not args.quiet else None, cases=cases,
                      count=args.count, seed=args.seed, start=args.start,
                      timeout=args.timeout if args.timeout and args.timeout > 0 else None)
+
+
+def _writable(path: str, what: str) -> None:
+    """Fail before any work when ``path`` cannot be written (exit code 2)."""
+    import os
+    from pathlib import Path
+
+    target = Path(path)
+    parent = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise ValueError(f"{what} {path!r} is a directory; give a file name.")
+    if not parent.is_dir():
+        raise ValueError(f"{what} {path!r}: the directory {str(parent)!r} does not exist.")
+    if not os.access(parent, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise ValueError(f"{what} {path!r} is not writable.")
 
 
 def _print_table(run: Any, out: TextIO) -> None:
@@ -88,26 +159,67 @@ def _summary(run: Any, out: TextIO) -> None:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    if args.list:
+        return _list(args)
+    if args.json is not None and args.json != "-":
+        _writable(args.json, "--json")
     run = _run(args)
-    _print_table(run, sys.stdout)
-    _summary(run, sys.stdout)
+    table = sys.stderr if args.json == "-" else sys.stdout
+    _print_table(run, table)
+    _summary(run, table)
     if args.json is not None:
         from maxmargin.verification.suite import COLUMNS
 
         payload = {"schema": [{"name": n, "description": d} for n, d in COLUMNS],
                    "suite": run.suite, "pattern": run.pattern,
                    "rows": [r.to_dict() for r in run.rows]}
-        with open(args.json, "w") as fh:
-            json.dump(payload, fh, indent=1)
-            fh.write("\n")
+        if args.json == "-":
+            json.dump(payload, sys.stdout, indent=1)
+            sys.stdout.write("\n")
+        else:
+            with open(args.json, "w") as fh:
+                json.dump(payload, fh, indent=1)
+                fh.write("\n")
     return 0 if run.passed else 1
 
 
+def _list(args: argparse.Namespace) -> int:
+    """One line per case: name, area, kernel, C, size, and whether it is in the quick suite."""
+    from maxmargin.verification.campaign import random_cases
+    from maxmargin.verification.cases import catalogue
+
+    if args.data is not None:
+        cases = _data_cases(args)
+    elif args.suite == "random":
+        if args.count is None:
+            raise ValueError("--suite random needs --count N (and optionally --seed S).")
+        cases = random_cases(args.count, args.seed, args.start)
+    else:
+        cases = catalogue(args.suite)
+    for c in cases:
+        C = "hard" if c.C is None else f"C={c.C:.3g}"
+        print(f"{c.name:34s} {c.area:11s} {c.kernel:6s} {C:10s} n={c.X.shape[0]:<5d} "
+              f"d={c.X.shape[1]:<4d} {' '.join(c.methods)}")
+    return 0
+
+
 def _report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from maxmargin.verification.report import write_report
 
+    out = Path(args.out if args.out is not None else "reports")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {str(out)!r} is a file; give a directory.")
+    if args.out is None and (out / "validation.md").exists() and not args.force:
+        raise ValueError(
+            f"{str(out / 'validation.md')!r} already exists: name it with --out {out} (or pass "
+            "--force) to overwrite it, or give another --out DIR."
+        )
+    if not out.parent.is_dir():
+        raise ValueError(f"--out {str(out)!r}: the directory {str(out.parent)!r} does not exist.")
     run = _run(args)
-    path = write_report(run, args.out)
+    path = write_report(run, str(out))
     _summary(run, sys.stdout)
     print(f"report written to {path}", file=sys.stdout)
     return 0 if run.passed else 1
@@ -116,22 +228,31 @@ def _report(args: argparse.Namespace) -> int:
 def _add_verify(sub: Any) -> None:
     p = sub.add_parser("verify", help="run the verification suite and print the results table",
                        description="Cross-check every algorithm against the CVXPY oracles and "
-                       "the theorems; exit 0 when every check passes, 1 otherwise.")
+                       "the theorems, on the catalogue, a random campaign or your own data "
+                       "(--data); exit 0 when every check passes, 1 when one fails, 2 on a "
+                       "usage error.")
     _suite_arguments(p)
+    p.add_argument("--list", action="store_true",
+                   help="list the cases (name, area, kernel, C, size, methods) and exit")
     p.add_argument("--json", metavar="FILE", default=None,
-                   help="also write the results table as JSON to FILE")
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+                   help="also write the results table as JSON to FILE ('-': to stdout, and the "
+                   "table to stderr)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=_verify)
 
 
 def _add_report(sub: Any) -> None:
     p = sub.add_parser("report", help="regenerate the validation report (Markdown, figures, "
                        "results.json/csv)",
-                       description="Run the suite and rewrite the report directory atomically.")
-    p.add_argument("--out", metavar="DIR", default="reports",
-                   help="output directory (default: reports/)")
+                       description="Run the suite and rewrite the report directory atomically. "
+                       "An existing reports/ is only overwritten when --out names it or with "
+                       "--force.")
+    p.add_argument("--out", metavar="DIR", default=None,
+                   help="output directory (default: reports/, which must not hold a report yet)")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite the report in the default reports/")
     _suite_arguments(p)
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=_report)
 
 
@@ -155,10 +276,13 @@ COMMANDS: tuple[Callable[[Any], None], ...] = (_add_verify, _add_report, _add_be
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from maxmargin import __version__
+
     parser = argparse.ArgumentParser(
         prog="maxmargin",
         description="Max-margin classifiers: CVXPY oracles, hand-written algorithms, verification.",
     )
+    parser.add_argument("--version", action="version", version=f"maxmargin {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for add in COMMANDS:
         add(sub)
@@ -173,6 +297,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         return int(args.run(args))
+    except BrokenPipeError:  # `maxmargin verify --list | head`: the reader left; stop quietly
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except ValueError as exc:  # bad input (e.g. a --case pattern matching nothing): exit 2
         parser.exit(2, f"maxmargin {args.command}: error: {exc}\n")
 

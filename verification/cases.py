@@ -45,10 +45,18 @@ import numpy as np
 from maxmargin._validation import check_choice, check_Xy
 from maxmargin.kernels import Kernel, make_kernel
 
-__all__ = ["Answer", "Case", "catalogue", "SUITES", "AREAS", "select"]
+__all__ = ["Answer", "Case", "catalogue", "data_cases", "SUITES", "AREAS", "DATA_METHODS",
+           "select"]
 
 SUITES = ("quick", "full")
-AREAS = ("worked", "synthetic", "degenerate", "scale", "kernel", "infeasible", "real", "random")
+AREAS = (
+    "worked", "synthetic", "degenerate", "scale", "kernel", "infeasible", "real", "random", "data",
+)
+#: Methods that judge any data by the float64 certificate and weak duality against the oracle.
+DATA_METHODS = ("oracle", "smo", "smo/tight", "smo/platt/certified", "primal/certified")
+#: The ones a data run uses unless told otherwise (SMO at SVC's tol 1e-3; the others can take
+#: millions of iterations on unscaled data).
+DATA_DEFAULT = ("oracle", "smo", "primal/certified")
 
 
 @dataclass(frozen=True, eq=False)
@@ -428,3 +436,51 @@ def select(cases: tuple[Case, ...], pattern: str | None) -> tuple[Case, ...]:
     if not isinstance(pattern, str) or not pattern:
         raise ValueError(f"`case` must be a non-empty name pattern; got {pattern!r}.")
     return tuple(c for c in cases if fnmatch.fnmatch(c.name, pattern) or pattern in c.name)
+
+
+def data_cases(
+    X: np.ndarray,
+    labels: Any,
+    *,
+    name: str = "data",
+    C: float = 1.0,
+    kernel: str = "linear",
+    methods: tuple[str, ...] | None = None,
+    positive: Any = None,
+    **kernel_params: Any,
+) -> tuple[Case, ...]:
+    """A user's labelled data as cases (area ``data``): one per binary problem of
+    :func:`maxmargin.datasets.binary_problems` (the two classes; or each pair of classes; or
+    ``positive`` against the rest), each judged by the certified methods (``methods``, among
+    :data:`DATA_METHODS`, default :data:`DATA_DEFAULT`: the oracle's own certificate, SMO at
+    tol 1e-3 (``smo/tight``: 1e-6), Platt's SMO, and for the linear kernel the primal form;
+    every answer called optimal must meet its float64 certificate and weak duality against the
+    oracle both ways). ``gamma="scale"`` is resolved on all of ``X``
+    (as SVC does), so every pair uses the same kernel.
+    """
+    from maxmargin._validation import check_positive
+    from maxmargin.datasets import binary_problems
+
+    C = check_positive(C, "C")
+    kern = make_kernel(kernel, X=X, **kernel_params)
+    params = {} if kern.name == "linear" else dict(zip(("gamma", "coef0", "degree"),
+                                                     kern.params, strict=True))
+    if "degree" in params:
+        params["degree"] = int(params["degree"])
+    if kern.name == "rbf":
+        params = {"gamma": params["gamma"]}
+    allowed = tuple(m for m in DATA_METHODS if m != "primal/certified" or kern.name == "linear")
+    chosen = tuple(m for m in DATA_DEFAULT if m in allowed) if methods is None else tuple(methods)
+    for m in chosen:
+        if m not in allowed:
+            raise ValueError(
+                f"`methods` must be among {', '.join(allowed)} for this kernel; got {m!r}."
+            )
+    cases = []
+    for problem in binary_problems(labels, positive):
+        cases.append(Case(
+            name=f"{name}:{problem.name}", area="data", X=X[problem.index], y=problem.y, C=C,
+            kernel=kern.name, kernel_params=params, methods=chosen,
+            tags=(problem.describe(),),
+        ))
+    return tuple(cases)

@@ -704,6 +704,24 @@ def _worker(case: Case, methods: Sequence[Method], conn: Any) -> None:  # pragma
     conn.close()
 
 
+def _progress_bar(total: int, stream: TextIO) -> Any:
+    """A tqdm bar (i/N, failures so far, elapsed and remaining time) on ``stream``."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, file=stream, unit="check", dynamic_ncols=True, mininterval=0.5)
+
+
+def numba_cache_is_cold() -> bool:
+    """Whether the compiled algorithms have no on-disk Numba cache yet (a first run compiles
+    them, which takes tens of seconds)."""
+    from pathlib import Path
+
+    import maxmargin.algorithms as algorithms
+
+    cache = Path(algorithms.__path__[0]) / "__pycache__"
+    return not any(cache.glob("smo._solve_pairs-*.nbi"))
+
+
 def _warm_up() -> None:
     """Compile (or load from Numba's cache) the algorithms' specialisations in this process,
     so that the forked workers inherit them instead of each loading them again."""
@@ -804,8 +822,9 @@ def run_suite(
         Shell-style patterns or substrings of case names (:func:`.cases.select`); a case runs
         when it matches any of them.
     progress : text stream or None
-        Where one progress line per row goes (default stderr); None for silence. A failed
-        random case also prints its one-line reproducer.
+        Where the progress bar (checks done of all, failures so far, time left) and one line
+        per failed row go (default stderr); None for silence. A failed random case also prints
+        its one-line reproducer.
     cases : sequence of Case, optional
         Run these instead of the catalogue (``suite`` is then only a label).
     count, seed, start : int
@@ -822,7 +841,7 @@ def run_suite(
     from maxmargin._validation import check_choice
 
     t0 = time.perf_counter()
-    check_choice(suite, "suite", ("quick", "full", "random"))
+    check_choice(suite, "suite", ("quick", "full", "random", "data"))
     if cases is not None:
         pool = tuple(cases)
     elif suite == "random":
@@ -852,21 +871,28 @@ def run_suite(
     rows: list[Row] = []
     plan = [(case, _methods_for(case)) for case in chosen]
     total = sum(len(ms) for _, ms in plan)
+    bar = None if progress is None else _progress_bar(total, progress)
+    failures = 0
     for case, methods in plan:
         produce = (_case_rows_inline(case, methods, artifacts) if timeout is None
                    else _case_rows_guarded(case, methods, artifacts, timeout))
         for row, elapsed in produce:
             rows.append(row)
-            if progress is not None:
-                print(f"[{len(rows):3d}/{total}] {row.verdict.upper():4s} {case.name:28s} "
-                      f"{row.method:14s} {elapsed:7.2f}s"
-                      + (f"  {row.reasons}" if row.reasons else ""), file=progress, flush=True)
-                if not row.passed and case.area == "random":
+            if bar is None:
+                continue
+            failures += not row.passed
+            bar.set_postfix_str(f"{failures} failed; {case.name} {row.method}", refresh=False)
+            bar.update(1)
+            if not row.passed:
+                bar.write(f"FAIL {case.name} / {row.method} ({elapsed:.2f} s): {row.reasons}",
+                          file=progress)
+                if case.area == "random":
                     from maxmargin.verification.campaign import reproducer
 
                     index = int(case.name.rsplit("_i", 1)[1])
-                    print(f"      reproduce: {reproducer(seed, index)}", file=progress,
-                          flush=True)
+                    bar.write(f"      reproduce: {reproducer(seed, index)}", file=progress)
+    if bar is not None:
+        bar.close()
     label = suite if suite != "random" else f"random(seed={seed}, start={start}, count={count})"
     return SuiteRun(suite=label, pattern=pattern if isinstance(pattern, str | None) else
                     ",".join(pattern), rows=tuple(rows), artifacts=artifacts,
