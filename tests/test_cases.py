@@ -28,8 +28,9 @@ def test_catalogue_is_deterministic_and_named_uniquely(full):
 def test_quick_is_a_subset_and_every_area_is_covered(full):
     quick = catalogue()
     assert {c.name for c in quick} < {c.name for c in full}
-    assert {c.area for c in full} == set(AREAS) - {"random"}  # random: the campaign's own
-    assert {c.area for c in quick} == set(AREAS) - {"random"}
+    own = {"random", "data"}  # the campaign's and the user's data files' own areas
+    assert {c.area for c in full} == set(AREAS) - own
+    assert {c.area for c in quick} == set(AREAS) - own
 
 
 def test_every_method_named_by_a_case_exists(full):

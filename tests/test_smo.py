@@ -400,7 +400,7 @@ def test_inputs_not_modified() -> None:
 # --- the building blocks --------------------------------------------------------------------
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
     a_i=st.floats(0, 1),
     a_j=st.floats(0, 1),
@@ -409,25 +409,30 @@ def test_inputs_not_modified() -> None:
     G_j=st.floats(-3, 3),
     eta=st.floats(1e-3, 5),
     hard=st.booleans(),
+    C_i=st.floats(1.0, 4.0),
+    C_j=st.floats(1.0, 4.0),
 )
 def test_two_variable_update_is_the_seeds_clipped_step(
-    a_i: float, a_j: float, same: bool, G_i: float, G_j: float, eta: float, hard: bool
+    a_i: float, a_j: float, same: bool, G_i: float, G_j: float, eta: float, hard: bool,
+    C_i: float, C_j: float,
 ) -> None:
-    """LIBSVM's clipping equals the seed's L/H formula (seed 004)."""
-    C = math.inf if hard else 1.0
+    """LIBSVM's clipping equals the seed's L/H formula (seed 004), with per-sample bounds
+    ``C_i``, ``C_j`` (the seed's ``C`` when they are equal)."""
+    if hard:
+        C_i = C_j = math.inf
     y_i, y_j = 1.0, (1.0 if same else -1.0)
-    new_i, new_j = _two_variable_update(a_i, a_j, y_i, y_j, G_i, G_j, eta, C)
+    new_i, new_j = _two_variable_update(a_i, a_j, y_i, y_j, G_i, G_j, eta, C_i, C_j)
     # seed: E_i - E_j = y_i G_i - y_j G_j; a_j^unc = a_j + y_j (E_i - E_j) / eta
     unc = a_j + y_j * (y_i * G_i - y_j * G_j) / eta
     if y_i != y_j:
-        L, H = max(0.0, a_j - a_i), min(C, C + a_j - a_i)
+        L, H = max(0.0, a_j - a_i), min(C_j, C_i + a_j - a_i)
     else:
-        L, H = max(0.0, a_i + a_j - C), min(C, a_i + a_j)
+        L, H = max(0.0, a_i + a_j - C_i), min(C_j, a_i + a_j)
     expect_j = min(max(unc, L), H)
     expect_i = a_i + y_i * y_j * (a_j - expect_j)
     assert new_j == pytest.approx(expect_j, abs=1e-12)
     assert new_i == pytest.approx(expect_i, abs=1e-12)
-    assert 0.0 <= new_i <= C and 0.0 <= new_j <= C
+    assert -1e-12 <= new_i <= C_i + 1e-12 and -1e-12 <= new_j <= C_j + 1e-12
     assert y_i * new_i + y_j * new_j == pytest.approx(y_i * a_i + y_j * a_j, abs=1e-12)
 
 
