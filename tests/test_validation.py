@@ -229,3 +229,21 @@ def test_point_sets():
         check_hull_pair(P, [1.0, 2.0])
     P2, Q2 = check_hull_pair(P, P)
     assert P2 is not P and Q2 is not P2
+
+
+def test_check_sample_weight():
+    from maxmargin._validation import check_sample_weight
+
+    y = np.array([1.0, -1.0, 1.0])
+    assert check_sample_weight(None, y) is None
+    w = np.array([1, 2, 3])
+    out = check_sample_weight(w, y)
+    assert out.dtype == np.float64 and out is not w
+    with pytest.raises(ValueError, match=r"`sample_weight` must have one weight per row of `X`: "
+                                         r"`X` has 3 rows, `sample_weight` has length 2\."):
+        check_sample_weight([1.0, 2.0], y)
+    with pytest.raises(ValueError, match=r"`sample_weight` must be positive \(leave zero-weight "
+                                         r"samples out\); got minimum 0\.0\."):
+        check_sample_weight([1.0, 0.0, 1.0], y)
+    with pytest.raises(ValueError, match=r"`sample_weight` must be finite"):
+        check_sample_weight([1.0, np.nan, 1.0], y)
