@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from maxmargin._validation import check_X_new
-from maxmargin.certificate import Certificate, HullCertificate
+from maxmargin.certificate import Certificate, HullCertificate, decision_values
 from maxmargin.kernels import Kernel, LinearKernel
 
 __all__ = [
@@ -170,7 +170,8 @@ def recover_intercept(
 
 
 def _decision_function(model: SVMSolution | PerceptronResult, X_new: Any) -> np.ndarray:
-    """``w . x + b`` when ``w`` is known, else ``sum_{alpha_i > 0} alpha_i y_i K(x_i, x) + b``."""
+    """``w . x + b`` when ``w`` is known, else ``sum_{alpha_i > 0} alpha_i y_i K(x_i, x) + b``
+    (evaluated in row blocks, :func:`~maxmargin.certificate.decision_values`)."""
     if model.w is not None:
         X_new = check_X_new(X_new, model.w.shape[0])
         return X_new @ model.w + model.b
@@ -180,7 +181,8 @@ def _decision_function(model: SVMSolution | PerceptronResult, X_new: Any) -> np.
     X_new = check_X_new(X_new, model.X_train.shape[1])
     sv = np.flatnonzero(model.alpha > 0)
     coef = model.alpha[sv] * model.y_train[sv]
-    return model.kernel(X_new, model.X_train[sv]) @ coef + model.b
+    # row blocks of at most BLOCK_BYTES of kernel values: bounded memory for any n_new
+    return decision_values(model.kernel, X_new, model.X_train[sv], coef) + model.b
 
 
 def _predict(model: SVMSolution | PerceptronResult, X_new: Any) -> np.ndarray:
