@@ -37,6 +37,8 @@ __all__ = [
     "check_index",
     "check_kernel_values",
     "check_sample_weight",
+    "check_estimator_X",
+    "check_estimator_Xy",
 ]
 
 
@@ -320,3 +322,35 @@ def check_sample_weight(value: Any, y: np.ndarray) -> np.ndarray | None:
             f"{float(w.min())!r}."
         )
     return w
+
+
+def check_estimator_X(estimator: Any, X: Any, *, reset: bool) -> np.ndarray:
+    """``X`` of a scikit-learn estimator: scikit-learn's ``validate_data`` (its messages, which
+    its estimator checks expect, prefixed with the argument's name) and then the magnitude
+    limit of :func:`check_array`. ``reset=True`` at ``fit`` (records ``n_features_in_``)."""
+    from sklearn.utils.validation import validate_data
+
+    try:
+        X = validate_data(estimator, X, dtype=np.float64, order="C", reset=reset)
+    except ValueError as exc:
+        raise ValueError(f"`X`: {exc}") from None
+    return check_array(X, "X", ndim=2, copy=False)
+
+
+def check_estimator_Xy(estimator: Any, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``X`` and the labels ``y`` (any classification targets) at ``fit``."""
+    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.validation import check_consistent_length, column_or_1d
+
+    if y is None:
+        raise ValueError(
+            f"`y`: {type(estimator).__name__} requires y to be passed, but the target y is None."
+        )
+    X = check_estimator_X(estimator, X, reset=True)
+    try:
+        y = column_or_1d(y, warn=True)
+        check_consistent_length(X, y)
+        check_classification_targets(y)
+    except ValueError as exc:
+        raise ValueError(f"`y`: {exc}") from None
+    return X, y

@@ -23,10 +23,9 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.class_weight import compute_class_weight
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from maxmargin._validation import check_choice
+from maxmargin._validation import check_choice, check_estimator_X, check_estimator_Xy
 from maxmargin.algorithms import gilbert_svm, kernel_perceptron, perceptron, smo
 from maxmargin.certificate import BLOCK_BYTES
 from maxmargin.formulations import svm_dual
@@ -137,8 +136,7 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
         """
         check_choice(self.solver, "solver", SOLVERS)
         check_choice(self.decision_function_shape, "decision_function_shape", ("ovr", "ovo"))
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
-        check_classification_targets(y)
+        X, y = check_estimator_Xy(self, X, y)
         self.classes_, y_idx = np.unique(y, return_inverse=True)
         k = len(self.classes_)
         if k < 2:
@@ -263,7 +261,7 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
         """``f_p(x)`` of every binary problem, ``(n, n_pairs)``, in row blocks of at most
         :data:`~maxmargin.certificate.BLOCK_BYTES` of kernel values."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        X = check_estimator_X(self, X, reset=False)
         coef = self._pair_coefficients()  # (n_pairs, n_SV)
         out = np.empty((X.shape[0], coef.shape[0]))
         sv = self.support_vectors_
