@@ -30,12 +30,15 @@ polynomial, relative error below 1e-14 before the cache's rounding) because it v
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import math
 import mmap
+from collections.abc import Iterator
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import njit, objmode
 from numpy.typing import DTypeLike
 
 from maxmargin.kernels import Kernel
@@ -50,6 +53,7 @@ __all__ = [
     "make_cache",
     "make_kernel_data",
     "n_slots_for",
+    "python_kernel",
     "quadratic_form",
 ]
 
@@ -68,7 +72,8 @@ class KernelData(NamedTuple):
     XT: np.ndarray  # (d, n) float64, the transpose (for contiguous, vectorised columns)
     sq: np.ndarray  # (n,) squared norms x_i . x_i
     y: np.ndarray  # (n,) labels +-1
-    kind: int  # kernel_id: 0 linear, 1 rbf, 2 poly
+    kind: int  # 0 linear, 1 rbf, 2 poly (compiled); 3 any other kernel or sparse data (Python)
+    token: int  # kind 3: the key of (kernel, X) in _PYTHON_KERNELS
     gamma: float
     coef0: float
     degree: int
@@ -89,15 +94,51 @@ class ColumnCache(NamedTuple):
     state: np.ndarray  # (4,) int64: current epoch, hits, misses, kernel rows computed
 
 
-def make_kernel_data(kernel: Kernel, X: np.ndarray, y: np.ndarray) -> KernelData:
+#: Kernels evaluated in Python (kind 3) while a solver runs: token -> (kernel, X).
+_PYTHON_KERNELS: dict[int, tuple[Kernel, object]] = {}
+_TOKENS = itertools.count(1)
+
+
+def _python_dots(token: int, i: int, rows: np.ndarray | None, dots: np.ndarray) -> None:
+    """``dots[k] = K(x_{rows[k]}, x_i)`` (all rows when ``rows`` is None), by the kernel
+    object's own block evaluation."""
+    kernel, X = _PYTHON_KERNELS[token]
+    A = X if rows is None else X[rows]
+    dots[: A.shape[0]] = kernel._block(A, X[i : i + 1])[:, 0]
+
+
+def _python_value(token: int, i: int, j: int) -> float:
+    kernel, X = _PYTHON_KERNELS[token]
+    return float(kernel._block(X[i : i + 1], X[j : j + 1])[0, 0])
+
+
+@contextlib.contextmanager
+def python_kernel(kd: KernelData, kernel: Kernel, X: object) -> Iterator[None]:
+    """Register ``(kernel, X)`` for a kind-3 :class:`KernelData` while a solver runs."""
+    if kd.kind != 3:
+        yield
+        return
+    _PYTHON_KERNELS[kd.token] = (kernel, X)
+    try:
+        yield
+    finally:
+        _PYTHON_KERNELS.pop(kd.token, None)
+
+
+def make_kernel_data(kernel: Kernel, X: object, y: np.ndarray) -> KernelData:
     """Pack a validated kernel and data set for :func:`get_column`.
 
-    Raises ``ValueError`` (naming ``kernel``) for kernel objects compiled code cannot evaluate.
+    The built-in kernels on dense data are evaluated by compiled code (kinds 0-2); any other
+    kernel object, and sparse data, by the kernel object itself (kind 3, called from the
+    compiled loop; register it with :func:`python_kernel` while solving).
     """
-    if kernel.kernel_id not in (0, 1, 2):
-        raise ValueError(
-            f"`kernel` must be 'linear', 'rbf', 'poly' or one of maxmargin's kernel objects; "
-            f"got {type(kernel).__name__} with kernel_id={kernel.kernel_id}."
+    n = X.shape[0]
+    if kernel.kernel_id not in (0, 1, 2) or not isinstance(X, np.ndarray):
+        empty = np.zeros((0, 0))
+        return KernelData(
+            X=empty, XT=empty, sq=np.zeros(0), y=np.ascontiguousarray(y, dtype=np.float64),
+            kind=3, token=next(_TOKENS), gamma=0.0, coef0=0.0, degree=1, dots=np.empty(n),
+            bits=np.empty(n, dtype=np.int64),
         )
     gamma, coef0, degree = kernel.params
     X = np.ascontiguousarray(X, dtype=np.float64)
@@ -110,6 +151,7 @@ def make_kernel_data(kernel: Kernel, X: np.ndarray, y: np.ndarray) -> KernelData
         sq=np.einsum("ij,ij->i", X, X),
         y=np.ascontiguousarray(y, dtype=np.float64),
         kind=int(kernel.kernel_id),
+        token=0,
         gamma=float(gamma),
         coef0=float(coef0),
         degree=int(degree),
@@ -286,7 +328,12 @@ def fill_column(
     The products are float64; the assignment into ``out`` (float32 or float64) rounds to nearest.
     ``contiguous`` means all rows in order (``rows[k] == k``, ``m == n``): the vectorised path.
     """
-    if contiguous:
+    if kd.kind == 3:
+        dots_out = kd.dots
+        part = rows[:m]
+        with objmode():
+            _python_dots(kd.token, i, None if contiguous else part, dots_out)
+    elif contiguous:
         _contiguous_dots(kd, i)
     else:
         _gather_dots(kd, i, rows[:m])
@@ -369,6 +416,10 @@ def get_column(
 @njit(cache=True)
 def kernel_value(kd: KernelData, i: int, j: int) -> float:
     """One entry ``K(x_i, x_j)`` in float64 (the formulas of the columns, ``math.exp``)."""
+    if kd.kind == 3:
+        with objmode(v="float64"):
+            v = _python_value(kd.token, i, j)
+        return v
     X = kd.X
     s = 0.0
     for f in range(X.shape[1]):

@@ -138,6 +138,7 @@ from maxmargin.algorithms._kernel_cache import (
     kernel_value,
     make_cache,
     make_kernel_data,
+    python_kernel,
 )
 from maxmargin.certificate import Certificate, certify_svm, decision_values
 from maxmargin.exceptions import ConvergenceWarning
@@ -841,7 +842,7 @@ def smo(
         y_t f(x_t))`` come from ``g = K (alpha y)`` recomputed in float64. ``history`` is in the
         solver's arithmetic (the cache's precision).
     """
-    X, y = check_Xy(X, y)
+    X, y = check_Xy(X, y, sparse=True)
     C = check_C(C)
     sw = check_sample_weight(sample_weight, y)
     box = None if C is None else (C if sw is None else C * sw)
@@ -927,12 +928,13 @@ class _Run:
         hull_bound2 = (self.hull_eps**2) * self.radius2
         floor_coeff = 2.0**-24 * self.radius2 if precision == "auto" else 0.0
         self.phases.append("float64" if precision == "double" else "float32")
-        if self.working_set == "platt":
-            return _solve_platt(st, self.cache, kd, self.max_iter, hull_bound2, 0)
-        return _solve_pairs(
-            st, self.cache, kd, self.working_set == "wss2", self.shrinking, self.max_iter,
-            hull_bound2, floor_coeff,
-        )
+        with python_kernel(kd, self.kern, self.X):
+            if self.working_set == "platt":
+                return _solve_platt(st, self.cache, kd, self.max_iter, hull_bound2, 0)
+            return _solve_pairs(
+                st, self.cache, kd, self.working_set == "wss2", self.shrinking, self.max_iter,
+                hull_bound2, floor_coeff,
+            )
 
     def certify(self) -> tuple[np.ndarray, Certificate]:
         """``g = K (alpha y)`` in float64 (blocked) and the certificate of the current alpha."""

@@ -60,7 +60,7 @@ from maxmargin.certificate import (
     opposite_duplicates_message,
 )
 from maxmargin.exceptions import ConvergenceWarning
-from maxmargin.kernels import Kernel, LinearKernel
+from maxmargin.kernels import Kernel, LinearKernel, _dot, _row_norms2
 from maxmargin.results import SVMSolution, join_messages, recover_intercept
 
 __all__ = [
@@ -453,7 +453,7 @@ def svm_fallback(
 
 def data_scale(F: np.ndarray) -> float:
     """``s = max_i ||f_i||`` (1 for all-zero data): the twin model divides the data by ``s``."""
-    s = float(np.sqrt(np.max(np.einsum("ij,ij->i", F, F))))
+    s = float(np.sqrt(np.max(_row_norms2(F))))
     return s if s > 0.0 and math.isfinite(s) else 1.0
 
 
@@ -770,7 +770,7 @@ def _solved_point(
     g = solver_values(alpha)
     if polish:
         def gram_rows(idx: np.ndarray) -> np.ndarray:
-            return X[idx] @ X.T if linear else K[idx]
+            return _dot(X[idx], X) if linear else K[idx]
 
         polished = polish_alpha(alpha, y, C, gram_rows)
         if polished is not None:

@@ -126,7 +126,10 @@ def svm_dual(
         Variable ``alpha`` (n,). ``solve()`` gives ``w = X^T (alpha * y)`` for the linear kernel
         and the KKT intercept.
     """
-    X, y = check_Xy(X, y)
+    X, y = check_Xy(X, y, sparse=True)
+    if not isinstance(kernel, LinearKernel | str) or (isinstance(kernel, str)
+                                                      and kernel != "linear"):
+        X = X.toarray() if hasattr(X, "toarray") else X  # the Gram matrix is dense anyway
     C = check_C(C)
     sw = None if C is None else check_sample_weight(sample_weight, y)
     box = C if C is None or sw is None else C * sw
@@ -134,8 +137,9 @@ def svm_dual(
     check_choice(model, "model", ("auto", "factor", "gram"))
     F, K = gram_factor(kern, X)
     n = X.shape[0]
-    if model == "auto":
-        model = "factor" if F.shape[1] <= FACTOR_MAX_RANK_RATIO * n else "gram"
+    if model == "auto":  # sparse data keeps its sparse factor (the Gram form is n x n dense)
+        model = ("factor" if hasattr(F, "tocsr") or F.shape[1] <= FACTOR_MAX_RANK_RATIO * n
+                 else "gram")
 
     def build(s: float) -> tuple[cp.Problem, dict[str, cp.Variable], Any]:
         """The dual with the factor ``F / s`` and the box ``C s^2``; ``alpha = alpha' / s^2``."""
@@ -145,7 +149,7 @@ def svm_dual(
         if model == "factor":
             quadratic = cp.sum_squares(Fs.T @ cp.multiply(y, alpha))
         else:
-            G = y[:, None] * Fs
+            G = Fs.multiply(y[:, None]).toarray() if hasattr(Fs, "tocsr") else y[:, None] * Fs
             quadratic = cp.quad_form(alpha, cp.psd_wrap(G @ G.T))
         objective = cp.sum(alpha) - 0.5 * quadratic
         balance = y @ alpha == 0  # its dual value is the intercept b

@@ -61,9 +61,16 @@ def hulls_meet(blocks: list[np.ndarray], atol: float = 1e-10) -> list[np.ndarray
     sizes = [B.shape[0] for B in blocks]
     total = sum(sizes)
     signs = [1.0] + [-1.0] * (len(blocks) - 1)
-    D = np.hstack([s * B.T for s, B in zip(signs, blocks, strict=True)])  # (d, total)
-    ones = np.ones((d, 1))
-    A_ub = np.vstack([np.hstack([D, -ones]), np.hstack([-D, -ones])])
+    if any(hasattr(B, "tocsr") for B in blocks):  # sparse data: a sparse LP
+        import scipy.sparse as sp
+
+        D = sp.hstack([s * sp.csr_matrix(B).T for s, B in zip(signs, blocks, strict=True)])
+        ones = sp.csr_matrix(np.ones((d, 1)))
+        A_ub = sp.vstack([sp.hstack([D, -ones]), sp.hstack([-D, -ones])]).tocsc()
+    else:
+        D = np.hstack([s * B.T for s, B in zip(signs, blocks, strict=True)])  # (d, total)
+        ones = np.ones((d, 1))
+        A_ub = np.vstack([np.hstack([D, -ones]), np.hstack([-D, -ones])])
     A_eq = np.zeros((len(blocks), total + 1))
     start = 0
     for k, size in enumerate(sizes):

@@ -137,7 +137,7 @@ def hard_margin_primal(X: np.ndarray, y: np.ndarray) -> Formulation:
     Formulation
         Variables ``w`` (d,) and ``b``.
     """
-    X, y = check_Xy(X, y)
+    X, y = check_Xy(X, y, sparse=True)
     return _formulation("hard_margin_primal", X, y, None, "slack")
 
 
@@ -162,7 +162,7 @@ def soft_margin_primal(X: np.ndarray, y: np.ndarray, C: float) -> Formulation:
     Formulation
         Variables ``w`` (d,), ``b`` and ``xi`` (n,).
     """
-    X, y = check_Xy(X, y)
+    X, y = check_Xy(X, y, sparse=True)
     C = check_C(C, allow_none=False)
     return _formulation("soft_margin_primal", X, y, C, "slack")
 
@@ -193,7 +193,8 @@ def hinge_alpha(
     if np.any(on):
         off = ~on
         rhs = np.concatenate([w - X[off].T @ (alpha[off] * y[off]), [-(alpha[off] @ y[off])]])
-        A = np.vstack([(X[on] * y[on, None]).T, y[on][None, :]])
+        X_on = X[on].toarray() if hasattr(X, "toarray") else X[on]  # the margin SVs only
+        A = np.vstack([(X_on * y[on, None]).T, y[on][None, :]])
         fit = lsq_linear(A, rhs, bounds=(0.0, C), method="bvls", tol=1e-15)
         alpha[on] = fit.x
     return alpha
@@ -214,6 +215,6 @@ def hinge_loss(X: np.ndarray, y: np.ndarray, C: float) -> Formulation:
     Takes ``X``, ``y`` and ``C`` as :func:`soft_margin_primal` does; returns a
     :class:`~maxmargin.formulations.Formulation` with the variables ``w`` (d,) and ``b``.
     """
-    X, y = check_Xy(X, y)
+    X, y = check_Xy(X, y, sparse=True)
     C = check_C(C, allow_none=False)
     return _formulation("hinge_loss", X, y, C, "hinge")

@@ -33,6 +33,7 @@ __all__ = [
     "check_finite_scalar",
     "check_bool",
     "check_kernel_input",
+    "check_sparse",
     "check_kernel_pair",
     "check_index",
     "check_kernel_values",
@@ -60,14 +61,63 @@ def _reject_complex(value: Any, name: str) -> None:
         raise ValueError(f"`{name}` must be real; got complex values ({_describe(value)}).")
 
 
-def check_array(value: Any, name: str, *, ndim: int, copy: bool = True) -> np.ndarray:
+def _is_sparse(value: Any) -> bool:
+    import scipy.sparse
+
+    return scipy.sparse.issparse(value)
+
+
+def check_sparse(value: Any, name: str, *, copy: bool = True) -> Any:
+    """A scipy.sparse matrix as a finite float64 CSR matrix with >= 1 row and column and
+    canonical (sorted, summed) indices; a new matrix unless ``copy=False`` and it already is
+    one."""
+    import scipy.sparse
+
+    if np.iscomplexobj(value.data):
+        raise ValueError(f"`{name}` must be real; got complex values ({value.format} matrix).")
+    if value.ndim != 2:
+        raise ValueError(f"`{name}` must be 2-D; got a sparse array of shape {value.shape}.")
+    out = scipy.sparse.csr_matrix(value, dtype=np.float64, copy=copy)
+    if not out.has_canonical_format:
+        out = out.copy() if out is value else out
+        out.sum_duplicates()
+    if out.shape[0] == 0:
+        raise ValueError(f"`{name}` must have at least one row; got shape {out.shape}.")
+    if out.shape[1] == 0:
+        raise ValueError(f"`{name}` must have at least one column; got shape {out.shape}.")
+    data = out.data
+    if not np.all(np.isfinite(data)):
+        bad = int(data.size - np.count_nonzero(np.isfinite(data)))
+        raise ValueError(f"`{name}` must be finite; got {bad} NaN or infinite value(s).")
+    top = float(np.max(np.abs(data))) if data.size else 0.0
+    if top > MAX_MAGNITUDE:
+        raise ValueError(
+            f"`{name}` has entries up to {top:.3g} in magnitude: squared norms and kernel "
+            f"values would overflow float64 (limit {MAX_MAGNITUDE:g}); rescale the features."
+        )
+    return out
+
+
+def check_array(
+    value: Any, name: str, *, ndim: int, copy: bool = True, sparse: bool = False
+) -> np.ndarray:
     """Convert ``value`` to a finite float64 array with ``ndim`` dimensions and >= 1 row.
 
     Returns a new C-contiguous array (never a view of the input); with ``copy=False`` a float64
     C-contiguous input is returned as it is (for read-only uses such as kernel evaluation).
+    With ``sparse=True`` a scipy.sparse matrix is accepted and returned as CSR
+    (:func:`check_sparse`); otherwise it is refused with a message that says so.
     """
     if value is None:
         raise ValueError(f"`{name}` must be an array; got None.")
+    if _is_sparse(value):
+        if sparse and ndim == 2:
+            return check_sparse(value, name, copy=copy)
+        raise ValueError(
+            f"`{name}` must be a dense array here; got a scipy.sparse {value.format} matrix "
+            f"of shape {value.shape} (sparse input is taken by smo, the kernels, the linear "
+            "oracles, kkt_residuals and MaxMarginClassifier; otherwise use .toarray())."
+        )
     _reject_complex(value, name)
     try:
         arr = np.array(value, dtype=np.float64, copy=True if copy else None, order="C")
@@ -99,13 +149,14 @@ def check_array(value: Any, name: str, *, ndim: int, copy: bool = True) -> np.nd
     return arr
 
 
-def check_Xy(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+def check_Xy(X: Any, y: Any, *, sparse: bool = False) -> tuple[Any, np.ndarray]:
     """Validate a labelled data set.
 
-    ``X`` must be a finite ``(n, d)`` array and ``y`` a length-``n`` array whose values are
-    exactly -1 and +1, with both classes present. Returns float64 copies ``(X, y)``.
+    ``X`` must be a finite ``(n, d)`` array (or, with ``sparse=True``, a scipy.sparse matrix,
+    returned as CSR) and ``y`` a length-``n`` array whose values are exactly -1 and +1, with both
+    classes present. Returns float64 copies ``(X, y)``.
     """
-    X = check_array(X, "X", ndim=2)
+    X = check_array(X, "X", ndim=2, sparse=sparse)
     if y is None:
         raise ValueError("`y` must be an array of -1/+1 labels; got None.")
     _reject_complex(y, "y")
@@ -140,11 +191,20 @@ def check_Xy(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
     return X, y_arr
 
 
-def check_X_new(X_new: Any, n_features: int, name: str = "X") -> np.ndarray:
-    """Validate points to evaluate a fitted model on: a finite ``(m, n_features)`` array.
+def check_X_new(X_new: Any, n_features: int, name: str = "X") -> Any:
+    """Validate points to evaluate a fitted model on: a finite ``(m, n_features)`` array (or a
+    scipy.sparse matrix, returned as CSR).
 
     A single 1-D point of length ``n_features`` is accepted and treated as one row.
     """
+    if X_new is not None and _is_sparse(X_new):
+        X_new = check_sparse(X_new, name, copy=False)
+        if X_new.shape[1] != n_features:
+            raise ValueError(
+                f"`{name}` must have {n_features} features (columns) like the training data; "
+                f"got {X_new.shape[1]}."
+            )
+        return X_new
     _reject_complex(X_new, name)
     try:
         arr = np.asarray(X_new, dtype=np.float64) if X_new is not None else None
@@ -258,10 +318,10 @@ def check_bool(value: Any, name: str) -> bool:
     return bool(value)
 
 
-def check_kernel_input(value: Any, name: str) -> np.ndarray:
-    """Points to evaluate a kernel on: a finite ``(n, d)`` float64 array (not copied when it
-    already is one; kernels only read it)."""
-    return check_array(value, name, ndim=2, copy=False)
+def check_kernel_input(value: Any, name: str) -> Any:
+    """Points to evaluate a kernel on: a finite ``(n, d)`` float64 array or scipy.sparse CSR
+    matrix (not copied when it already is one; kernels only read it)."""
+    return check_array(value, name, ndim=2, copy=False, sparse=True)
 
 
 def check_kernel_pair(A: Any, B: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -331,10 +391,11 @@ def check_estimator_X(estimator: Any, X: Any, *, reset: bool) -> np.ndarray:
     from sklearn.utils.validation import validate_data
 
     try:
-        X = validate_data(estimator, X, dtype=np.float64, order="C", reset=reset)
+        X = validate_data(estimator, X, dtype=np.float64, order="C", reset=reset,
+                          accept_sparse="csr")
     except ValueError as exc:
         raise ValueError(f"`X`: {exc}") from None
-    return check_array(X, "X", ndim=2, copy=False)
+    return check_array(X, "X", ndim=2, copy=False, sparse=True)
 
 
 def check_estimator_Xy(estimator: Any, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -257,8 +257,20 @@ def opposite_duplicates(X: np.ndarray, y: np.ndarray) -> tuple[int, int] | None:
     Such a pair lies in both classes' hulls in every feature space: an exact certificate that
     no hard-margin separator exists (found by sorting the rows, ``O(n d log n)``).
     """
-    _, first, inverse = np.unique(X, axis=0, return_index=True, return_inverse=True)
-    inverse = inverse.ravel()
+    if hasattr(X, "tocsr"):  # sparse rows: identical rows have identical (indices, values)
+        X = X.tocsr()
+        X.sum_duplicates()
+        X.eliminate_zeros()
+        keys: dict[bytes, int] = {}
+        inverse = np.empty(X.shape[0], dtype=np.int64)
+        for i in range(X.shape[0]):
+            part = slice(X.indptr[i], X.indptr[i + 1])
+            key = X.indices[part].tobytes() + b"|" + X.data[part].tobytes()
+            inverse[i] = keys.setdefault(key, len(keys))
+        first = np.zeros(len(keys), dtype=np.int64)
+    else:
+        _, first, inverse = np.unique(X, axis=0, return_index=True, return_inverse=True)
+        inverse = inverse.ravel()
     pos = np.full(first.size, -1)
     neg = np.full(first.size, -1)
     pos[inverse[y > 0]] = np.flatnonzero(y > 0)

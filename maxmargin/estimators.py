@@ -178,9 +178,12 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
                                    for s in self.solutions_))
         return self
 
-    def _solve(self, X: np.ndarray, y: np.ndarray, w: np.ndarray) -> SVMSolution | PerceptronResult:
-        """One binary problem with the chosen solver (per-sample bounds ``C w_i``)."""
+    def _solve(self, X: Any, y: np.ndarray, w: np.ndarray) -> SVMSolution | PerceptronResult:
+        """One binary problem with the chosen solver (per-sample bounds ``C w_i``). Sparse
+        ``X`` goes to ``smo`` and ``cvxpy`` as it is, densified for the other solvers."""
         kern, solver = self._kernel, self.solver
+        if hasattr(X, "toarray") and solver not in ("smo", "cvxpy"):
+            X = X.toarray()
         uniform = bool(np.all(w == w[0]))
         if solver == "smo":
             return smo(X, y, C=self.C * w[0] if uniform else self.C, kernel=kern, tol=self.tol,
@@ -309,6 +312,11 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
         if self.break_ties:
             votes = votes + confidence / (3.0 * (np.abs(confidence) + 1.0))
         return self.classes_[np.argmax(votes, axis=1)]
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # CSR goes to smo and cvxpy as it is
+        return tags
 
 
 def _iterations(sol: SVMSolution | PerceptronResult) -> int:

@@ -46,6 +46,26 @@ KERNEL_NAMES = ("linear", "rbf", "poly")
 CANCEL_RTOL = 1e-6
 
 
+def _dot(A: Any, B: Any) -> np.ndarray:
+    """``A @ B.T`` as a dense float64 array (either operand may be scipy.sparse CSR)."""
+    out = A @ B.T
+    return out.toarray() if hasattr(out, "toarray") else np.asarray(out)
+
+
+def _row_norms2(X: Any) -> np.ndarray:
+    """``x_i . x_i`` for every row (dense or scipy.sparse)."""
+    if hasattr(X, "multiply"):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", X, X)
+
+
+def _variance(X: Any) -> float:
+    """``X.var()`` over all entries (scikit-learn's rule for a sparse ``X``)."""
+    if hasattr(X, "multiply"):
+        return float(X.multiply(X).mean() - X.mean() ** 2)
+    return float(np.asarray(X).var())
+
+
 class Kernel(ABC):
     """A positive semi-definite kernel ``K(x, z)``.
 
@@ -120,10 +140,10 @@ class LinearKernel(Kernel):
     kernel_id = 0
 
     def _block(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
-        return A @ B.T
+        return _dot(A, B)
 
     def _diag(self, X: np.ndarray) -> np.ndarray:
-        return np.einsum("ij,ij->i", X, X)
+        return _row_norms2(X)
 
 
 @dataclass(frozen=True)
@@ -147,20 +167,20 @@ class RBFKernel(Kernel):
         pairs where that expansion cancels (``||a - b||^2 < CANCEL_RTOL (a.a + b.b)``: near
         duplicates) recomputed from their differences, so ``K(x, x) = 1`` exactly and large
         ``gamma`` does not amplify round-off."""
-        centre = B.mean(axis=0)
-        A = A - centre
-        B = B - centre
-        a2 = np.einsum("ij,ij->i", A, A)
-        b2 = np.einsum("ij,ij->i", B, B)
+        if not hasattr(A, "multiply") and not hasattr(B, "multiply"):
+            centre = B.mean(axis=0)  # dense data only: centring would fill a sparse matrix
+            A = A - centre
+            B = B - centre
+        a2 = _row_norms2(A)
+        b2 = _row_norms2(B)
         scale = a2[:, None] + b2[None, :]
-        d2 = scale - 2.0 * (A @ B.T)
+        d2 = scale - 2.0 * _dot(A, B)
         close = d2 < CANCEL_RTOL * scale
         if np.any(close):
             i, j = np.nonzero(close)
             for lo in range(0, i.size, 65536):  # bounded temporaries
                 ii, jj = i[lo : lo + 65536], j[lo : lo + 65536]
-                diff = A[ii] - B[jj]
-                d2[ii, jj] = np.einsum("ij,ij->i", diff, diff)
+                d2[ii, jj] = _row_norms2(A[ii] - B[jj])
         np.maximum(d2, 0.0, out=d2)
         return np.exp(-self.gamma * d2)
 
@@ -199,10 +219,10 @@ class PolyKernel(Kernel):
         return (self.gamma, self.coef0, float(self.degree))
 
     def _block(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
-        return (self.gamma * (A @ B.T) + self.coef0) ** self.degree
+        return (self.gamma * _dot(A, B) + self.coef0) ** self.degree
 
     def _diag(self, X: np.ndarray) -> np.ndarray:
-        return (self.gamma * np.einsum("ij,ij->i", X, X) + self.coef0) ** self.degree
+        return (self.gamma * _row_norms2(X) + self.coef0) ** self.degree
 
     def describe(self) -> str:
         return f"poly(gamma={self.gamma:.6g}, degree={self.degree}, coef0={self.coef0:.6g})"
@@ -214,11 +234,11 @@ def _resolve_gamma(gamma: Any, X: np.ndarray | None) -> float:
         check_choice(gamma, "gamma", ("scale", "auto"))
         if X is None:
             raise ValueError(f"`gamma`={gamma!r} needs the training data `X` to be resolved.")
-        X = check_array(X, "X", ndim=2)
+        X = check_array(X, "X", ndim=2, copy=False, sparse=True)
         d = X.shape[1]
         if gamma == "auto":
             return 1.0 / d
-        var = float(X.var())
+        var = _variance(X)
         return 1.0 / (d * var) if var != 0.0 else 1.0
     return check_positive(gamma, "gamma")
 

@@ -40,9 +40,15 @@ SVM_STATUSES = ("optimal", "inaccurate", "infeasible", "max_iter", "solver_error
 PERCEPTRON_STATUSES = ("converged", "max_iter")
 
 
-def _frozen_array(value: Any) -> np.ndarray | None:
+def _frozen_array(value: Any) -> Any:
+    """A read-only float64 copy (a scipy.sparse matrix stays sparse, its arrays read-only)."""
     if value is None:
         return None
+    if hasattr(value, "tocsr"):
+        out = value.tocsr().astype(np.float64, copy=True)
+        for part in (out.data, out.indices, out.indptr):
+            part.flags.writeable = False
+        return out
     arr = np.array(value, dtype=np.float64, copy=True)
     arr.flags.writeable = False
     return arr

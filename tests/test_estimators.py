@@ -30,22 +30,31 @@ NON_SEPARABLE = "the hard-margin SVM does not exist on the checks' overlapping b
 
 EXPECTED = {
     "smo-rbf": (MaxMarginClassifier(), {
-        "check_sample_weight_equivalence_on_dense_data": TOLERANCE}),
+        "check_sample_weight_equivalence_on_dense_data": TOLERANCE,
+        "check_sample_weight_equivalence_on_sparse_data": TOLERANCE}),
     "smo-linear": (MaxMarginClassifier(kernel="linear"), {
-        "check_sample_weight_equivalence_on_dense_data": TOLERANCE}),
+        "check_sample_weight_equivalence_on_dense_data": TOLERANCE,
+        "check_sample_weight_equivalence_on_sparse_data": TOLERANCE}),
     "cvxpy": (MaxMarginClassifier(solver="cvxpy"), {
-        "check_sample_weight_equivalence_on_dense_data": TOLERANCE}),
+        "check_sample_weight_equivalence_on_dense_data": TOLERANCE,
+        "check_sample_weight_equivalence_on_sparse_data": TOLERANCE}),
     "perceptron": (MaxMarginClassifier(solver="perceptron", kernel="linear"), {
         "check_sample_weights_not_overwritten": WEIGHTS,
         "check_sample_weight_equivalence_on_dense_data": WEIGHTS,
+        "check_sample_weight_equivalence_on_sparse_data": WEIGHTS,
         "check_class_weight_classifiers": WEIGHTS}),
     "kernel_perceptron": (MaxMarginClassifier(solver="kernel_perceptron"), {
         "check_sample_weights_not_overwritten": WEIGHTS,
         "check_sample_weight_equivalence_on_dense_data": WEIGHTS,
+        "check_sample_weight_equivalence_on_sparse_data": WEIGHTS,
         "check_class_weight_classifiers": WEIGHTS,
         "check_classifiers_train": VOTES}),
     "mdm": (MaxMarginClassifier(solver="mdm"), {
         "check_sample_weight_equivalence_on_dense_data": NON_SEPARABLE,
+        "check_sample_weight_equivalence_on_sparse_data": NON_SEPARABLE,
+        "check_estimator_sparse_tag": NON_SEPARABLE,
+        "check_estimator_sparse_array": NON_SEPARABLE,
+        "check_estimator_sparse_matrix": NON_SEPARABLE,
         "check_class_weight_classifiers": "the hard margin has no box bound for weights to scale",
         "check_classifiers_train": VOTES}),
 }

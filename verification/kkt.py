@@ -142,7 +142,7 @@ def kkt_residuals(solution: SVMSolution, X: Any, y: Any) -> KKTResiduals:
     -------
     KKTResiduals
     """
-    X, y = check_Xy(X, y)
+    X, y = check_Xy(X, y, sparse=True)
     sol = check_solution(solution, "solution", *X.shape)
     alpha = np.asarray(sol.alpha, dtype=np.float64)
     hard = sol.C is None
