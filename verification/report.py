@@ -208,6 +208,19 @@ def _cases_with(hist: dict, methods: Sequence[str], prefer: Sequence[str], most:
     return ordered[:most]
 
 
+def _panel_title(art: Artifacts, case: str) -> str:
+    """``case`` with its n, C and kernel (for every panel)."""
+    meta = art.cases.get(case)
+    if meta is None:
+        return case
+    C = "hard margin" if meta["C"] is None else f"C={meta['C']:g}"
+    return f"{case}\nn={meta['n']}, {C}, {meta['kernel']}"
+
+
+#: The stopping tolerances of the suite's SMO rows (verification/suite.py), drawn on the plot.
+SMO_TOLERANCES = {"smo/wss2": 1e-6, "smo/wss1": 1e-6, "smo/platt": 1e-3}
+
+
 def _fig_smo(art: Artifacts, path: Path) -> bool:
     rules = ("smo/wss2", "smo/wss1", "smo/platt")
     cases = _cases_with(art.histories, rules, ("heart_scale", "circle_rbf"), 2)
@@ -220,7 +233,13 @@ def _fig_smo(art: Artifacts, path: Path) -> bool:
             v = h["violation"]
             ok = v > 0
             ax.semilogy(h["iteration"][ok], v[ok], label=rule, lw=1.2)
-        ax.set(title=case, xlabel="iteration", ylabel="max KKT violation")
+        for tol in sorted(set(SMO_TOLERANCES.values())):
+            users = "/".join(r.split("/")[1] for r, t in SMO_TOLERANCES.items() if t == tol)
+            ax.axhline(tol, color="k", ls=":", lw=1.0)
+            ax.annotate(f"tol {tol:g} ({users})", (0.99, tol), xycoords=("axes fraction", "data"),
+                        ha="right", va="bottom", fontsize=7)
+        ax.set(xlabel="iteration", ylabel="max KKT violation m - M")
+        ax.set_title(_panel_title(art, case), fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
     _save(fig, path)
@@ -244,7 +263,8 @@ def _fig_gilbert(art: Artifacts, path: Path) -> bool:
                       markersize=3)
         h = art.histories[(case, "gilbert")]
         ax.loglog(h["steps"] + 1.0, h["bound"], "k--", label="2 D^2 / (rho (k + 1))", lw=1.0)
-        ax.set(title=case, xlabel="k (iterate number)", ylabel="h_k")
+        ax.set(xlabel="k (iterate number)", ylabel="h_k")
+        ax.set_title(_panel_title(art, case), fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
     _save(fig, path)
@@ -252,26 +272,30 @@ def _fig_gilbert(art: Artifacts, path: Path) -> bool:
 
 
 def _fig_perceptron(rows: Sequence[Row], path: Path) -> bool:
-    points = [(r.case, b.bound, b.value) for r in rows for b in r.bounds
-              if b.name == "mistake_bound" and math.isfinite(b.bound)]
+    """Mistakes over Novikoff's bound ``(R / gamma)^2``, one bar per case (the theorem says
+    every bar ends left of 1); the bound itself is printed at the end of each bar."""
+    points = sorted(((r.case, b.bound, b.value) for r in rows for b in r.bounds
+                     if b.name == "mistake_bound" and math.isfinite(b.bound) and b.bound > 0),
+                    key=lambda p: p[2] / p[1])
     if not points:
         return False
-    fig = _new_figure(1, size=5.5)
+    fig = _new_figure(1, size=6.0)
+    fig.set_figheight(max(2.5, 0.28 * len(points) + 1.2))
     ax = fig.subplots()
-    xs = np.array([p[1] for p in points])
-    ys = np.maximum(np.array([p[2] for p in points]), 0.8)
-    ax.loglog(xs, ys, "o", color="C0")
-    # label the cases nearest the bound and the extreme ones (labelling all would overlap)
-    ratio = ys / xs
-    label = set(np.argsort(-ratio)[:3]) | {int(np.argmax(xs)), int(np.argmin(xs))}
-    for i in sorted(label):
-        ax.annotate(points[i][0], (xs[i], ys[i]), fontsize=7, xytext=(4, 4),
-                    textcoords="offset points")
-    lim = [0.8, max(float(xs.max()), float(ys.max())) * 1.5]
-    ax.loglog(lim, lim, "k--", lw=1.0, label="y = x (the bound)")
-    ax.set(xlabel="(R / gamma)^2", ylabel="perceptron mistakes", title="Novikoff's bound")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+    ratio = np.array([max(p[2], 0.5) / p[1] for p in points])
+    pos = np.arange(len(points))
+    ax.barh(pos, ratio, color="C0", height=0.6)
+    for k, p in enumerate(points):
+        ax.annotate(f"{p[2]:g} of {p[1]:.3g}", (ratio[k], k), xytext=(3, 0),
+                    textcoords="offset points", va="center", fontsize=7)
+    ax.axvline(1.0, color="k", ls="--", lw=1.0, label="the bound (mistakes = (R / gamma)^2)")
+    ax.set_xscale("log")
+    ax.set_xlim(min(float(ratio.min()) / 3, 0.1), 3.0)
+    ax.set_yticks(pos, [p[0] for p in points], fontsize=7)
+    ax.set(xlabel="perceptron mistakes / (R / gamma)^2", ylabel="case",
+           title="Novikoff's bound: mistakes <= (R / gamma)^2")
+    ax.grid(True, axis="x", which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
     _save(fig, path)
     return True
 
@@ -287,23 +311,35 @@ def _fig_cases(art: Artifacts, path: Path) -> bool:
     for ax, name in zip(axes, names, strict=False):
         p = art.pictures[name]
         X, y = p["X"], p["y"]
-        ax.contourf(p["gx"], p["gy"], p["F"], levels=[-1e300, 0, 1e300],
-                    colors=["#f4d6d6", "#d6e2f4"], alpha=0.6)
-        ax.contour(p["gx"], p["gy"], p["F"], levels=[-1, 0, 1], colors="k",
-                   linestyles=["--", "-", "--"], linewidths=[0.8, 1.4, 0.8])
+        if p["F"] is not None:
+            ax.contourf(p["gx"], p["gy"], p["F"], levels=[-1e300, 0, 1e300],
+                        colors=["#f4d6d6", "#d6e2f4"], alpha=0.6)
+            ax.contour(p["gx"], p["gy"], p["F"], levels=[-1, 0, 1], colors="k",
+                       linestyles=["--", "-", "--"], linewidths=[0.8, 1.4, 0.8])
         ax.scatter(X[y > 0, 0], X[y > 0, 1], c="C0", s=18, marker="o", label="+1")
         ax.scatter(X[y < 0, 0], X[y < 0, 1], c="C3", s=18, marker="s", label="-1")
-        sv = p["sv"]
+        sv, at_C = p["sv"], p["at_C"]
         ax.scatter(X[sv, 0], X[sv, 1], s=90, facecolors="none", edgecolors="k", lw=1.0,
-                   label="support vectors")
-        c = "hard" if p["C"] is None else f"C={p['C']:g}"
-        ax.set_title(f"{name}\n{p['kernel']}, {c}", fontsize=8)
-        ax.set(xlim=(p["gx"].min(), p["gx"].max()), ylim=(p["gy"].min(), p["gy"].max()))
+                   label="support vectors, 0 < alpha < C")
+        if at_C.size:
+            ax.scatter(X[at_C, 0], X[at_C, 1], s=110, marker="D", facecolors="none",
+                       edgecolors="darkorange", lw=1.2, label="alpha = C")
+        title = _panel_title(art, name) if name in art.cases else name
+        if p["F"] is None:
+            title += "\n(no separator: the hard margin is infeasible)"
+        ax.set_title(title, fontsize=8)
+        ax.set(xlim=(p["gx"].min(), p["gx"].max()), ylim=(p["gy"].min(), p["gy"].max()),
+               xlabel="x1", ylabel="x2")
         ax.set_aspect("equal", adjustable="box")
         ax.tick_params(labelsize=7)
     for ax in axes[len(names):]:
-        ax.set_axis_off()
-    axes[0].legend(fontsize=6, loc="best")
+        ax.remove()  # no empty panels
+    handles = {}
+    for ax in axes[: len(names)]:
+        for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, h)
+    fig.legend(list(handles.values()), list(handles), loc="outside lower center",
+               ncols=len(handles), fontsize=7)
     _save(fig, path)
     return True
 
