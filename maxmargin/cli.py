@@ -19,10 +19,11 @@ function to run (``set_defaults(run=...)``); adding a command is adding one such
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 __all__ = ["build_parser", "main", "COMMANDS"]
@@ -45,6 +46,17 @@ def _suite_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
                         help="wall-clock guard per (case x method): a method running longer "
                         "becomes a failed row (default 120; 0 runs unguarded in-process)")
+    sweep = parser.add_argument_group(
+        "sweeps (Dask; pip install -e \".[distributed]\")",
+        "Each case is one task; the rows are the same as a serial run's.")
+    sweep.add_argument("--workers", type=int, default=None, metavar="N",
+                       help="run on a new local Dask cluster of N one-thread processes")
+    sweep.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="run on an existing Dask cluster (e.g. tcp://host:8786)")
+    sweep.add_argument("--resume", default=None, metavar="FILE",
+                       help="skip the (case, method) rows already in FILE (a --json results "
+                       "file) and keep them; results are streamed to FILE unless --json names "
+                       "another file")
     data = parser.add_argument_group(
         "your own data (instead of the catalogue)",
         "A LIBSVM/svmlight file (zero- or one-based), a CSV file or an .npz file (arrays X, y). "
@@ -93,6 +105,8 @@ def _data_cases(args: argparse.Namespace) -> Any:
 
 
 def _run(args: argparse.Namespace) -> Any:
+    from pathlib import Path
+
     from maxmargin.verification.suite import numba_cache_is_cold, run_suite
 
     if args.suite == "random" and args.count is None:
@@ -108,10 +122,54 @@ def _run(args: argparse.Namespace) -> Any:
     if not args.quiet and numba_cache_is_cold():
         print("compiling kernels (first run only; about a minute) ...", file=sys.stderr,
               flush=True)
-    return run_suite("data" if cases is not None else args.suite, patterns,
-                     progress=sys.stderr if not args.quiet else None, cases=cases,
-                     count=args.count, seed=args.seed, start=args.start,
-                     timeout=args.timeout if args.timeout and args.timeout > 0 else None)
+    resume = None
+    if args.resume is not None and Path(args.resume).exists():
+        from maxmargin.verification.sweep import load_rows
+
+        resume = load_rows(args.resume)
+    stream = getattr(args, "json", None)
+    stream = args.resume if stream is None else (None if stream == "-" else stream)
+    with _client(args) as client:
+        return run_suite("data" if cases is not None else args.suite, patterns,
+                         progress=sys.stderr if not args.quiet else None, cases=cases,
+                         count=args.count, seed=args.seed, start=args.start,
+                         timeout=args.timeout if args.timeout and args.timeout > 0 else None,
+                         client=client, resume=resume, stream=stream)
+
+
+@contextlib.contextmanager
+def _client(args: argparse.Namespace) -> Iterator[Any]:
+    """The Dask client of ``--workers`` / ``--scheduler`` (None: serial), closed at the end."""
+    if args.workers is None and args.scheduler is None:
+        yield None
+        return
+    if args.workers is not None and args.scheduler is not None:
+        raise ValueError("--workers and --scheduler exclude each other: give one.")
+    try:
+        import dask.distributed  # noqa: F401
+    except ImportError:
+        raise ValueError("--workers/--scheduler need Dask: pip install -e \".[distributed]\"."
+                         ) from None
+    if args.workers is not None:
+        if args.workers < 1:
+            raise ValueError(f"--workers must be >= 1; got {args.workers}.")
+        from maxmargin.verification.sweep import local_client
+
+        client = local_client(args.workers)
+    else:
+        from dask.distributed import Client
+
+        try:
+            client = Client(args.scheduler, timeout=30)
+        except OSError as exc:
+            raise ValueError(f"--scheduler {args.scheduler!r}: cannot connect ({exc}).") from None
+    try:
+        yield client
+    finally:
+        cluster = getattr(client, "cluster", None)
+        client.close()
+        if cluster is not None:
+            cluster.close()
 
 
 def _writable(path: str, what: str) -> None:
@@ -163,23 +221,20 @@ def _verify(args: argparse.Namespace) -> int:
         return _list(args)
     if args.json is not None and args.json != "-":
         _writable(args.json, "--json")
-    run = _run(args)
+    if args.resume is not None:
+        _writable(args.resume, "--resume")
+    run = _run(args)  # a --json FILE (or --resume FILE) is written as rows arrive
     table = sys.stderr if args.json == "-" else sys.stdout
     _print_table(run, table)
     _summary(run, table)
-    if args.json is not None:
+    if args.json == "-":
         from maxmargin.verification.suite import COLUMNS
 
         payload = {"schema": [{"name": n, "description": d} for n, d in COLUMNS],
                    "suite": run.suite, "pattern": run.pattern,
                    "rows": [r.to_dict() for r in run.rows]}
-        if args.json == "-":
-            json.dump(payload, sys.stdout, indent=1)
-            sys.stdout.write("\n")
-        else:
-            with open(args.json, "w") as fh:
-                json.dump(payload, fh, indent=1)
-                fh.write("\n")
+        json.dump(payload, sys.stdout, indent=1)
+        sys.stdout.write("\n")
     return 0 if run.passed else 1
 
 

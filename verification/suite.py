@@ -177,6 +177,14 @@ class Artifacts:
 
     histories: dict[tuple[str, str], dict[str, np.ndarray]] = field(default_factory=dict)
     pictures: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: per case: ``"n"``, ``"C"``, ``"kernel"`` (for the figures' panel titles)
+    cases: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def update(self, other: Artifacts) -> None:
+        """Take in another run's artifacts (a guarded worker's)."""
+        self.histories.update(other.histories)
+        self.pictures.update(other.pictures)
+        self.cases.update(other.cases)
 
 
 class Context:
@@ -186,6 +194,8 @@ class Context:
         self.case = case
         self.kernel = case.make_kernel()
         self.artifacts = artifacts
+        artifacts.cases[case.name] = {"n": case.X.shape[0], "C": case.C,
+                                      "kernel": self.kernel.describe()}
         self._oracle: SVMSolution | None = None
         self._oracle_error: Exception | None = None
 
@@ -631,8 +641,10 @@ def _row(case: Case, method: Method, outcome: Outcome | None, exception: str) ->
 
 
 def _picture(ctx: Context, size: int = 121) -> None:
-    """The oracle's decision values on a grid around a 2-D case (for the report's figures)."""
-    c, oracle = ctx.case, ctx.oracle
+    """The oracle's decision values on a grid around a 2-D case (for the report's figures);
+    the points alone (``F`` None) when the oracle has no separator (an infeasible case)."""
+    c = ctx.case
+    oracle = ctx.oracle if ctx.solved else None
     lo, hi = c.X.min(axis=0), c.X.max(axis=0)
     centre = 0.5 * (lo + hi)
     span = float(np.max(hi - lo))
@@ -640,11 +652,18 @@ def _picture(ctx: Context, size: int = 121) -> None:
     xs = np.linspace(centre[0] - half, centre[0] + half, size)
     ys = np.linspace(centre[1] - half, centre[1] + half, size)
     gx, gy = np.meshgrid(xs, ys)
-    F = oracle.decision_function(np.column_stack([gx.ravel(), gy.ravel()])).reshape(gx.shape)
-    sv = oracle.support(1e-6 * float(np.max(oracle.alpha)))
+    F, sv, at_C = None, np.zeros(0, dtype=int), np.zeros(0, dtype=int)
+    if oracle is not None:
+        grid = np.column_stack([gx.ravel(), gy.ravel()])
+        F = oracle.decision_function(grid).reshape(gx.shape)
+        top = float(np.max(oracle.alpha))
+        sv = oracle.support(1e-6 * top)
+        if c.C is not None:  # alpha = C (margin errors or on the margin at the bound)
+            at_C = sv[oracle.alpha[sv] >= c.C * (1.0 - 1e-6)]
+            sv = np.setdiff1d(sv, at_C)
     ctx.artifacts.pictures[c.name] = {
-        "X": c.X, "y": c.y, "gx": gx, "gy": gy, "F": F, "sv": sv, "kernel": ctx.kernel.describe(),
-        "C": c.C,
+        "X": c.X, "y": c.y, "gx": gx, "gy": gy, "F": F, "sv": sv, "at_C": at_C,
+        "kernel": ctx.kernel.describe(), "C": c.C, "status": c.expected_status,
     }
 
 
@@ -683,7 +702,7 @@ def _case_rows_inline(case: Case, methods: Sequence[Method], artifacts: Artifact
     ctx = Context(case, artifacts)
     for method in methods:
         yield _one_row(ctx, case, method)
-    if case.is_2d and case.area in ("worked", "kernel") and ctx.solved:
+    if case.is_2d and case.area not in ("random", "data"):
         _picture(ctx)
 
 
@@ -702,6 +721,10 @@ def _worker(case: Case, methods: Sequence[Method], conn: Any) -> None:  # pragma
                                           row_and_time[1])))
     conn.send(("artifacts", artifacts))
     conn.close()
+
+
+#: ``run_suite(stream=...)``: the results file is rewritten at most this often (and at the end).
+STREAM_EVERY_S = 2.0
 
 
 def _progress_bar(total: int, stream: TextIO) -> Any:
@@ -791,8 +814,7 @@ def _case_rows_guarded(
                 if receiver.poll(timeout):
                     kind, payload = receiver.recv()
                     if kind == "artifacts":
-                        artifacts.histories.update(payload.histories)
-                        artifacts.pictures.update(payload.pictures)
+                        artifacts.update(payload)
         finally:
             receiver.close()
             worker.join(5.0)
@@ -810,6 +832,9 @@ def run_suite(
     seed: int = 0,
     start: int = 0,
     timeout: float | None = None,
+    client: Any = None,
+    resume: Sequence[Row] | None = None,
+    stream: str | None = None,
 ) -> SuiteRun:
     """Run every method on every case of ``suite`` whose name matches ``pattern``.
 
@@ -833,6 +858,15 @@ def run_suite(
         Wall-clock guard in seconds per (case x method): each case runs in a forked worker and a
         method that runs longer (or crashes its process) becomes a failed row with the reason;
         the other rows are kept. None runs everything in this process, unguarded.
+    client : dask.distributed.Client, optional
+        Run each case as a task on this Dask cluster (:mod:`.sweep`); the rows are the same as
+        a serial run's, in the same order.
+    resume : sequence of Row, optional
+        Rows already computed (:func:`.sweep.load_rows`): their ``(case, method)`` are not run
+        again, and they are part of the result.
+    stream : path, optional
+        Write the results (JSON, as ``maxmargin verify --json``) atomically as rows arrive
+        (at most every :data:`STREAM_EVERY_S` seconds, and at the end).
 
     Returns
     -------
@@ -865,35 +899,98 @@ def run_suite(
         from maxmargin._validation import check_positive
 
         timeout = check_positive(timeout, "timeout")
-    if timeout is not None:
-        _warm_up()
+    label = suite if suite != "random" else f"random(seed={seed}, start={start}, count={count})"
+    shown_pattern = pattern if isinstance(pattern, str | None) else ",".join(pattern)
     artifacts = Artifacts()
-    rows: list[Row] = []
-    plan = [(case, _methods_for(case)) for case in chosen]
+    done = {(r.case, r.method): r for r in (resume or ())}
+    plan = [(case, [m for m in _methods_for(case) if (case.name, m.name) not in done])
+            for case in chosen]
+    new_rows: dict[tuple[str, str], Row] = {}
     total = sum(len(ms) for _, ms in plan)
     bar = None if progress is None else _progress_bar(total, progress)
     failures = 0
-    for case, methods in plan:
-        produce = (_case_rows_inline(case, methods, artifacts) if timeout is None
-                   else _case_rows_guarded(case, methods, artifacts, timeout))
-        for row, elapsed in produce:
-            rows.append(row)
-            if bar is None:
-                continue
-            failures += not row.passed
-            bar.set_postfix_str(f"{failures} failed; {case.name} {row.method}", refresh=False)
-            bar.update(1)
-            if not row.passed:
-                bar.write(f"FAIL {case.name} / {row.method} ({elapsed:.2f} s): {row.reasons}",
-                          file=progress)
-                if case.area == "random":
-                    from maxmargin.verification.campaign import reproducer
+    last_write = 0.0
 
-                    index = int(case.name.rsplit("_i", 1)[1])
-                    bar.write(f"      reproduce: {reproducer(seed, index)}", file=progress)
+    def ordered() -> list[Row]:
+        """Every row so far in plan order (resumed ones included)."""
+        out = []
+        for case in chosen:
+            for m in _methods_for(case):
+                row = new_rows.get((case.name, m.name)) or done.get((case.name, m.name))
+                if row is not None:
+                    out.append(row)
+        return out
+
+    def record(case: Case, row: Row, elapsed: float) -> None:
+        nonlocal failures, last_write
+        new_rows[(case.name, row.method)] = row
+        if stream is not None and time.perf_counter() - last_write > STREAM_EVERY_S:
+            from maxmargin.verification.sweep import write_rows
+
+            write_rows(stream, ordered(), label, shown_pattern)
+            last_write = time.perf_counter()
+        if bar is None:
+            return
+        failures += not row.passed
+        bar.set_postfix_str(f"{failures} failed; {case.name} {row.method}", refresh=False)
+        bar.update(1)
+        if not row.passed:
+            bar.write(f"FAIL {case.name} / {row.method} ({elapsed:.2f} s): {row.reasons}",
+                      file=progress)
+            if case.area == "random":
+                from maxmargin.verification.campaign import reproducer
+
+                index = int(case.name.rsplit("_i", 1)[1])
+                bar.write(f"      reproduce: {reproducer(seed, index)}", file=progress)
+
+    if timeout is not None and client is None:
+        _warm_up()
+    if client is None:
+        for case, methods in plan:
+            produce = (_case_rows_inline(case, methods, artifacts) if timeout is None
+                       else _case_rows_guarded(case, methods, artifacts, timeout))
+            for row, elapsed in produce:
+                record(case, row, elapsed)
+    else:
+        _run_on_client(client, plan, suite, seed, timeout, artifacts, record)
     if bar is not None:
         bar.close()
-    label = suite if suite != "random" else f"random(seed={seed}, start={start}, count={count})"
-    return SuiteRun(suite=label, pattern=pattern if isinstance(pattern, str | None) else
-                    ",".join(pattern), rows=tuple(rows), artifacts=artifacts,
+    rows = ordered()
+    if stream is not None:
+        from maxmargin.verification.sweep import write_rows
+
+        write_rows(stream, rows, label, shown_pattern)
+    return SuiteRun(suite=label, pattern=shown_pattern, rows=tuple(rows), artifacts=artifacts,
                     elapsed=time.perf_counter() - t0)
+
+
+def _run_on_client(
+    client: Any, plan: Sequence[tuple[Case, list[Method]]], suite: str, seed: int,
+    timeout: float | None, artifacts: Artifacts, record: Callable[[Case, Row, float], None],
+) -> None:
+    """Every case of ``plan`` as one Dask task (:func:`.sweep.run_case_task`); a task that
+    fails as a whole gives one failed row per method, with the reason."""
+    from dask.distributed import as_completed
+
+    from maxmargin.verification.sweep import case_recipe, run_case_task
+
+    if timeout is not None:  # each worker loads the compiled code once; its forks inherit it
+        client.run(_warm_up)
+    futures = {}
+    for case, methods in plan:
+        if methods:
+            future = client.submit(run_case_task, case_recipe(case, suite, seed), methods,
+                                   timeout, pure=False)
+            futures[future] = (case, methods)
+    for future in as_completed(list(futures)):
+        case, methods = futures.pop(future)
+        try:
+            pairs, produced = future.result()
+        except Exception as exc:  # KilledWorker, a lost worker, a task that raised
+            why = f"the Dask task failed: {_last_line(exc)}"
+            for m in methods:
+                record(case, *_failed_row(case, m, why, math.nan))
+            continue
+        artifacts.update(produced)
+        for row, elapsed in pairs:
+            record(case, row, elapsed)
