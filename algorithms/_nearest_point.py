@@ -55,15 +55,16 @@ from numba import njit
 from threadpoolctl import threadpool_limits
 
 from maxmargin._validation import (
-    check_choice,
     check_hull_pair,
     check_max_iter,
     check_positive,
     check_positive_int,
 )
+from maxmargin.algorithms._kernel_cache import fill_column, make_kernel_data, python_kernel
+from maxmargin.algorithms._kernel_cache import kernel_value as engine_value
 from maxmargin.certificate import certify_hulls, certify_svm
 from maxmargin.exceptions import ConvergenceWarning
-from maxmargin.kernels import KERNEL_NAMES, Kernel, LinearKernel
+from maxmargin.kernels import Kernel, LinearKernel
 from maxmargin.results import HullPairSolution, SVMSolution, join_messages
 
 __all__ = [
@@ -98,9 +99,12 @@ _CHUNK = 512
 
 # --------------------------------------------------------------------------------------------
 # Compiled helpers. The loops pass four tuples around:
-#   data  = (X, xx, kd, y, kp, G) points, squared row norms, kernel diagonal K_ii, signs,
-#                                kp = (kernel_id, gamma, coef0, degree) with kernel_id 0 linear,
-#                                1 rbf, 2 poly, and the Gram matrix G (0 x 0 when not stored)
+#   data  = (X, xx, kd, y, kp, G, ke) points (the linear kernel's; a placeholder otherwise),
+#                                squared row norms, kernel diagonal K_ii, signs, kp = (kind,)
+#                                with kind 0 linear (z kept in R^d) and 1 any other kernel, the
+#                                Gram matrix G (0 x 0 when not stored), and ke the kernel
+#                                engine's data (maxmargin.algorithms._kernel_cache: compiled
+#                                built-ins, any other kernel object called from here)
 #   state = (lam, g, z, col)     weights, g_i = <z, phi(x_i)>, z (linear kernel only), a buffer
 #   stop  = (tol, zero_atol, max_iter, every)
 #   hist  = (hist_it, hist_gap, hist_dist)
@@ -108,25 +112,9 @@ _CHUNK = 512
 
 
 @njit(cache=True)
-def kernel_value(X: np.ndarray, u: int, v: int, kp: tuple) -> float:
-    """``K(x_u, x_v)``; the RBF distance is summed from differences (no cancellation)."""
-    s = 0.0
-    if kp[0] == 1:
-        for c in range(X.shape[1]):
-            diff = X[u, c] - X[v, c]
-            s += diff * diff
-        return np.exp(-kp[1] * s)
-    for c in range(X.shape[1]):
-        s += X[u, c] * X[v, c]
-    if kp[0] == 0:
-        return s
-    return (kp[1] * s + kp[2]) ** kp[3]
-
-
-@njit(cache=True)
 def sqdist(data: tuple, u: int, v: int) -> float:
     """``||phi(x_u) - phi(x_v)||^2 = K_uu + K_vv - 2 K_uv`` (direct difference when linear)."""
-    X, _, _, _, kp, G = data
+    X, _, diag, _, kp, G, ke = data
     if G.shape[0] > 0:
         return max(G[u, u] + G[v, v] - 2.0 * G[u, v], 0.0)
     if kp[0] == 0:
@@ -135,27 +123,20 @@ def sqdist(data: tuple, u: int, v: int) -> float:
             diff = X[u, c] - X[v, c]
             s += diff * diff
         return s
-    d2 = kernel_value(X, u, u, kp) + kernel_value(X, v, v, kp) - 2.0 * kernel_value(X, u, v, kp)
-    return max(d2, 0.0)
+    return max(diag[u] + diag[v] - 2.0 * engine_value(ke, u, v), 0.0)
 
 
 @njit(cache=True)
 def kernel_column(data: tuple, j: int, out: np.ndarray) -> None:
-    """``out[i] = K(x_i, x_j)``: row ``j`` of the stored Gram matrix, else from one BLAS
-    product ``X x_j``."""
-    X, xx, _, _, kp, G = data
+    """``out[i] = K(x_i, x_j)``: row ``j`` of the stored Gram matrix, one BLAS product ``X x_j``
+    (linear), else a column of the kernel engine."""
+    X, _, _, _, kp, G, ke = data
     if G.shape[0] > 0:
         out[:] = G[j]
-        return
-    dots = np.dot(X, X[j])
-    if kp[0] == 0:
-        out[:] = dots
-    elif kp[0] == 1:
-        for i in range(X.shape[0]):
-            out[i] = np.exp(-kp[1] * max(xx[i] + xx[j] - 2.0 * dots[i], 0.0))
+    elif kp[0] == 0:
+        out[:] = np.dot(X, X[j])
     else:
-        for i in range(X.shape[0]):
-            out[i] = (kp[1] * dots[i] + kp[2]) ** kp[3]
+        fill_column(ke, j, np.empty(0, dtype=np.int64), out.shape[0], True, out)  # ke.y = 1: K
 
 
 @njit(cache=True)
@@ -165,7 +146,7 @@ def move(data: tuple, state: tuple, a: float, b: float, u: int, v: int) -> None:
     Linear kernel: update ``z`` in R^d and recompute ``g = X z`` (one BLAS product, no drift).
     Otherwise ``g <- a g + b (K[:, u] - K[:, v])`` with two kernel columns.
     """
-    X, _, _, _, kp, _ = data
+    X, _, _, _, kp, _, _ = data
     _, g, z, col = state
     if kp[0] == 0:
         for c in range(X.shape[1]):
@@ -230,7 +211,7 @@ def examine(it: int, data: tuple, state: tuple, stop: tuple, hist: tuple, n_hist
 
     Returns ``(code, n_hist, fp, fq, ap, aq, zz)`` (see :func:`scan`).
     """
-    _, _, _, y, kp, _ = data
+    _, _, _, y, kp, _, _ = data
     lam, g, z, _ = state
     tol, zero_atol, max_iter, every = stop
     fp, fq, ap, aq = scan(y, lam, g)
@@ -266,7 +247,7 @@ def start(data: tuple, state: tuple) -> None:
     For the polytope (``Q = {0}``) this is the seed's start: the vertex nearest the origin.
     Sets ``lam = e_j + e_k``, ``z = phi(x_j) - phi(x_k)`` and ``g``.
     """
-    _, _, kd, y, _, _ = data
+    _, _, kd, y, _, _, _ = data
     lam, g, z, col = state
     a = 0
     while y[a] > 0:
@@ -326,12 +307,6 @@ def check_common(tol: Any, max_iter: Any, history_every: Any, default_iter: int)
     return tol, max_iter, every
 
 
-def _kernel_params(kernel: Kernel) -> tuple[int, float, float, int]:
-    check_choice(kernel.name, "kernel", KERNEL_NAMES)
-    gamma, coef0, degree = kernel.params
-    return (int(kernel.kernel_id), float(gamma), float(coef0), int(degree))
-
-
 def exact_g(X: np.ndarray, y: np.ndarray, lam: np.ndarray, kernel: Kernel) -> np.ndarray:
     """``g_i = <z, phi(x_i)> = sum_j y_j lam_j K(x_j, x_i)`` from scratch (blocks of columns)."""
     coef = y * lam
@@ -362,15 +337,19 @@ def run_nearest_point(
     ``hull_eps R``: hulls provably that close leave no margin the SVM can certify.
     """
     t0 = time.perf_counter()
-    kp = _kernel_params(kernel)
-    n, d = X.shape
-    xx = np.einsum("ij,ij->i", X, X)
+    linear = kernel.kernel_id == 0 and isinstance(X, np.ndarray)
+    kp = (0,) if linear else (1,)
+    n = X.shape[0]
+    d = X.shape[1] if linear else 1
+    # the engine's columns K(., x_j) (labels 1: Q = K); a placeholder for the linear kernel
+    ke = make_kernel_data(kernel, X if not linear else X[:1], np.ones(n if not linear else 1))
+    points = X if linear else np.zeros((n, 1))
     diag = kernel.diag(X)
     R = math.sqrt(max(float(diag.max()), 0.0))
     spread = diag + diag[0] - 2.0 * kernel.column(X, 0)
     scale = math.sqrt(max(float(spread.max()), 0.0))
     eps = float(np.finfo(float).eps)
-    floor = 1e3 * eps * R if kp[0] == 0 else 10.0 * math.sqrt(eps) * R
+    floor = 1e3 * eps * R if linear else 10.0 * math.sqrt(eps) * R
     zero_atol = max(tol * scale, floor, hull_eps * R)
 
     lam, g, col = np.zeros(n), np.zeros(n), np.zeros(n)
@@ -379,10 +358,10 @@ def run_nearest_point(
     hist_it = np.zeros(size, dtype=np.int64)
     hist_gap, hist_dist = np.zeros(size), np.zeros(size)
     G = kernel.gram(X) if kp[0] != 0 and 8 * n * n <= GRAM_MAX_BYTES else np.zeros((0, 0))
-    data, state = (X, xx, diag, y, kp, G), (lam, g, z, col)
+    data, state = (points, np.zeros(0), diag, y, kp, G, ke), (lam, g, z, col)
     # One BLAS thread: a threaded gemv of this size spends more on synchronisation than it
     # saves (10,000 x 50 on 2 busy cores: 0.08 ms single-threaded, 0.4-5 ms with 2 threads).
-    with threadpool_limits(limits=1, user_api="blas"):
+    with threadpool_limits(limits=1, user_api="blas"), python_kernel(ke, kernel, X):
         start(data, state)
         iterations, code, n_hist = loop(
             data, state, (tol, zero_atol, max_iter, every), (hist_it, hist_gap, hist_dist)
@@ -483,7 +462,7 @@ def infeasible_solution(
 ) -> SVMSolution:
     """The hard-margin answer on non-separable data: NaN ``alpha``/``b``/``w``, infinite
     objectives (the primal is infeasible, the dual unbounded), status ``"infeasible"``."""
-    n, d = X.shape
+    n, d = X.shape[0], (X.shape[1] if X.ndim == 2 else 0)
     return SVMSolution(
         alpha=np.full(n, np.nan), b=math.nan,
         w=np.full(d, np.nan) if kernel.kernel_id == 0 else None,

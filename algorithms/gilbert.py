@@ -55,7 +55,7 @@ from maxmargin.certificate import (
     opposite_duplicates,
     opposite_duplicates_message,
 )
-from maxmargin.kernels import Kernel, LinearKernel, make_kernel
+from maxmargin.kernels import Kernel, LinearKernel, make_kernel, own_points
 from maxmargin.results import HullPairSolution, PolytopeSolution, SVMSolution, join_messages
 
 __all__ = ["gilbert", "gilbert_hulls", "gilbert_svm", "gilbert_loop"]
@@ -238,7 +238,7 @@ def gilbert_svm(
         :mod:`maxmargin.algorithms._nearest_point`); ``alpha``, ``b``, ``w`` are then NaN and both
         objectives infinite. ``certificate`` is the float64 hard-margin certificate.
     """
-    X, y = check_Xy(X, y)
+    X, y = check_Xy(X, y, points=own_points(kernel))
     method = check_choice(method, "method", ("gilbert", "mdm"))
     loop, default_tol, default_iter = (
         (gilbert_loop, GILBERT_TOL, GILBERT_MAX_ITER)

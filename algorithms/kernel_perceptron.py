@@ -31,7 +31,7 @@ from numba import njit
 
 from maxmargin._validation import check_nonnegative, check_Xy
 from maxmargin.algorithms.perceptron import _check_options, _RunState, _train
-from maxmargin.kernels import Kernel, make_kernel
+from maxmargin.kernels import Kernel, make_kernel, own_points
 from maxmargin.results import PerceptronResult
 
 __all__ = ["kernel_perceptron"]
@@ -59,7 +59,9 @@ class _ColumnCache:
     def __getitem__(self, k: int) -> np.ndarray:
         col = self.columns.get(k)
         if col is None:
-            col = self.kernel.column(self.X, k)
+            # the kernel object's own block (the data were validated once, at the start)
+            col = self.kernel._values(lambda: self.kernel._block(self.X, self.X[k : k + 1]),
+                                      "`X`")[:, 0]
             if self.capacity > 0:
                 if len(self.columns) >= self.capacity:
                     del self.columns[next(iter(self.columns))]
@@ -128,7 +130,7 @@ def kernel_perceptron(
     ValueError
         On invalid data, kernel or options (before any work).
     """
-    X, y = check_Xy(X, y)
+    X, y = check_Xy(X, y, points=own_points(kernel))
     kern = make_kernel(kernel, gamma=gamma, degree=degree, coef0=coef0, X=X)
     opts = _check_options(eta, max_epochs, bias, order, seed)
     cache = _ColumnCache(kern, X, check_nonnegative(cache_size, "cache_size"))

@@ -713,7 +713,7 @@ def svm_solution(
     """
     linear = isinstance(kernel, LinearKernel)
     if alpha is None:
-        n, d = X.shape
+        n, d = X.shape[0], (X.shape[1] if X.ndim == 2 else 0)
         nan = math.nan
         point: dict[str, Any] = {
             "alpha": np.full(n, nan),

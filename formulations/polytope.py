@@ -38,6 +38,9 @@ __all__ = ["polytope_distance", "hull_distance", "hulls_meet", "ZERO_RTOL"]
 #: Seconds HiGHS may spend on the hulls-meet LP; without an answer there is no certificate
 #: (degenerate data can make the simplex method stall on a tiny LP).
 LP_TIME_LIMIT = 10.0
+#: Relative weight cuts tried for the support of :func:`_affine_polish` (an interior point's
+#: weights of the points off the optimal face are small but not zero).
+POLISH_SUPPORT_CUTS = (0.0, 1e-8, 1e-6, 1e-4)
 #: Below ``ZERO_RTOL * max(1, max_i ||point_i||)`` a distance is checked for being exactly 0.
 ZERO_RTOL = 1e-4
 
@@ -91,6 +94,63 @@ def hulls_meet(blocks: list[np.ndarray], atol: float = 1e-10) -> list[np.ndarray
         out.append(_simplex_clean(lp.x[start : start + size]))
         start += size
     return out
+
+
+def _affine_polish(blocks: list[np.ndarray], weights: list[np.ndarray]) -> list[np.ndarray] | None:
+    """Exact nearest point on the support an interior-point answer identified.
+
+    With ``S_k`` the points of block ``k`` with positive weight and ``a_i = +-x_i`` (first
+    block +, the others -), minimise ``||sum_i c_i a_i||^2`` over the affine constraints
+    ``sum_{i in S_k} c_i = 1`` (the KKT system ``[A A^T, E^T; E, 0] [c; nu] = [0; 1]``, by
+    least squares). When the support is the optimal one, the result is the optimum up to
+    round-off (Wolfe's affine step); None when a weight comes out negative.
+    """
+    support = [np.flatnonzero(w > 0) for w in weights]
+    signs = [1.0] + [-1.0] * (len(blocks) - 1)
+    A = np.vstack([s * B[idx] for s, B, idx in zip(signs, blocks, support, strict=True)])
+    k, nb = A.shape[0], len(blocks)
+    M = np.zeros((k + nb, k + nb))
+    M[:k, :k] = A @ A.T
+    start = 0
+    for b, idx in enumerate(support):
+        M[k + b, start : start + idx.size] = 1.0
+        M[start : start + idx.size, k + b] = 1.0
+        start += idx.size
+    rhs = np.zeros(k + nb)
+    rhs[k:] = 1.0
+    c = np.linalg.lstsq(M, rhs, rcond=None)[0][:k]
+    if not np.all(c >= 0.0):
+        return None
+    out, start = [], 0
+    for w, idx in zip(weights, support, strict=True):
+        new = np.zeros_like(w)
+        new[idx] = c[start : start + idx.size]
+        out.append(new / new.sum())
+        start += idx.size
+    return out
+
+
+def _best_weights(
+    points: list[np.ndarray], unit: list[np.ndarray], weights: list[np.ndarray], polish: bool
+) -> list[np.ndarray]:
+    """The interior-point weights, or their :func:`_affine_polish` when its float64 certificate
+    (on the original points) is better."""
+    if not polish:
+        return weights
+    empty = np.zeros((0, points[0].shape[1]))
+
+    def gap(ws: list[np.ndarray]) -> float:
+        other = points[1] if len(points) > 1 else empty
+        cert = certify_hulls(points[0], other, ws[0], ws[1] if len(ws) > 1 else np.zeros(0))
+        return cert.gap if math.isfinite(cert.gap) else math.inf
+
+    best, best_gap = weights, gap(weights)
+    for cut in POLISH_SUPPORT_CUTS:  # supports without the interior point's near-zero weights
+        trimmed = [np.where(w > cut * w.max(), w, 0.0) for w in weights]
+        candidate = _affine_polish(unit, trimmed)
+        if candidate is not None and gap(candidate) < best_gap:
+            best, best_gap = candidate, gap(candidate)
+    return best
 
 
 def _unit(*point_sets: np.ndarray) -> tuple[float, list[np.ndarray]]:
@@ -163,7 +223,7 @@ def polytope_distance(Q: np.ndarray) -> Formulation:
         if not outcome.has_values or lam.value is None:
             m, d = Q.shape
             return PolytopeSolution(np.full(m, nan), np.full(d, nan), nan, **common)
-        weights = _simplex_clean(lam.value)
+        (weights,) = _best_weights([Q], [Qs], [_simplex_clean(lam.value)], polish)
         point = Q.T @ weights
         distance = float(np.linalg.norm(point))
         gap = _relative_gap(point, float(np.min(Q @ point)))
@@ -220,7 +280,8 @@ def hull_distance(P: np.ndarray, Q: np.ndarray) -> Formulation:
                 np.full(P.shape[0], nan), np.full(Q.shape[0], nan),
                 np.full(d, nan), np.full(d, nan), nan, **common,
             )
-        wp, wq = _simplex_clean(lam.value), _simplex_clean(mu.value)
+        wp, wq = _best_weights([P, Q], [Ps, Qs],
+                               [_simplex_clean(lam.value), _simplex_clean(mu.value)], polish)
         p, q = P.T @ wp, Q.T @ wq
         z = p - q
         distance = float(np.linalg.norm(z))

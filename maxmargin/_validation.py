@@ -39,6 +39,7 @@ __all__ = [
     "check_kernel_values",
     "check_sample_weight",
     "check_estimator_X",
+    "check_strings",
     "check_estimator_Xy",
 ]
 
@@ -149,14 +150,17 @@ def check_array(
     return arr
 
 
-def check_Xy(X: Any, y: Any, *, sparse: bool = False) -> tuple[Any, np.ndarray]:
+def check_Xy(
+    X: Any, y: Any, *, sparse: bool = False, points: Any = None
+) -> tuple[Any, np.ndarray]:
     """Validate a labelled data set.
 
     ``X`` must be a finite ``(n, d)`` array (or, with ``sparse=True``, a scipy.sparse matrix,
-    returned as CSR) and ``y`` a length-``n`` array whose values are exactly -1 and +1, with both
-    classes present. Returns float64 copies ``(X, y)``.
+    returned as CSR; or whatever ``points(X, "X")`` accepts, e.g. a string kernel's sequence
+    of strings) and ``y`` a length-``n`` array whose values are exactly -1 and +1, with both
+    classes present. Returns copies ``(X, y)``.
     """
-    X = check_array(X, "X", ndim=2, sparse=sparse)
+    X = check_array(X, "X", ndim=2, sparse=sparse) if points is None else points(X, "X")
     if y is None:
         raise ValueError("`y` must be an array of -1/+1 labels; got None.")
     _reject_complex(y, "y")
@@ -415,3 +419,35 @@ def check_estimator_Xy(estimator: Any, X: Any, y: Any) -> tuple[np.ndarray, np.n
     except ValueError as exc:
         raise ValueError(f"`y`: {exc}") from None
     return X, y
+
+
+def check_strings(value: Any, name: str, min_length: int = 1) -> np.ndarray:
+    """Points of a string kernel: a non-empty list, tuple or 1-D array of ``str``, each at least
+    ``min_length`` characters long. Returns a 1-D object array (a new one)."""
+    if value is None:
+        raise ValueError(f"`{name}` must be a sequence of strings; got None.")
+    if isinstance(value, str):
+        raise ValueError(f"`{name}` must be a sequence of strings, not one string; got {value!r}.")
+    try:
+        items = list(value) if not isinstance(value, np.ndarray) or value.ndim == 1 else None
+    except TypeError:
+        items = None
+    if items is None:
+        raise ValueError(f"`{name}` must be a 1-D sequence of strings; got {_describe(value)}.")
+    if not items:
+        raise ValueError(f"`{name}` must hold at least one string; got none.")
+    bad = [k for k, x in enumerate(items) if not isinstance(x, str)]
+    if bad:
+        raise ValueError(
+            f"`{name}` must hold only strings; item {bad[0]} is {type(items[bad[0]]).__name__} "
+            f"({_describe(items[bad[0]])})."
+        )
+    short = [k for k, x in enumerate(items) if len(x) < min_length]
+    if short:
+        raise ValueError(
+            f"`{name}`: every string must have at least {min_length} character(s) (the "
+            f"subsequence length); item {short[0]} is {items[short[0]]!r}."
+        )
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out

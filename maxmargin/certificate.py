@@ -268,6 +268,8 @@ def opposite_duplicates(X: np.ndarray, y: np.ndarray) -> tuple[int, int] | None:
             key = X.indices[part].tobytes() + b"|" + X.data[part].tobytes()
             inverse[i] = keys.setdefault(key, len(keys))
         first = np.zeros(len(keys), dtype=np.int64)
+    elif X.ndim == 1:  # strings
+        _, first, inverse = np.unique(X.astype(str), return_index=True, return_inverse=True)
     else:
         _, first, inverse = np.unique(X, axis=0, return_index=True, return_inverse=True)
         inverse = inverse.ravel()

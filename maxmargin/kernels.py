@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from maxmargin._validation import (
     check_array,
@@ -39,9 +40,12 @@ from maxmargin._validation import (
     check_positive_int,
 )
 
-__all__ = ["Kernel", "LinearKernel", "RBFKernel", "PolyKernel", "make_kernel", "KERNEL_NAMES"]
+__all__ = [
+    "Kernel", "LinearKernel", "RBFKernel", "PolyKernel", "SigmoidKernel", "CallableKernel",
+    "StringSubsequenceKernel", "make_kernel", "KERNEL_NAMES",
+]
 
-KERNEL_NAMES = ("linear", "rbf", "poly")
+KERNEL_NAMES = ("linear", "rbf", "poly", "sigmoid")
 #: RBF: a squared distance below this fraction of ``a.a + b.b`` is recomputed from differences.
 CANCEL_RTOL = 1e-6
 
@@ -92,14 +96,23 @@ class Kernel(ABC):
             values = compute()
         return check_kernel_values(values, self.describe(), names)
 
+    def check_points(self, value: Any, name: str) -> Any:
+        """The kernel's points, validated: a finite ``(n, d)`` float array or scipy.sparse CSR
+        matrix (string kernels: a sequence of strings). Used by every public method and by the
+        algorithms for their ``X``."""
+        return check_kernel_input(value, name)
+
+    def _check_pair(self, A: Any, B: Any) -> tuple[Any, Any]:
+        return check_kernel_pair(A, B)
+
     def __call__(self, A: Any, B: Any) -> np.ndarray:
         """The cross matrix ``K[i, j] = K(A[i], B[j])`` of shape ``(len(A), len(B))``."""
-        A, B = check_kernel_pair(A, B)
+        A, B = self._check_pair(A, B)
         return self._values(lambda: self._block(A, B), "`A` and `B`")
 
     def diag(self, X: Any) -> np.ndarray:
         """The diagonal ``K(x_i, x_i)`` of the Gram matrix, shape ``(n,)``."""
-        X = check_kernel_input(X, "X")
+        X = self.check_points(X, "X")
         return self._values(lambda: self._diag(X), "`X`")
 
     @property
@@ -109,13 +122,13 @@ class Kernel(ABC):
 
     def gram(self, X: Any) -> np.ndarray:
         """The symmetric Gram matrix ``K(X, X)`` (symmetrised exactly)."""
-        X = check_kernel_input(X, "X")
+        X = self.check_points(X, "X")
         G = self._values(lambda: self._block(X, X), "`X`")
         return 0.5 * (G + G.T)
 
     def column(self, X: Any, i: Any) -> np.ndarray:
         """Column ``i`` of the Gram matrix, ``K(x_j, x_i)`` for all ``j``; shape ``(n,)``."""
-        X = check_kernel_input(X, "X")
+        X = self.check_points(X, "X")
         if np.ndim(i) != 0:
             raise ValueError(f"`i` must be a single integer index; got shape {np.shape(i)}.")
         i = int(check_index(i, "i", X.shape[0]))
@@ -123,7 +136,7 @@ class Kernel(ABC):
 
     def columns(self, X: Any, idx: Any) -> np.ndarray:
         """Columns ``idx`` of the Gram matrix in one BLAS call; shape ``(n, len(idx))``."""
-        X = check_kernel_input(X, "X")
+        X = self.check_points(X, "X")
         idx = check_index(idx, "idx", X.shape[0]).reshape(-1)
         return self._values(lambda: self._block(X, X[idx]), "`X`")
 
@@ -228,6 +241,80 @@ class PolyKernel(Kernel):
         return f"poly(gamma={self.gamma:.6g}, degree={self.degree}, coef0={self.coef0:.6g})"
 
 
+@dataclass(frozen=True)
+class SigmoidKernel(Kernel):
+    """``K(x, z) = tanh(gamma x . z + coef0)`` (scikit-learn SVC's ``"sigmoid"``; not positive
+    semi-definite in general, so a dual oracle may refuse its Gram matrix)."""
+
+    gamma: float = 1.0
+    coef0: float = 0.0
+    name = "sigmoid"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "gamma", check_positive(self.gamma, "gamma"))
+        object.__setattr__(self, "coef0", check_finite_scalar(self.coef0, "coef0"))
+
+    def _block(self, A: Any, B: Any) -> np.ndarray:
+        return np.tanh(self.gamma * _dot(A, B) + self.coef0)
+
+    def _diag(self, X: Any) -> np.ndarray:
+        return np.tanh(self.gamma * _row_norms2(X) + self.coef0)
+
+    def describe(self) -> str:
+        return f"sigmoid(gamma={self.gamma:.6g}, coef0={self.coef0:.6g})"
+
+
+@dataclass(frozen=True, eq=False)
+class CallableKernel(Kernel):
+    """A kernel given as a function ``k(A, B) -> (len(A), len(B))`` Gram block (scikit-learn's
+    callable kernels); its values are checked for shape and finiteness on every call."""
+
+    function: Any = None
+    name = "callable"
+
+    def __post_init__(self) -> None:
+        if not callable(self.function):
+            raise TypeError(f"`kernel` must be callable; got {type(self.function).__name__}.")
+
+    def check_points(self, value: Any, name: str) -> Any:
+        """Float arrays (dense or CSR) as for any kernel, or a sequence of strings."""
+        from maxmargin._validation import check_strings
+
+        is_text = isinstance(value, list | tuple) and any(isinstance(v, str) for v in value)
+        is_text |= isinstance(value, np.ndarray) and value.dtype.kind in "OU"
+        return check_strings(value, name) if is_text else check_kernel_input(value, name)
+
+    def _check_pair(self, A: Any, B: Any) -> tuple[Any, Any]:
+        A, B = self.check_points(A, "A"), self.check_points(B, "B")
+        if A.ndim == 2 and B.ndim == 2 and A.shape[1] != B.shape[1]:
+            return check_kernel_pair(A, B)  # its message about the columns
+        return A, B
+
+    def _block(self, A: Any, B: Any) -> np.ndarray:
+        out = np.asarray(self.function(A, B), dtype=np.float64)
+        if out.shape != (A.shape[0], B.shape[0]):
+            raise ValueError(
+                f"`kernel` (a callable) must return a block of shape ({A.shape[0]}, "
+                f"{B.shape[0]}) for k(A, B); got shape {out.shape}."
+            )
+        return out
+
+    def _diag(self, X: Any) -> np.ndarray:
+        return np.array([self._block(X[i : i + 1], X[i : i + 1])[0, 0]
+                         for i in range(X.shape[0])])
+
+    def describe(self) -> str:
+        return f"callable({getattr(self.function, '__name__', type(self.function).__name__)})"
+
+
+def own_points(kernel: Any) -> Any:
+    """The point validation of a kernel object whose points are not float arrays (string
+    kernels), else None (the ordinary array checks apply)."""
+    if isinstance(kernel, Kernel) and type(kernel).check_points is not Kernel.check_points:
+        return kernel.check_points
+    return None
+
+
 def _resolve_gamma(gamma: Any, X: np.ndarray | None) -> float:
     """scikit-learn's SVC rules: 'scale' = 1 / (d * X.var()), 'auto' = 1 / d, else gamma > 0."""
     if isinstance(gamma, str):
@@ -277,7 +364,9 @@ def make_kernel(
 def _named_kernel(
     kernel: Any, gamma: float | str, degree: int, coef0: float, X: np.ndarray | None
 ) -> Kernel:
-    """The kernel object of an SVC-style name and keywords."""
+    """The kernel object of an SVC-style name (or a callable) and keywords."""
+    if callable(kernel) and not isinstance(kernel, str):
+        return CallableKernel(kernel)
     check_choice(kernel, "kernel", KERNEL_NAMES)
     if kernel == "linear":
         return LinearKernel()
@@ -286,4 +375,135 @@ def _named_kernel(
     g = _resolve_gamma(gamma, X)
     if kernel == "rbf":
         return RBFKernel(gamma=g)
+    if kernel == "sigmoid":
+        return SigmoidKernel(gamma=g, coef0=coef0)
     return PolyKernel(gamma=g, degree=degree, coef0=coef0)
+
+
+# --- strings ----------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _ssk_pair(s: np.ndarray, t: np.ndarray, n: int, lam: float, all_lengths: bool) -> float:
+    """Lodhi et al.'s subsequence kernel by the ``O(n |s| |t|)`` dynamic programme.
+
+    With ``K'_0 = 1`` and, for ``i = 1 .. n - 1`` (prefixes ``s[:a]``, ``t[:b]``),
+
+    .. math::
+
+        K''_i(s_{:a}, t_{:b}) &= \\lambda K''_i(s_{:a}, t_{:b-1})
+            + [s_a = t_b] \\lambda^2 K'_{i-1}(s_{:a-1}, t_{:b-1}), \\
+        K'_i(s_{:a}, t_{:b}) &= \\lambda K'_i(s_{:a-1}, t_{:b}) + K''_i(s_{:a}, t_{:b}), \\
+        K_i(s, t) &= \textstyle\\sum_{a, b: s_a = t_b} \\lambda^2 K'_{i-1}(s_{:a-1}, t_{:b-1}),
+
+    returns ``K_n`` (or ``K_1 + ... + K_n`` with ``all_lengths``).
+    """
+    S, T = s.shape[0], t.shape[0]
+    prev = np.ones((S + 1, T + 1))  # K'_{i-1}, starting with K'_0 = 1
+    lam2 = lam * lam
+    total = 0.0
+    for i in range(1, n + 1):
+        k_i = 0.0
+        for a in range(1, S + 1):
+            for b in range(1, T + 1):
+                if s[a - 1] == t[b - 1]:
+                    k_i += lam2 * prev[a - 1, b - 1]
+        if all_lengths or i == n:
+            total += k_i
+        if i == n:
+            break
+        cur = np.zeros((S + 1, T + 1))
+        kpp = np.zeros(T + 1)
+        for a in range(i, S + 1):
+            kpp[:] = 0.0
+            for b in range(i, T + 1):
+                kpp[b] = lam * kpp[b - 1]
+                if s[a - 1] == t[b - 1]:
+                    kpp[b] += lam2 * prev[a - 1, b - 1]
+                cur[a, b] = lam * cur[a - 1, b] + kpp[b]
+        prev = cur
+    return total
+
+
+@njit(cache=True)
+def _ssk_block(codes_a, starts_a, codes_b, starts_b, n, lam, all_lengths, symmetric):  # noqa: ANN001, ANN202
+    m, k = starts_a.shape[0] - 1, starts_b.shape[0] - 1
+    out = np.empty((m, k))
+    for i in range(m):
+        si = codes_a[starts_a[i] : starts_a[i + 1]]
+        for j in range(k):
+            if symmetric and j < i:
+                out[i, j] = out[j, i]
+                continue
+            out[i, j] = _ssk_pair(si, codes_b[starts_b[j] : starts_b[j + 1]], n, lam,
+                                  all_lengths)
+    return out
+
+
+def _encode(strings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenated code points and start offsets of a sequence of strings."""
+    starts = np.zeros(len(strings) + 1, dtype=np.int64)
+    np.cumsum([len(x) for x in strings], out=starts[1:])
+    text = "".join(strings)
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    return codes, starts
+
+
+@dataclass(frozen=True)
+class StringSubsequenceKernel(Kernel):
+    """Lodhi et al.'s string subsequence kernel (seed 004).
+
+    ``[phi_n(s)]_u = sum over index tuples i with s[i] = u of lam^(i_last - i_first + 1)`` and
+    ``K_n(s, t) = <phi_n(s), phi_n(t)>``, computed by the dynamic programme of
+    :func:`_ssk_pair`. ``all_lengths=True`` sums ``K_1 + ... + K_length`` (the convention of
+    Shogun's ``SubsequenceStringKernel``); ``normalize=True`` divides by
+    ``sqrt(K(s, s) K(t, t))``. The points are strings (a list, tuple or 1-D array of ``str``),
+    each at least ``length`` characters long.
+    """
+
+    length: int = 2
+    lam: float = 0.5
+    normalize: bool = True
+    all_lengths: bool = False
+    name = "string"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "length", check_positive_int(self.length, "length"))
+        lam = check_positive(self.lam, "lam")
+        if lam > 1.0:
+            raise ValueError(f"`lam` must be in (0, 1]; got {lam!r}.")
+        object.__setattr__(self, "lam", lam)
+        from maxmargin._validation import check_bool
+
+        object.__setattr__(self, "normalize", check_bool(self.normalize, "normalize"))
+        object.__setattr__(self, "all_lengths", check_bool(self.all_lengths, "all_lengths"))
+
+    def check_points(self, value: Any, name: str) -> np.ndarray:
+        from maxmargin._validation import check_strings
+
+        return check_strings(value, name, self.length)
+
+    def _check_pair(self, A: Any, B: Any) -> tuple[Any, Any]:
+        return self.check_points(A, "A"), self.check_points(B, "B")
+
+    def _raw(self, A: np.ndarray, B: np.ndarray, symmetric: bool = False) -> np.ndarray:
+        ca, sa = _encode(A)
+        cb, sb = _encode(B)
+        return _ssk_block(ca, sa, cb, sb, self.length, self.lam, self.all_lengths, symmetric)
+
+    def _self(self, X: np.ndarray) -> np.ndarray:
+        return np.array([self._raw(X[i : i + 1], X[i : i + 1])[0, 0] for i in range(len(X))])
+
+    def _block(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        K = self._raw(A, B, symmetric=A is B)
+        if self.normalize:
+            K = K / np.sqrt(np.outer(self._self(A), self._self(B)))
+        return K
+
+    def _diag(self, X: np.ndarray) -> np.ndarray:
+        return np.ones(len(X)) if self.normalize else self._self(X)
+
+    def describe(self) -> str:
+        kind = "all lengths 1.." if self.all_lengths else "length "
+        norm = ", normalized" if self.normalize else ""
+        return f"string({kind}{self.length}, lam={self.lam:g}{norm})"

@@ -44,6 +44,10 @@ def _frozen_array(value: Any) -> Any:
     """A read-only float64 copy (a scipy.sparse matrix stays sparse, its arrays read-only)."""
     if value is None:
         return None
+    if isinstance(value, np.ndarray) and value.dtype == object:  # strings of a string kernel
+        out = value.copy()
+        out.flags.writeable = False
+        return out
     if hasattr(value, "tocsr"):
         out = value.tocsr().astype(np.float64, copy=True)
         for part in (out.data, out.indices, out.indptr):
@@ -184,7 +188,10 @@ def _decision_function(model: SVMSolution | PerceptronResult, X_new: Any) -> np.
     if model.X_train is None or model.y_train is None:
         what = "solution" if isinstance(model, SVMSolution) else "result"
         raise ValueError(f"this {what} holds no training data to evaluate a kernel with.")
-    X_new = check_X_new(X_new, model.X_train.shape[1])
+    if model.X_train.dtype == object:  # a string kernel's points
+        X_new = model.kernel.check_points(X_new, "X")
+    else:
+        X_new = check_X_new(X_new, model.X_train.shape[1])
     sv = np.flatnonzero(model.alpha > 0)
     coef = model.alpha[sv] * model.y_train[sv]
     # row blocks of at most BLOCK_BYTES of kernel values: bounded memory for any n_new

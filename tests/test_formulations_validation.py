@@ -76,7 +76,7 @@ def test_soft_margin_forms_need_a_C(entry):
 
 
 BAD_KERNEL = [
-    ("name", {"kernel": "sigmoid"}, r"`kernel` must be one of 'linear', 'rbf', 'poly'"),
+    ("name", {"kernel": "tanh"}, r"`kernel` must be one of 'linear', 'rbf', 'poly', 'sigmoid'"),
     ("gamma_negative", {"kernel": "rbf", "gamma": -0.5}, r"`gamma` must be positive"),
     ("gamma_zero", {"kernel": "poly", "gamma": 0.0}, r"`gamma` must be positive"),
     ("gamma_string", {"kernel": "rbf", "gamma": "big"}, r"`gamma` must be one of 'scale'"),

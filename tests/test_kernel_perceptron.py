@@ -179,7 +179,7 @@ def test_kernel_object_and_read_only_result():
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"kernel": "sigmoid"}, "`kernel` must be one of 'linear', 'rbf', 'poly'"),
+        ({"kernel": "tanh"}, "`kernel` must be one of 'linear', 'rbf', 'poly', 'sigmoid'"),
         ({"gamma": -1.0}, "`gamma` must be positive"),
         ({"kernel": "poly", "degree": 0}, "`degree` must be an integer >= 1"),
         ({"cache_size": -1.0}, "`cache_size` must be non-negative"),

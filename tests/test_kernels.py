@@ -103,7 +103,7 @@ def test_make_kernel():
     assert make_kernel(k, gamma=-5) is k  # a kernel object passes through unchanged
     p = make_kernel("poly", gamma=0.5, degree=4.0, coef0=1)
     assert p == PolyKernel(0.5, 4, 1.0) and isinstance(p.degree, int)
-    assert set(KERNEL_NAMES) == {"linear", "rbf", "poly"}
+    assert set(KERNEL_NAMES) == {"linear", "rbf", "poly", "sigmoid"}
 
 
 def test_ids_params_and_descriptions():
@@ -132,7 +132,8 @@ def test_kernels_do_not_modify_inputs():
 @pytest.mark.parametrize(
     ("call", "match"),
     [
-        (lambda: make_kernel("sigmoid"), r"`kernel` must be one of 'linear', 'rbf', 'poly'"),
+        (lambda: make_kernel("tanh"),
+         r"`kernel` must be one of 'linear', 'rbf', 'poly', 'sigmoid'"),
         (lambda: make_kernel(None), r"`kernel` must be one of"),
         (lambda: make_kernel("rbf", gamma=-1.0), r"`gamma` must be positive; got -1\.0"),
         (lambda: make_kernel("rbf", gamma=0), r"`gamma` must be positive; got 0\.0"),

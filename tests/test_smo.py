@@ -347,7 +347,7 @@ BAD_ARGS = [
     ({"y": np.array([1.0, -1.0])}, r"`y` must have one label per row of `X`"),
     ({"C": -1.0}, r"`C` must be positive"),
     ({"C": math.inf}, r"`C` must be finite \(use C=None for the hard margin\)"),
-    ({"kernel": "sigmoid"}, r"`kernel` must be one of"),
+    ({"kernel": "tanh"}, r"`kernel` must be one of"),
     ({"kernel": "rbf", "gamma": -1.0}, r"`gamma` must be positive"),
     ({"kernel": "poly", "degree": 1.5}, r"`degree` must be an integer"),
     ({"tol": 0.0}, r"`tol` must be positive"),
