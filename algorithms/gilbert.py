@@ -55,7 +55,7 @@ from maxmargin.certificate import (
     opposite_duplicates,
     opposite_duplicates_message,
 )
-from maxmargin.kernels import Kernel, LinearKernel, make_kernel, own_points
+from maxmargin.kernels import Kernel, LinearKernel, make_kernel, own_points, precomputed
 from maxmargin.results import HullPairSolution, PolytopeSolution, SVMSolution, join_messages
 
 __all__ = ["gilbert", "gilbert_hulls", "gilbert_svm", "gilbert_loop"]
@@ -238,6 +238,7 @@ def gilbert_svm(
         :mod:`maxmargin.algorithms._nearest_point`); ``alpha``, ``b``, ``w`` are then NaN and both
         objectives infinite. ``certificate`` is the float64 hard-margin certificate.
     """
+    kernel, X = precomputed(kernel, X)  # "precomputed": the Gram matrix and indices
     X, y = check_Xy(X, y, points=own_points(kernel))
     method = check_choice(method, "method", ("gilbert", "mdm"))
     loop, default_tol, default_iter = (

@@ -31,7 +31,7 @@ from numba import njit
 
 from maxmargin._validation import check_nonnegative, check_Xy
 from maxmargin.algorithms.perceptron import _check_options, _RunState, _train
-from maxmargin.kernels import Kernel, make_kernel, own_points
+from maxmargin.kernels import Kernel, make_kernel, own_points, precomputed
 from maxmargin.results import PerceptronResult
 
 __all__ = ["kernel_perceptron"]
@@ -130,6 +130,7 @@ def kernel_perceptron(
     ValueError
         On invalid data, kernel or options (before any work).
     """
+    kernel, X = precomputed(kernel, X)  # "precomputed": the Gram matrix and indices
     X, y = check_Xy(X, y, points=own_points(kernel))
     kern = make_kernel(kernel, gamma=gamma, degree=degree, coef0=coef0, X=X)
     opts = _check_options(eta, max_epochs, bias, order, seed)

@@ -142,7 +142,7 @@ from maxmargin.algorithms._kernel_cache import (
 )
 from maxmargin.certificate import Certificate, certify_svm, decision_values
 from maxmargin.exceptions import ConvergenceWarning
-from maxmargin.kernels import Kernel, make_kernel, own_points
+from maxmargin.kernels import Kernel, make_kernel, own_points, precomputed
 from maxmargin.results import SVMSolution, recover_intercept
 
 __all__ = [
@@ -842,6 +842,7 @@ def smo(
         y_t f(x_t))`` come from ``g = K (alpha y)`` recomputed in float64. ``history`` is in the
         solver's arithmetic (the cache's precision).
     """
+    kernel, X = precomputed(kernel, X)  # "precomputed": the Gram matrix and indices
     X, y = check_Xy(X, y, sparse=True, points=own_points(kernel))
     C = check_C(C)
     sw = check_sample_weight(sample_weight, y)

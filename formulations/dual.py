@@ -45,7 +45,7 @@ from maxmargin.formulations._common import (
     svm_solution,
     twin_scales,
 )
-from maxmargin.kernels import Kernel, LinearKernel, make_kernel, own_points
+from maxmargin.kernels import Kernel, LinearKernel, make_kernel, own_points, precomputed
 from maxmargin.results import SVMSolution
 
 __all__ = ["svm_dual", "gram_factor", "EIG_RTOL", "NEG_EIG_RTOL", "FACTOR_MAX_RANK_RATIO"]
@@ -126,6 +126,7 @@ def svm_dual(
         Variable ``alpha`` (n,). ``solve()`` gives ``w = X^T (alpha * y)`` for the linear kernel
         and the KKT intercept.
     """
+    kernel, X = precomputed(kernel, X)  # "precomputed": the Gram matrix and indices
     X, y = check_Xy(X, y, sparse=True, points=own_points(kernel))
     if not isinstance(kernel, LinearKernel | str) or (isinstance(kernel, str)
                                                       and kernel != "linear"):

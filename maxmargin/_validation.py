@@ -40,6 +40,7 @@ __all__ = [
     "check_sample_weight",
     "check_estimator_X",
     "check_strings",
+    "is_text",
     "check_estimator_Xy",
 ]
 
@@ -388,11 +389,22 @@ def check_sample_weight(value: Any, y: np.ndarray) -> np.ndarray | None:
     return w
 
 
-def check_estimator_X(estimator: Any, X: Any, *, reset: bool) -> np.ndarray:
+def is_text(value: Any) -> bool:
+    """A sequence of strings (a list or tuple holding a ``str``, or a text/object array)."""
+    if isinstance(value, list | tuple):
+        return any(isinstance(v, str) for v in value)
+    return isinstance(value, np.ndarray) and value.dtype.kind in "OU"
+
+
+def check_estimator_X(estimator: Any, X: Any, *, reset: bool, points: Any = None) -> Any:
     """``X`` of a scikit-learn estimator: scikit-learn's ``validate_data`` (its messages, which
     its estimator checks expect, prefixed with the argument's name) and then the magnitude
-    limit of :func:`check_array`. ``reset=True`` at ``fit`` (records ``n_features_in_``)."""
+    limit of :func:`check_array`. ``reset=True`` at ``fit`` (records ``n_features_in_``).
+    Strings go to ``points`` (a string kernel's own validation) when it is given."""
     from sklearn.utils.validation import validate_data
+
+    if points is not None and is_text(X):
+        return points(X, "X")
 
     try:
         X = validate_data(estimator, X, dtype=np.float64, order="C", reset=reset,
@@ -402,7 +414,9 @@ def check_estimator_X(estimator: Any, X: Any, *, reset: bool) -> np.ndarray:
     return check_array(X, "X", ndim=2, copy=False, sparse=True)
 
 
-def check_estimator_Xy(estimator: Any, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+def check_estimator_Xy(
+    estimator: Any, X: Any, y: Any, points: Any = None
+) -> tuple[np.ndarray, np.ndarray]:
     """``X`` and the labels ``y`` (any classification targets) at ``fit``."""
     from sklearn.utils.multiclass import check_classification_targets
     from sklearn.utils.validation import check_consistent_length, column_or_1d
@@ -411,7 +425,7 @@ def check_estimator_Xy(estimator: Any, X: Any, y: Any) -> tuple[np.ndarray, np.n
         raise ValueError(
             f"`y`: {type(estimator).__name__} requires y to be passed, but the target y is None."
         )
-    X = check_estimator_X(estimator, X, reset=True)
+    X = check_estimator_X(estimator, X, reset=True, points=points)
     try:
         y = column_or_1d(y, warn=True)
         check_consistent_length(X, y)

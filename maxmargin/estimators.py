@@ -29,7 +29,7 @@ from maxmargin._validation import check_choice, check_estimator_X, check_estimat
 from maxmargin.algorithms import gilbert_svm, kernel_perceptron, perceptron, smo
 from maxmargin.certificate import BLOCK_BYTES
 from maxmargin.formulations import svm_dual
-from maxmargin.kernels import Kernel, make_kernel
+from maxmargin.kernels import CallableKernel, Kernel, PrecomputedKernel, make_kernel, own_points
 from maxmargin.results import PerceptronResult, SVMSolution
 
 __all__ = ["MaxMarginClassifier", "SOLVERS"]
@@ -55,7 +55,10 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
         (the dual oracle :func:`~maxmargin.formulations.svm_dual`).
     C : float
         Box bound of the soft margin (SVC's ``C``).
-    kernel : {"linear", "rbf", "poly"} or a maxmargin kernel object
+    kernel : {"linear", "rbf", "poly", "sigmoid", "precomputed"}, a callable or a kernel object
+        SVC's meanings; ``"precomputed"``: ``X`` is the Gram matrix at ``fit`` and the
+        ``(n_new, n_train)`` kernel values at prediction. With a string kernel
+        (:class:`~maxmargin.kernels.StringSubsequenceKernel`) ``X`` is a list of strings.
     degree, gamma, coef0
         As SVC: ``gamma="scale"`` is ``1 / (n_features X.var())`` on the whole training set.
     tol : float
@@ -136,7 +139,7 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
         """
         check_choice(self.solver, "solver", SOLVERS)
         check_choice(self.decision_function_shape, "decision_function_shape", ("ovr", "ovo"))
-        X, y = check_estimator_Xy(self, X, y)
+        X, y = check_estimator_Xy(self, X, y, points=self._own_points())
         self.classes_, y_idx = np.unique(y, return_inverse=True)
         k = len(self.classes_)
         if k < 2:
@@ -149,14 +152,24 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("`sample_weight` must be non-negative; got negative weights.")
         class_w = compute_class_weight(self.class_weight, classes=self.classes_, y=y)
         weights = weights * class_w[y_idx]
+        if np.unique(y_idx[weights > 0]).size < 2:
+            raise ValueError(
+                "`sample_weight`/`class_weight` leave fewer than two classes with positive "
+                "weight; a classifier needs two."
+            )
         if self.solver in UNWEIGHTED_SOLVERS and np.unique(weights[weights > 0]).size > 1:
             raise ValueError(
                 f"`sample_weight`/`class_weight`: solver={self.solver!r} has no box bound to "
                 "weigh (only zero weights, which leave samples out, apply); use 'smo' or "
                 "'cvxpy'."
             )
-        self._kernel = make_kernel(self.kernel, gamma=self.gamma, degree=self.degree,
-                                   coef0=self.coef0, X=X)
+        if isinstance(self.kernel, str) and self.kernel == "precomputed":
+            self._kernel = PrecomputedKernel(X)  # X: the Gram matrix; points: indices
+            points = self._kernel.training_points()
+        else:
+            self._kernel = make_kernel(self.kernel, gamma=self.gamma, degree=self.degree,
+                                       coef0=self.coef0, X=X)
+            points = X
         pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
         self.solutions_, members = [], []
         for i, j in pairs:
@@ -169,7 +182,7 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
                     f"`sample_weight`: classes {self.classes_[i]!r} and {self.classes_[j]!r} "
                     "need samples of positive weight each."
                 )
-            self.solutions_.append(self._solve(X[idx], y_pair, weights[idx]))
+            self.solutions_.append(self._solve(points[idx], y_pair, weights[idx]))
             members.append((idx, y_pair))
         self._layout(X, y_idx, pairs, members)
         self.solution_ = self.solutions_[0] if k == 2 else self.solutions_
@@ -248,6 +261,12 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
             raise AttributeError("coef_ is only available when using a linear kernel")
         return self._pair_coefficients() @ self.support_vectors_
 
+    def _own_points(self) -> Any:
+        """The validation of a kernel whose points are not float arrays (strings), or None."""
+        kernel = CallableKernel(self.kernel) if callable(self.kernel) and not isinstance(
+            self.kernel, Kernel) else self.kernel
+        return own_points(kernel) if isinstance(kernel, Kernel) else None
+
     def _pair_coefficients(self) -> np.ndarray:
         """``(n_pairs, n_SV)`` coefficients ``alpha y`` of each problem over all SVs."""
         k = len(self.classes_)
@@ -264,11 +283,13 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
         """``f_p(x)`` of every binary problem, ``(n, n_pairs)``, in row blocks of at most
         :data:`~maxmargin.certificate.BLOCK_BYTES` of kernel values."""
         check_is_fitted(self)
-        X = check_estimator_X(self, X, reset=False)
+        X = check_estimator_X(self, X, reset=False, points=self._own_points())
         coef = self._pair_coefficients()  # (n_pairs, n_SV)
         out = np.empty((X.shape[0], coef.shape[0]))
         sv = self.support_vectors_
-        if self._kernel.name == "linear":
+        if self._kernel.name == "precomputed":  # X: kernel values against the training set
+            out[:] = X[:, self.support_] @ coef.T
+        elif self._kernel.name == "linear":
             out[:] = X @ (coef @ sv).T
         else:
             rows = max(1, BLOCK_BYTES // (8 * max(1, sv.shape[0])))
@@ -315,7 +336,9 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True  # CSR goes to smo and cvxpy as it is
+        pairwise = isinstance(self.kernel, str) and self.kernel == "precomputed"
+        tags.input_tags.sparse = not pairwise  # CSR goes to smo and cvxpy as it is
+        tags.input_tags.pairwise = pairwise
         return tags
 
 

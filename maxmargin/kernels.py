@@ -42,7 +42,8 @@ from maxmargin._validation import (
 
 __all__ = [
     "Kernel", "LinearKernel", "RBFKernel", "PolyKernel", "SigmoidKernel", "CallableKernel",
-    "StringSubsequenceKernel", "make_kernel", "KERNEL_NAMES",
+    "StringSubsequenceKernel", "PrecomputedKernel", "make_kernel", "precomputed",
+    "KERNEL_NAMES",
 ]
 
 KERNEL_NAMES = ("linear", "rbf", "poly", "sigmoid")
@@ -307,6 +308,77 @@ class CallableKernel(Kernel):
         return f"callable({getattr(self.function, '__name__', type(self.function).__name__)})"
 
 
+@dataclass(frozen=True, eq=False)
+class PrecomputedKernel(Kernel):
+    """``kernel="precomputed"`` with scikit-learn's semantics: the Gram matrix ``G`` of the
+    training points is given, and new points are given by their kernel values against the
+    training points (an ``(n_new, n_train)`` block).
+
+    Inside maxmargin the training points are their indices, an ``(n, 1)`` column
+    (:meth:`training_points`), so ``K(i, j) = G[i, j]``; a block ``B`` of new points has
+    ``K(b, j) = B[b, j]``.
+    """
+
+    gram_matrix: Any = None
+    name = "precomputed"
+
+    def __post_init__(self) -> None:
+        G = check_array(self.gram_matrix, "X", ndim=2)
+        if G.shape[0] != G.shape[1]:
+            raise ValueError(
+                f"`X` must be the square Gram matrix of the training points for "
+                f"kernel='precomputed'; got shape {G.shape}."
+            )
+        asym = float(np.max(np.abs(G - G.T))) if G.size else 0.0
+        if asym > 1e-8 * max(1.0, float(np.max(np.abs(G)))):
+            raise ValueError(
+                f"`X` must be symmetric for kernel='precomputed' (a Gram matrix); "
+                f"max |X - X.T| = {asym:.3g}."
+            )
+        G = 0.5 * (G + G.T)
+        G.flags.writeable = False
+        object.__setattr__(self, "gram_matrix", G)
+
+    @property
+    def n_train(self) -> int:
+        return int(self.gram_matrix.shape[0])
+
+    def training_points(self) -> np.ndarray:
+        """The training points as maxmargin sees them: their indices, shape ``(n, 1)``."""
+        return np.arange(self.n_train, dtype=np.float64)[:, None]
+
+    def check_points(self, value: Any, name: str) -> np.ndarray:
+        """Index columns ``(m, 1)`` of training points, or blocks ``(m, n_train)`` of kernel
+        values of new points against the training points."""
+        A = check_array(value, name, ndim=2)
+        if A.shape[1] == 1 and self.n_train != 1:
+            idx = A[:, 0]
+            if np.any(idx != np.round(idx)) or idx.min() < 0 or idx.max() >= self.n_train:
+                raise ValueError(
+                    f"`{name}` with one column must hold training indices in [0, "
+                    f"{self.n_train}) for kernel='precomputed'."
+                )
+        elif A.shape[1] != self.n_train:
+            raise ValueError(
+                f"`{name}` must be the kernel values against the {self.n_train} training points "
+                f"for kernel='precomputed' (shape (n, {self.n_train})); got shape {A.shape}."
+            )
+        return A
+
+    def _check_pair(self, A: Any, B: Any) -> tuple[Any, Any]:
+        return self.check_points(A, "A"), self.check_points(B, "B")
+
+    def _block(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        cols = B[:, 0].astype(np.int64)
+        if A.shape[1] == 1 and self.n_train != 1:
+            return self.gram_matrix[np.ix_(A[:, 0].astype(np.int64), cols)]
+        return A[:, cols]
+
+    def _diag(self, X: np.ndarray) -> np.ndarray:
+        idx = X[:, 0].astype(np.int64)
+        return self.gram_matrix[idx, idx]
+
+
 def own_points(kernel: Any) -> Any:
     """The point validation of a kernel object whose points are not float arrays (string
     kernels), else None (the ordinary array checks apply)."""
@@ -378,6 +450,16 @@ def _named_kernel(
     if kernel == "sigmoid":
         return SigmoidKernel(gamma=g, coef0=coef0)
     return PolyKernel(gamma=g, degree=degree, coef0=coef0)
+
+
+def precomputed(kernel: Any, X: Any) -> tuple[Any, Any]:
+    """``(kernel, X)`` as the algorithms use them: for ``kernel="precomputed"`` the
+    :class:`PrecomputedKernel` of the Gram matrix ``X`` and the training indices; otherwise
+    unchanged."""
+    if isinstance(kernel, str) and kernel == "precomputed":
+        k = PrecomputedKernel(X)
+        return k, k.training_points()
+    return kernel, X
 
 
 # --- strings ----------------------------------------------------------------------------------

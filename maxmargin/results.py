@@ -21,7 +21,7 @@ import numpy as np
 
 from maxmargin._validation import check_X_new
 from maxmargin.certificate import Certificate, HullCertificate, decision_values
-from maxmargin.kernels import Kernel, LinearKernel
+from maxmargin.kernels import Kernel, LinearKernel, own_points
 
 __all__ = [
     "SVM_STATUSES",
@@ -188,7 +188,7 @@ def _decision_function(model: SVMSolution | PerceptronResult, X_new: Any) -> np.
     if model.X_train is None or model.y_train is None:
         what = "solution" if isinstance(model, SVMSolution) else "result"
         raise ValueError(f"this {what} holds no training data to evaluate a kernel with.")
-    if model.X_train.dtype == object:  # a string kernel's points
+    if own_points(model.kernel) is not None:  # strings, precomputed blocks, ...
         X_new = model.kernel.check_points(X_new, "X")
     else:
         X_new = check_X_new(X_new, model.X_train.shape[1])

@@ -212,3 +212,47 @@ def test_pickle_round_trip_keeps_solutions_frozen() -> None:
     assert not sol.alpha.flags.writeable and not sol.history["violation"].flags.writeable
     with pytest.raises(TypeError):
         sol.history["x"] = 1  # type: ignore[index]
+
+
+def test_precomputed_kernel_matches_svc() -> None:
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    train, test = np.arange(0, 178, 2), np.arange(1, 178, 2)
+    K, K_test = rbf_kernel(X[train], X[train], gamma=0.1), rbf_kernel(X[test], X[train], gamma=0.1)
+    ours = MaxMarginClassifier(kernel="precomputed", tol=1e-8).fit(K, y[train])
+    svc = SVC(kernel="precomputed", tol=1e-8).fit(K, y[train])
+    np.testing.assert_array_equal(ours.predict(K_test), svc.predict(K_test))
+    np.testing.assert_allclose(ours.decision_function(K_test), svc.decision_function(K_test),
+                               atol=1e-5)
+    np.testing.assert_array_equal(ours.support_, svc.support_)
+    same = MaxMarginClassifier(kernel="rbf", gamma=0.1, tol=1e-8).fit(X[train], y[train])
+    np.testing.assert_allclose(ours.decision_function(K_test), same.decision_function(X[test]),
+                               atol=1e-7)
+    with pytest.raises(ValueError, match=r"`X`: X has 5 features, but MaxMarginClassifier is "):
+        ours.predict(K_test[:, :5])
+
+
+def test_precomputed_check_estimator() -> None:
+    results = check_estimator(MaxMarginClassifier(kernel="precomputed"), on_fail=None)
+    failed = [(r["check_name"], str(r["exception"])[:200]) for r in results
+              if r["status"] == "failed"]
+    assert not failed, failed
+
+
+def test_strings_in_the_estimator_and_scikit_learn_tools() -> None:
+    from test_string_kernel import _motif_data
+
+    from maxmargin.kernels import StringSubsequenceKernel
+
+    X, y = _motif_data(60, 1)
+    est = MaxMarginClassifier(kernel=StringSubsequenceKernel(2, 0.5), tol=1e-6)
+    assert cross_val_score(est, np.array(X, dtype=object), y, cv=3).mean() > 0.9
+    est.fit(X, y)
+    assert list(est.predict(["ccabdd", "cdcdcd"])) == [1.0, -1.0]
+    assert est.solution_.status == "optimal" and est.solution_.certificate.meets(1e-6)
+    callable_est = MaxMarginClassifier(kernel=lambda A, B: StringSubsequenceKernel(2, 0.5)(A, B),
+                                       tol=1e-6).fit(X, y)
+    np.testing.assert_allclose(callable_est.decision_function(X), est.decision_function(X),
+                               atol=1e-9)
