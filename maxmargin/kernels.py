@@ -522,6 +522,15 @@ def _ssk_block(codes_a, starts_a, codes_b, starts_b, n, lam, all_lengths, symmet
     return out
 
 
+@njit(cache=True)
+def _ssk_self(codes, starts, n, lam, all_lengths):  # noqa: ANN001, ANN202
+    out = np.empty(starts.shape[0] - 1)
+    for i in range(out.shape[0]):
+        si = codes[starts[i] : starts[i + 1]]
+        out[i] = _ssk_pair(si, si, n, lam, all_lengths)
+    return out
+
+
 def _encode(strings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Concatenated code points and start offsets of a sequence of strings."""
     starts = np.zeros(len(strings) + 1, dtype=np.int64)
@@ -574,7 +583,16 @@ class StringSubsequenceKernel(Kernel):
         return _ssk_block(ca, sa, cb, sb, self.length, self.lam, self.all_lengths, symmetric)
 
     def _self(self, X: np.ndarray) -> np.ndarray:
-        return np.array([self._raw(X[i : i + 1], X[i : i + 1])[0, 0] for i in range(len(X))])
+        """``K(s, s)`` of each string (remembered per string: normalisation needs them for
+        every block)."""
+        cache = self.__dict__.setdefault("_self_cache", {})
+        missing = [x for x in dict.fromkeys(X) if x not in cache]
+        if missing:
+            codes, starts = _encode(np.array(missing, dtype=object))
+            for x, v in zip(missing, _ssk_self(codes, starts, self.length, self.lam,
+                                               self.all_lengths), strict=True):
+                cache[x] = float(v)
+        return np.array([cache[x] for x in X])
 
     def _block(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         K = self._raw(A, B, symmetric=A is B)

@@ -92,7 +92,8 @@ def test_cases_are_read_only(full):
 def test_select():
     quick = catalogue()
     assert [c.name for c in select(quick, "li_hang*")] == ["li_hang_7_1"]
-    assert {c.name for c in select(quick, "circle")} == {"circle_poly2", "circle_rbf"}
+    assert {c.name for c in select(quick, "circle")} == {"circle_poly2", "circle_rbf",
+                                                         "circle_rbf_precomputed"}
     assert select(quick, None) == quick
     assert select(quick, "no-such-case") == ()
 

@@ -35,7 +35,7 @@ from maxmargin._validation import (
     check_positive,
     check_Xy,
 )
-from maxmargin.kernels import Kernel, PolyKernel
+from maxmargin.kernels import Kernel, PolyKernel, own_points
 from maxmargin.results import HullPairSolution, PerceptronResult, SVMSolution
 
 __all__ = [
@@ -118,7 +118,7 @@ def separation_margin(
     """
     import cvxpy as cp
 
-    X, y = check_Xy(X, y)
+    X, y = check_Xy(X, y, points=own_points(kernel))
     Z = _features(X, bool(bias), kernel)
     R = float(np.max(np.linalg.norm(Z, axis=1)))
     v = cp.Variable(Z.shape[1])
@@ -326,3 +326,118 @@ def feature_map_identity(
     explicit = feature_map(X) @ feature_map(Z).T
     err = float(np.max(np.abs(explicit - K) / scale))
     return _check("feature_map_identity", err, rtol)
+
+
+# --- seed 004: the string kernel's explicit feature map -------------------------------------
+
+
+def string_feature_map(strings: Any, length: int, lam: float) -> tuple[np.ndarray, list[str]]:
+    """Seed 004's map by enumeration: ``[phi_n(s)]_u = sum over index tuples i with s[i] = u of
+    lam^(i_last - i_first + 1)``, one column per subsequence ``u`` that occurs; ``O(C(|s|, n))``
+    per string (short strings only)."""
+    import itertools
+
+    rows: list[dict[str, float]] = []
+    for s_ in strings:
+        phi: dict[str, float] = {}
+        for idx in itertools.combinations(range(len(s_)), length):
+            u = "".join(s_[i] for i in idx)
+            phi[u] = phi.get(u, 0.0) + lam ** (idx[-1] - idx[0] + 1)
+        rows.append(phi)
+    words = sorted({u for r in rows for u in r})
+    column = {u: k for k, u in enumerate(words)}
+    F = np.zeros((len(rows), len(words)))
+    for i, r in enumerate(rows):
+        for u, v in r.items():
+            F[i, column[u]] = v
+    return F, words
+
+
+def string_feature_map_identity(strings: Any, kernel: Any, rtol: float = 1e-12) -> BoundCheck:
+    """The dynamic programme equals the definition: ``max |K(s, t) - phi(s) . phi(t)| /
+    sqrt(K(s, s) K(t, t)) <= rtol`` with the unnormalised kernel of ``kernel``'s length and
+    ``lam`` (all lengths summed when it does)."""
+    from maxmargin.kernels import StringSubsequenceKernel
+
+    raw = StringSubsequenceKernel(kernel.length, kernel.lam, normalize=False,
+                                  all_lengths=kernel.all_lengths)
+    strings = raw.check_points(strings, "strings")
+    lengths = range(1, kernel.length + 1) if kernel.all_lengths else (kernel.length,)
+    explicit = sum(F @ F.T for F in (string_feature_map(strings, n, kernel.lam)[0]
+                                     for n in lengths))
+    K = raw.gram(strings)
+    scale = np.sqrt(np.outer(np.diag(K), np.diag(K)))
+    err = float(np.max(np.abs(explicit - K) / np.maximum(scale, 1e-300)))
+    return _check("string_feature_map_identity", err, rtol)
+
+
+# --- seeds 000, 001, 003: the perceptron's forms ----------------------------------------------
+
+
+def perceptron_variant(X: Any, y: Any, start: int = 0, max_updates: int = 100_000) -> BoundCheck:
+    """Seed 001's perceptron: homogeneous coordinates ``z_i = (x_i, 1)``, start at
+    ``w = y_s z_s``, update ``w <- w + y_i z_i`` on the first mistake of each scan until a scan
+    makes none (``T`` updates), output ``w / ||w||``. Novikoff with that start:
+    ``w . u >= (T + 1) gamma`` and ``||w||^2 <= (T + 1) R^2`` give
+    ``T + 1 <= (R / gamma)^2``; each update costs at most one scan, ``n d`` operations, so the
+    cost is ``O(n d (R / gamma)^2)`` (the seed's ``Theta(n d / gamma^2)`` for ``R = 1``).
+    ``value`` is ``T + 1``, ``bound`` ``(R / gamma)^2``; details hold the dot products spent
+    and their bound ``n (T + 1)``, and whether the normalised output separates the data."""
+    X, y = check_Xy(X, y)
+    Z = np.hstack([X, np.ones((X.shape[0], 1))])
+    w = y[start] * Z[start]
+    T = dots = 0
+    while T < max_updates:
+        margins = y * (Z @ w)
+        dots += Z.shape[0]
+        wrong = np.flatnonzero(margins <= 0.0)
+        if wrong.size == 0:
+            break
+        w = w + y[wrong[0]] * Z[wrong[0]]
+        T += 1
+    u = w / np.linalg.norm(w)
+    separates = bool(np.all(y * (Z @ u) > 0.0))
+    gamma, R = separation_margin(X, y, bias=True)
+    bound = (R / gamma) ** 2 if gamma > 0 else math.inf
+    return _check("perceptron_variant", T + 1, bound, "" if separates else "output fails",
+                  R=R, gamma=gamma, dot_products=dots,
+                  cost_bound=X.shape[0] * (T + 1) + X.shape[0], separates=float(separates))
+
+
+def one_hot_separable(X: Any, y: Any) -> BoundCheck:
+    """Seed 003: after the one-hot map ``phi(x_i) = e_i`` of distinct points, any labelling is
+    separated through the origin by ``w* = y`` (``y_i w* . e_i = 1``), with margin
+    ``1 / sqrt(n)``; so the perceptron (no bias) on ``phi`` makes at most ``(R / gamma)^2 = n``
+    mistakes. ``value``: the perceptron's mistakes on the one-hot data with *every* labelling
+    here flipped to ``-y`` as well as ``y``; ``bound``: ``n``; details: ``min_i y_i w* . phi_i``
+    (must be 1)."""
+    from maxmargin.algorithms.perceptron import perceptron
+
+    X, y = check_Xy(X, y)
+    _, first = np.unique(X, axis=0, return_index=True)
+    keep = np.sort(first)
+    Xd, yd = X[keep], y[keep]
+    if np.all(yd == yd[0]):
+        return _check("one_hot_separable", 0.0, 0.0, "one class after removing duplicates")
+    Phi = np.eye(Xd.shape[0])
+    worst = 0
+    for labels in (yd, -yd):
+        res = perceptron(Phi, labels, bias=False, max_epochs=10 * Phi.shape[0])
+        if not res.converged:
+            return _check("one_hot_separable", math.inf, Phi.shape[0], "did not converge")
+        worst = max(worst, res.mistakes)
+    margin = float(np.min(yd * (Phi @ yd)))
+    return _check("one_hot_separable", worst, Phi.shape[0], w_star_margin=margin)
+
+
+def homogeneous_form(X: Any, y: Any) -> BoundCheck:
+    """Seed 000: the bias folded into ``w`` -- the perceptron with a bias on ``x`` and the one
+    without on ``(x, 1)`` make the same updates; ``value``: the largest difference of their
+    ``(w, b)`` (must be 0), ``bound`` 0."""
+    from maxmargin.algorithms.perceptron import perceptron
+
+    X, y = check_Xy(X, y)
+    a = perceptron(X, y, bias=True)
+    b = perceptron(np.hstack([X, np.ones((X.shape[0], 1))]), y, bias=False)
+    diff = float(np.max(np.abs(np.append(a.w, a.b) - b.w))) + abs(a.mistakes - b.mistakes)
+    return _check("homogeneous_form", diff, 0.0, mistakes=a.mistakes)

@@ -43,14 +43,15 @@ from typing import Any
 import numpy as np
 
 from maxmargin._validation import check_choice, check_Xy
-from maxmargin.kernels import Kernel, make_kernel
+from maxmargin.kernels import Kernel, make_kernel, own_points
 
 __all__ = ["Answer", "Case", "catalogue", "data_cases", "SUITES", "AREAS", "DATA_METHODS",
            "select"]
 
 SUITES = ("quick", "full")
 AREAS = (
-    "worked", "synthetic", "degenerate", "scale", "kernel", "infeasible", "real", "random", "data",
+    "worked", "synthetic", "degenerate", "scale", "kernel", "infeasible", "real", "strings",
+    "seeds", "random", "data",
 )
 #: Methods that judge any data by the float64 certificate and weak duality against the oracle.
 DATA_METHODS = ("oracle", "smo", "smo/tight", "smo/platt/certified", "primal/certified")
@@ -84,8 +85,9 @@ class Case:
         The data (read-only).
     C : float or None
         ``None`` is the hard margin.
-    kernel : str
-        ``"linear"``, ``"rbf"`` or ``"poly"``; ``kernel_params`` holds gamma/degree/coef0.
+    kernel : str or Kernel
+        ``"linear"``, ``"rbf"``, ``"poly"`` (``kernel_params`` holds gamma/degree/coef0), or a
+        kernel object (strings, precomputed, callables: ``X`` is then what it takes).
     methods : tuple of str
         The methods of the suite that apply (see the module docstring).
     expected_status : str
@@ -103,7 +105,7 @@ class Case:
     X: np.ndarray
     y: np.ndarray
     C: float | None
-    kernel: str = "linear"
+    kernel: str | Kernel = "linear"
     kernel_params: Mapping[str, Any] = field(default_factory=dict)
     methods: tuple[str, ...] = ()
     expected_status: str = "optimal"
@@ -112,7 +114,7 @@ class Case:
     answer: Answer | None = None
 
     def __post_init__(self) -> None:
-        X, y = check_Xy(self.X, self.y)
+        X, y = check_Xy(self.X, self.y, points=own_points(self.kernel))
         X.flags.writeable = False
         y.flags.writeable = False
         object.__setattr__(self, "X", X)
@@ -126,7 +128,12 @@ class Case:
 
     @property
     def is_2d(self) -> bool:
-        return self.X.shape[1] == 2
+        return self.X.ndim == 2 and self.X.shape[1] == 2
+
+    @property
+    def kernel_name(self) -> str:
+        """``"linear"``, ``"rbf"``, ... or the kernel object's name (``"string"``, ...)."""
+        return self.kernel if isinstance(self.kernel, str) else self.kernel.name
 
 
 def _methods(
@@ -162,7 +169,7 @@ def _case(
     separable: bool,
     quick: bool,
     perceptron: bool | None = None,
-    kernel: str = "linear",
+    kernel: str | Kernel = "linear",
     tags: tuple[str, ...] = (),
     answer: Answer | None = None,
     **kernel_params: Any,
@@ -415,13 +422,69 @@ def _real(full: bool) -> list[Case]:
     return cases
 
 
+def motif_strings(n: int, seed: int, motif: str = "ab") -> tuple[list[str], np.ndarray]:
+    """Strings over ``{a, c, d}`` of length 6-9; the positive ones (odd indices) get ``motif``
+    at a random place, so the motif decides the class."""
+    rng = np.random.default_rng(seed)
+    X, y = [], np.where(np.arange(n) % 2 == 1, 1.0, -1.0)
+    for label in y:
+        s = "".join(rng.choice(list("acd"), size=int(rng.integers(6, 10))))
+        if label > 0:
+            p = int(rng.integers(0, len(s) - len(motif)))
+            s = s[:p] + motif + s[p + len(motif):]
+        X.append(s)
+    return X, y
+
+
+def _strings_and_engine() -> list[Case]:
+    """Seed 004's string kernel, and kernels given as a Gram matrix or a callable (checked
+    against the built-in they reproduce by the ``same_as_builtin`` method)."""
+    from maxmargin.kernels import CallableKernel, PrecomputedKernel, RBFKernel
+    from maxmargin.kernels import StringSubsequenceKernel as SSK
+
+    X, y = motif_strings(40, 701)
+    short, y_short = motif_strings(12, 702)
+    Xc, yc = _circle(40, seed=501)
+    rbf = RBFKernel(0.5)
+    pre = PrecomputedKernel(rbf.gram(Xc))
+    call = CallableKernel(rbf.__call__)
+    smo_rules = ("consensus", "smo/wss2", "smo/wss1", "smo/platt")
+    return [
+        Case("motif_ssk", "strings", X, y, 1.0, kernel=SSK(2, 0.5), quick=True,
+             methods=smo_rules + ("string_feature_map",), tags=("strings", "separable")),
+        Case("motif_ssk_hard", "strings", X, y, None, kernel=SSK(2, 0.5), quick=False,
+             methods=smo_rules + ("gilbert", "mdm", "perceptron"), tags=("strings", "separable")),
+        Case("short_ssk_all_lengths", "strings", short, y_short, 1.0,
+             kernel=SSK(3, 0.7, normalize=False, all_lengths=True), quick=False,
+             methods=smo_rules + ("string_feature_map",), tags=("strings", "separable")),
+        Case("circle_rbf_precomputed", "kernel", pre.training_points(), yc, 10.0, kernel=pre,
+             quick=True, methods=smo_rules + ("same_as_builtin",),
+             tags=("same_as:circle_rbf", "separable")),
+        Case("circle_rbf_callable", "kernel", Xc, yc, 10.0, kernel=call, quick=False,
+             methods=smo_rules + ("same_as_builtin",), tags=("same_as:circle_rbf", "separable")),
+    ]
+
+
+def _seeds() -> list[Case]:
+    """The seeds' perceptron theorems on separable data (seeds 000, 001, 003)."""
+    X, y = _clouds(60, 5, seed=801, separation=4.0, slab=0.5)
+    Xs, ys = _clouds(30, 2, seed=802, separation=3.0, slab=0.5)
+    methods = ("perceptron_variant", "one_hot", "homogeneous")
+    return [
+        Case("seeds_separable_d5", "seeds", X, y, None, quick=True, methods=methods,
+             tags=("separable",)),
+        Case("seeds_separable_d2", "seeds", Xs, ys, None, quick=False, methods=methods,
+             tags=("separable",)),
+    ]
+
+
 def catalogue(suite: str = "quick") -> tuple[Case, ...]:
     """The cases of ``suite`` (``"quick"`` or ``"full"``), in a fixed order."""
     suite = check_choice(suite, "suite", SUITES)
     full = suite == "full"
     cases = (
         _worked() + _synthetic() + _degenerate() + _scale() + _kernel_cases() + _infeasible()
-        + _reproducers() + _real(full)
+        + _reproducers() + _real(full) + _strings_and_engine() + _seeds()
     )
     return tuple(c for c in cases if full or c.quick)
 
@@ -444,7 +507,7 @@ def data_cases(
     *,
     name: str = "data",
     C: float = 1.0,
-    kernel: str = "linear",
+    kernel: str | Kernel = "linear",
     methods: tuple[str, ...] | None = None,
     positive: Any = None,
     **kernel_params: Any,

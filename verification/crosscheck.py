@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from maxmargin._validation import check_Xy
+from maxmargin.kernels import own_points
 from maxmargin.results import SVMSolution
 from maxmargin.verification.kkt import check_solution, kkt_residuals
 from maxmargin.verification.tolerances import Tolerances, get_tolerances
@@ -200,7 +201,7 @@ def cross_check(
     tol = get_tolerances(tolerances)
     if X is None or y is None:
         X, y = oracle.X_train, oracle.y_train
-    X, y = check_Xy(X, y)
+    X, y = check_Xy(X, y, points=own_points(getattr(oracle, "kernel", None)))
     nan = math.nan
     reasons: list[str] = []
     common = dict(

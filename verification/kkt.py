@@ -31,7 +31,7 @@ import numpy as np
 
 from maxmargin._validation import check_Xy
 from maxmargin.formulations._common import max_violation
-from maxmargin.kernels import LinearKernel
+from maxmargin.kernels import LinearKernel, own_points
 from maxmargin.results import SVMSolution
 
 __all__ = ["KKTResiduals", "kkt_residuals"]
@@ -142,8 +142,8 @@ def kkt_residuals(solution: SVMSolution, X: Any, y: Any) -> KKTResiduals:
     -------
     KKTResiduals
     """
-    X, y = check_Xy(X, y, sparse=True)
-    sol = check_solution(solution, "solution", *X.shape)
+    X, y = check_Xy(X, y, sparse=True, points=own_points(getattr(solution, "kernel", None)))
+    sol = check_solution(solution, "solution", *X.shape[:2])
     alpha = np.asarray(sol.alpha, dtype=np.float64)
     hard = sol.C is None
     C = math.inf if hard else np.broadcast_to(np.asarray(sol.box, dtype=np.float64), alpha.shape)

@@ -93,9 +93,11 @@ SECTIONS: dict[str, str] = {
     "smo": "SMO (three working-set rules) against the oracle",
     "nearest_point": "Gilbert and MDM (nearest points of the class hulls) against the oracle",
     "perceptron": "Perceptron mistakes against Novikoff's bound (R / gamma)^2",
-    "kernels": "Kernel cases (poly, RBF): every method against the oracle",
+    "kernels": "Kernel cases (poly, RBF, strings, precomputed, callables): every method against "
+               "the oracle",
     "infeasibility": "Hard margin on non-separable data: every method must say infeasible",
-    "theorems": "Theorems: support vectors <= d + 1, kernel = explicit feature map",
+    "theorems": "Theorems: support vectors <= d + 1, kernel = explicit feature map (quadratic, "
+                "strings), the seeds' perceptron forms, one kernel engine = the built-ins",
     "random": "Certified answers (trust reproducers, random campaign): every answer labelled "
               "optimal meets its float64 certificate and weak duality against the oracle",
 }
@@ -452,6 +454,35 @@ def _feature_map(ctx: Context) -> Outcome:
                    runtime=time.perf_counter() - t0, bounds=(check,))
 
 
+def _theorem(check: Callable[[Context], Any], oracle: str) -> Callable[[Context], Outcome]:
+    """A method whose row is one theorem check (status "optimal" when it ran)."""
+
+    def run(ctx: Context) -> Outcome:
+        t0 = time.perf_counter()
+        result = check(ctx)
+        return Outcome(status=ctx.case.expected_status, oracle=oracle,
+                       runtime=time.perf_counter() - t0, bounds=(result,))
+
+    return run
+
+
+def _same_as_builtin(ctx: Context) -> Any:
+    """The oracle through the kernel engine (a Gram matrix, a callable) against the oracle of
+    the catalogue case with the built-in kernel it reproduces (tag ``same_as:NAME``): relative
+    difference of the dual objectives and of the decision values on the training points."""
+    from maxmargin.verification.cases import catalogue
+
+    name = next(t.split(":", 1)[1] for t in ctx.case.tags if t.startswith("same_as:"))
+    builtin = next(c for c in catalogue("full") if c.name == name)
+    other = Context(builtin, Artifacts()).oracle
+    mine = ctx.oracle
+    scale = max(1.0, abs(other.dual_objective))
+    err = max(abs(mine.dual_objective - other.dual_objective) / scale,
+              float(np.max(np.abs(mine.decision_function(ctx.case.X)
+                                  - other.decision_function(builtin.X)))) / scale)
+    return thm._check("same_as_builtin", err, 1e-7, builtin=0.0)
+
+
 def _infeasible_form(kind: str) -> Callable[[Context], Outcome]:
     def run(ctx: Context) -> Outcome:
         from maxmargin.formulations import hard_margin_primal, svm_dual
@@ -559,6 +590,20 @@ METHODS: dict[str, Method] = {
         Method("perceptron", "perceptron", _perceptron),
         Method("sv_count", "theorems", _sv_count),
         Method("feature_map", "theorems", _feature_map),
+        Method("string_feature_map", "theorems", _theorem(
+            lambda ctx: thm.string_feature_map_identity(ctx.case.X, ctx.kernel),
+            "enumeration of seed 004's definition")),
+        Method("same_as_builtin", "theorems", _theorem(
+            _same_as_builtin, "the oracle with the built-in kernel")),
+        Method("perceptron_variant", "theorems", _theorem(
+            lambda ctx: thm.perceptron_variant(ctx.case.X, ctx.case.y),
+            "seed 001: (T + 1) <= (R / gamma)^2")),
+        Method("one_hot", "theorems", _theorem(
+            lambda ctx: thm.one_hot_separable(ctx.case.X, ctx.case.y),
+            "seed 003: w* = y separates the one-hot map")),
+        Method("homogeneous", "theorems", _theorem(
+            lambda ctx: thm.homogeneous_form(ctx.case.X, ctx.case.y),
+            "seed 000: bias folded into w")),
         Method("hard_primal", "infeasibility", _infeasible_form("primal")),
         Method("dual_hard", "infeasibility", _infeasible_form("dual")),
         Method("oracle", "random", _oracle_self),
@@ -596,7 +641,8 @@ def _methods_for(case: Case) -> list[Method]:
 def _section(case: Case, method: Method) -> str:
     if case.expected_status == "infeasible":
         return "infeasibility"
-    if case.kernel != "linear" and method.section in ("consensus", "smo", "nearest_point"):
+    if case.kernel_name != "linear" and method.section in ("consensus", "smo",
+                                                           "nearest_point"):
         return "kernels"
     return method.section
 
