@@ -187,16 +187,19 @@ class RBFKernel(Kernel):
             B = B - centre
         a2 = _row_norms2(A)
         b2 = _row_norms2(B)
-        scale = a2[:, None] + b2[None, :]
-        d2 = scale - 2.0 * _dot(A, B)
-        close = d2 < CANCEL_RTOL * scale
-        if np.any(close):
-            i, j = np.nonzero(close)
+        d2 = _dot(A, B)  # in place from here: one m x k array, few passes over it
+        d2 *= -2.0
+        d2 += a2[:, None]
+        d2 += b2[None, :]
+        # candidates for cancellation against the largest possible scale, then the exact test
+        if np.any(d2 < CANCEL_RTOL * (float(a2.max()) + float(b2.max()))):
+            i, j = np.nonzero(d2 < CANCEL_RTOL * (a2[:, None] + b2[None, :]))
             for lo in range(0, i.size, 65536):  # bounded temporaries
                 ii, jj = i[lo : lo + 65536], j[lo : lo + 65536]
                 d2[ii, jj] = _row_norms2(A[ii] - B[jj])
         np.maximum(d2, 0.0, out=d2)
-        return np.exp(-self.gamma * d2)
+        d2 *= -self.gamma
+        return np.exp(d2, out=d2)
 
     def _diag(self, X: np.ndarray) -> np.ndarray:
         return np.ones(X.shape[0])
