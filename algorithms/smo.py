@@ -564,7 +564,11 @@ def _float32_floor(st: _State) -> float:
 # --- the drivers ----------------------------------------------------------------------------
 
 
-@njit(cache=True)
+# The drivers are compiled without Numba's reference counting (_nrt=False): they allocate
+# nothing, and every array in the state tuples outlives them; with it, each access to a tuple's
+# array cost an atomic incref/decref, about 0.5 us per iteration (measured with perf: 30 % of
+# the samples in NRT_incref; 0.65 -> 0.15 us per iteration on n = 50).
+@njit(cache=True, _nrt=False)
 def _solve_pairs(
     st: _State,
     c: ColumnCache,
@@ -708,7 +712,7 @@ def _violation(st: _State) -> float:
     return g_up + g_low
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # see _solve_pairs
 def _solve_platt(
     st: _State, c: ColumnCache, kd: KernelData, max_iter: int, hull_bound2: float, seed: int
 ) -> int:
