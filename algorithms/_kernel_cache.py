@@ -112,6 +112,24 @@ def _python_value(token: int, i: int, j: int) -> float:
     return float(kernel._block(X[i : i + 1], X[j : j + 1])[0, 0])
 
 
+# The calls into Python live in functions of one fixed signature each: an object-mode block
+# inside a function compiled (and cached) in several specialisations -- fill_column exists for
+# float32 and float64 caches -- can be loaded from Numba's cache for the wrong one.
+@njit("void(int64, int64, int64[:], boolean, float64[:])", cache=True)
+def _python_column(token, i, rows, contiguous, dots):  # noqa: ANN001
+    """``dots[k] = K(x_{rows[k]}, x_i)`` (all rows when ``contiguous``) by the registered
+    kernel object."""
+    with objmode():
+        _python_dots(token, i, None if contiguous else rows, dots)
+
+
+@njit("float64(int64, int64, int64)", cache=True)
+def _python_entry(token, i, j):  # noqa: ANN001
+    with objmode(v="float64"):
+        v = _python_value(token, i, j)
+    return v
+
+
 @contextlib.contextmanager
 def python_kernel(kd: KernelData, kernel: Kernel, X: object) -> Iterator[None]:
     """Register ``(kernel, X)`` for a kind-3 :class:`KernelData` while a solver runs."""
@@ -329,10 +347,7 @@ def fill_column(
     ``contiguous`` means all rows in order (``rows[k] == k``, ``m == n``): the vectorised path.
     """
     if kd.kind == 3:
-        dots_out = kd.dots
-        part = rows[:m]
-        with objmode():
-            _python_dots(kd.token, i, None if contiguous else part, dots_out)
+        _python_column(kd.token, i, rows[:m], contiguous, kd.dots)
     elif contiguous:
         _contiguous_dots(kd, i)
     else:
@@ -417,9 +432,7 @@ def get_column(
 def kernel_value(kd: KernelData, i: int, j: int) -> float:
     """One entry ``K(x_i, x_j)`` in float64 (the formulas of the columns, ``math.exp``)."""
     if kd.kind == 3:
-        with objmode(v="float64"):
-            v = _python_value(kd.token, i, j)
-        return v
+        return _python_entry(kd.token, i, j)
     X = kd.X
     s = 0.0
     for f in range(X.shape[1]):
