@@ -308,12 +308,17 @@ def check_hull_pair(P: Any, Q: Any) -> tuple[np.ndarray, np.ndarray]:
     """Two point sets in the same dimension, for the distance between their convex hulls."""
     P = check_points(P, "P")
     Q = check_points(Q, "Q")
-    if P.shape[1] != Q.shape[1]:
-        raise ValueError(
-            f"`P` and `Q` must have the same dimension (columns); got {P.shape[1]} and "
-            f"{Q.shape[1]}."
-        )
+    _same_columns(P, Q, "P", "Q", "dimension")
     return P, Q
+
+
+def _same_columns(A: Any, B: Any, a: str, b: str, what: str) -> None:
+    """``A`` and ``B`` have as many columns; else a ``ValueError`` naming both."""
+    if A.shape[1] != B.shape[1]:
+        raise ValueError(
+            f"`{a}` and `{b}` must have the same {what} (columns); got {A.shape[1]} and "
+            f"{B.shape[1]}."
+        )
 
 
 def check_bool(value: Any, name: str) -> bool:
@@ -334,11 +339,7 @@ def check_kernel_pair(A: Any, B: Any) -> tuple[np.ndarray, np.ndarray]:
     of columns."""
     A = check_kernel_input(A, "A")
     B = check_kernel_input(B, "B")
-    if A.shape[1] != B.shape[1]:
-        raise ValueError(
-            f"`A` and `B` must have the same number of features (columns); got {A.shape[1]} "
-            f"and {B.shape[1]}."
-        )
+    _same_columns(A, B, "A", "B", "number of features")
     return A, B
 
 
