@@ -99,8 +99,8 @@ _CHUNK = 512
 
 # --------------------------------------------------------------------------------------------
 # Compiled helpers. The loops pass four tuples around:
-#   data  = (X, xx, kd, y, kp, G, ke) points (the linear kernel's; a placeholder otherwise),
-#                                squared row norms, kernel diagonal K_ii, signs, kp = (kind,)
+#   data  = (X, kd, y, kp, G, ke) points (the linear kernel's; a placeholder otherwise),
+#                                kernel diagonal K_ii, signs, kp = (kind,)
 #                                with kind 0 linear (z kept in R^d) and 1 any other kernel, the
 #                                Gram matrix G (0 x 0 when not stored), and ke the kernel
 #                                engine's data (maxmargin.algorithms._kernel_cache: compiled
@@ -114,7 +114,7 @@ _CHUNK = 512
 @njit(cache=True)
 def sqdist(data: tuple, u: int, v: int) -> float:
     """``||phi(x_u) - phi(x_v)||^2 = K_uu + K_vv - 2 K_uv`` (direct difference when linear)."""
-    X, _, diag, _, kp, G, ke = data
+    X, diag, _, kp, G, ke = data
     if G.shape[0] > 0:
         return max(G[u, u] + G[v, v] - 2.0 * G[u, v], 0.0)
     if kp[0] == 0:
@@ -130,7 +130,7 @@ def sqdist(data: tuple, u: int, v: int) -> float:
 def kernel_column(data: tuple, j: int, out: np.ndarray) -> None:
     """``out[i] = K(x_i, x_j)``: row ``j`` of the stored Gram matrix, one BLAS product ``X x_j``
     (linear), else a column of the kernel engine."""
-    X, _, _, _, kp, G, ke = data
+    X, _, _, kp, G, ke = data
     if G.shape[0] > 0:
         out[:] = G[j]
     elif kp[0] == 0:
@@ -146,7 +146,7 @@ def move(data: tuple, state: tuple, a: float, b: float, u: int, v: int) -> None:
     Linear kernel: update ``z`` in R^d and recompute ``g = X z`` (one BLAS product, no drift).
     Otherwise ``g <- a g + b (K[:, u] - K[:, v])`` with two kernel columns.
     """
-    X, _, _, _, kp, _, _ = data
+    X, _, _, kp, _, _ = data
     _, g, z, col = state
     if kp[0] == 0:
         for c in range(X.shape[1]):
@@ -211,7 +211,7 @@ def examine(it: int, data: tuple, state: tuple, stop: tuple, hist: tuple, n_hist
 
     Returns ``(code, n_hist, fp, fq, ap, aq, zz)`` (see :func:`scan`).
     """
-    _, _, _, y, kp, _, _ = data
+    _, _, y, kp, _, _ = data
     lam, g, z, _ = state
     tol, zero_atol, max_iter, every = stop
     fp, fq, ap, aq = scan(y, lam, g)
@@ -247,7 +247,7 @@ def start(data: tuple, state: tuple) -> None:
     For the polytope (``Q = {0}``) this is the seed's start: the vertex nearest the origin.
     Sets ``lam = e_j + e_k``, ``z = phi(x_j) - phi(x_k)`` and ``g``.
     """
-    _, _, kd, y, _, _, _ = data
+    _, kd, y, _, _, _ = data
     lam, g, z, col = state
     a = 0
     while y[a] > 0:
@@ -358,7 +358,7 @@ def run_nearest_point(
     hist_it = np.zeros(size, dtype=np.int64)
     hist_gap, hist_dist = np.zeros(size), np.zeros(size)
     G = kernel.gram(X) if kp[0] != 0 and 8 * n * n <= GRAM_MAX_BYTES else np.zeros((0, 0))
-    data, state = (points, np.zeros(0), diag, y, kp, G, ke), (lam, g, z, col)
+    data, state = (points, diag, y, kp, G, ke), (lam, g, z, col)
     # One BLAS thread: a threaded gemv of this size spends more on synchronisation than it
     # saves (10,000 x 50 on 2 busy cores: 0.08 ms single-threaded, 0.4-5 ms with 2 threads).
     with threadpool_limits(limits=1, user_api="blas"), python_kernel(ke, kernel, X):

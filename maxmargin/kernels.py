@@ -282,11 +282,9 @@ class CallableKernel(Kernel):
 
     def check_points(self, value: Any, name: str) -> Any:
         """Float arrays (dense or CSR) as for any kernel, or a sequence of strings."""
-        from maxmargin._validation import check_strings
+        from maxmargin._validation import check_strings, is_text
 
-        is_text = isinstance(value, list | tuple) and any(isinstance(v, str) for v in value)
-        is_text |= isinstance(value, np.ndarray) and value.dtype.kind in "OU"
-        return check_strings(value, name) if is_text else check_kernel_input(value, name)
+        return check_strings(value, name) if is_text(value) else check_kernel_input(value, name)
 
     def _check_pair(self, A: Any, B: Any) -> tuple[Any, Any]:
         A, B = self.check_points(A, "A"), self.check_points(B, "B")
