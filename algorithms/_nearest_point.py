@@ -62,7 +62,8 @@ from maxmargin._validation import (
 )
 from maxmargin.algorithms._kernel_cache import fill_column, make_kernel_data, python_kernel
 from maxmargin.algorithms._kernel_cache import kernel_value as engine_value
-from maxmargin.certificate import certify_hulls, certify_svm
+from maxmargin.algorithms.active_set import finish_alpha
+from maxmargin.certificate import certify_hulls, certify_svm, decision_values
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.kernels import Kernel, LinearKernel
 from maxmargin.results import HullPairSolution, SVMSolution, join_messages
@@ -397,13 +398,15 @@ def run_nearest_point(
 
 
 def status_of(
-    run: NearestPointRun, name: str, *, intersect: str = "optimal", stacklevel: int = 4
+    run: NearestPointRun, name: str, *, intersect: str = "optimal", stacklevel: int = 4,
+    warn: bool = True,
 ) -> str:
-    """Map a loop code to a status (warning ``ConvergenceWarning`` at ``max_iter``;
+    """Map a loop code to a status (warning ``ConvergenceWarning`` at ``max_iter`` if ``warn``;
     ``stacklevel`` 4 points at the caller of a public function that calls a helper that calls
     this)."""
     if run.code == MAX_ITER:
-        warnings.warn(f"{name}: {run.message}", ConvergenceWarning, stacklevel=stacklevel)
+        if warn:
+            warnings.warn(f"{name}: {run.message}", ConvergenceWarning, stacklevel=stacklevel)
         return "max_iter"
     if run.code == STALLED:
         return "inaccurate"
@@ -474,7 +477,8 @@ def infeasible_solution(
 
 
 def svm_from_run(
-    run: NearestPointRun, X: np.ndarray, y: np.ndarray, kernel: Kernel, method: str, tol: float
+    run: NearestPointRun, X: np.ndarray, y: np.ndarray, kernel: Kernel, method: str, tol: float,
+    finish: bool = True,
 ) -> SVMSolution:
     """The hard-margin SVM from the nearest points ``p``, ``q`` of the two classes' hulls.
 
@@ -484,9 +488,12 @@ def svm_from_run(
     ``alpha``/``b``/``w`` and infinite objectives (the hard-margin primal is infeasible, its dual
     unbounded). The float64 certificate (:func:`maxmargin.certificate.certify_svm`, hard margin)
     must confirm an ``"optimal"`` stop: functional margin ``mu > 0`` and weak-duality gap
-    ``<= HULL_CERT_FACTOR * tol``; otherwise the status is ``"inaccurate"`` (with a warning).
+    ``<= HULL_CERT_FACTOR * tol``. With ``finish``, a run that is not confirmed, or stopped at
+    ``max_iter``, is finished by the active-set method from its alpha
+    (:func:`~maxmargin.algorithms.active_set.finish_alpha`), kept when it meets that
+    certificate; otherwise the status is ``"inaccurate"`` (with a warning).
     """
-    status = status_of(run, method, intersect="infeasible")
+    status = status_of(run, method, intersect="infeasible", warn=False)
     if status == "infeasible":
         return infeasible_solution(X, y, kernel, method, run.message, run.iterations,
                                    run.history, run.runtime)
@@ -499,11 +506,29 @@ def svm_from_run(
     primal = 0.5 * float(w @ w) if w is not None else 0.5 * quad
     cert = certify_svm(alpha, X, y, None, kernel, g=wx)
     ok = cert.margin > 0 and cert.gap <= HULL_CERT_FACTOR * tol
+    message = run.message
+    if finish and not ok and status in ("optimal", "max_iter") and np.all(np.isfinite(alpha)):
+        finished = finish_alpha(alpha, X, y, None, kernel)  # the exact finish, as in smo
+        if finished is not None:
+            a2, n_free = finished
+            sv = np.flatnonzero(a2 > 0)
+            wx2 = decision_values(kernel, X, X[sv], a2[sv] * y[sv])
+            cert2 = certify_svm(a2, X, y, None, kernel, g=wx2)
+            if cert2.margin > 0 and cert2.gap <= HULL_CERT_FACTOR * tol:
+                alpha, wx, cert, ok, status = a2, wx2, cert2, True, "optimal"
+                b = cert2.b
+                quad = float(np.dot(alpha * y, wx))
+                w = X.T @ (alpha * y) if kernel.kernel_id == 0 else None
+                primal = 0.5 * float(w @ w) if w is not None else 0.5 * quad
+                message = join_messages(message, (
+                    f"finished exactly by the active-set method (from {n_free} free alphas)"))
+    if status == "max_iter":
+        warnings.warn(f"{method}: {run.message}", ConvergenceWarning, stacklevel=3)
     status = _confirmed(status, ok, method, cert.summary())
     return SVMSolution(
         alpha=alpha, b=b, w=w, dual_objective=float(alpha.sum()) - 0.5 * quad,
         primal_objective=primal, status=status, iterations=run.iterations, method=method,
         history=run.history, X_train=X, y_train=y, kernel=kernel, C=None, b_interval=(b, b),
-        message=join_messages(run.message, cert.summary()), runtime=run.runtime,
+        message=join_messages(message, cert.summary()), runtime=run.runtime,
         certificate=cert,
     )  # fmt: skip

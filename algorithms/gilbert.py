@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from maxmargin._validation import check_choice, check_points, check_Xy
+from maxmargin._validation import check_bool, check_choice, check_points, check_Xy
 from maxmargin.algorithms._nearest_point import (
     INTERSECT,
     SVM_HULL_EPS,
@@ -187,6 +187,7 @@ def gilbert_svm(
     coef0: float = 0.0,
     *,
     history_every: int | None = None,
+    finish: bool = True,
 ) -> SVMSolution:
     """The hard-margin SVM from the nearest points of the two classes' hulls.
 
@@ -227,6 +228,10 @@ def gilbert_svm(
         then None.
     history_every : int, optional
         As in :func:`gilbert`.
+    finish : bool
+        A run stopped at ``max_iter`` or not confirmed by the certificate is finished exactly by
+        the active-set method from its alpha (:mod:`maxmargin.algorithms.active_set`), kept
+        when certified (default True); False returns the nearest-point method's own answer.
 
     Returns
     -------
@@ -253,5 +258,6 @@ def gilbert_svm(
     clash = opposite_duplicates(X, y)
     if clash is not None:
         return infeasible_solution(X, y, kern, method, opposite_duplicates_message(clash))
+    finish = check_bool(finish, "finish")
     run = run_nearest_point(loop, X, y, kern, tol, max_iter, every, hull_eps=SVM_HULL_EPS)
-    return svm_from_run(run, X, y, kern, method, tol)
+    return svm_from_run(run, X, y, kern, method, tol, finish)

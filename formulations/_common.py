@@ -8,7 +8,8 @@ default (user-supplied options always override these):
 
 ========  ======================================================================================
 CLARABEL  ``tol_gap_abs = tol_gap_rel = tol_feas = 1e-10``, ``tol_ktratio = 1e-8``,
-          ``max_iter = 500`` (the default solver; interior point, so the result is accurate).
+          ``max_iter = 500``, ``max_threads = 1`` (the default solver; interior point, so the
+          result is accurate; one thread, as a forked child cannot use a started thread pool).
 OSQP      ``eps_abs = eps_rel = 1e-9``, solution polishing on, ``max_iter = 200_000``
           (CVXPY's OSQP defaults stop at 1e-5 and OSQP's own at 1e-3: visibly wrong ``b``).
 SCS       ``eps_abs = eps_rel = 1e-9``, ``max_iters = 200_000``.
@@ -30,10 +31,12 @@ From solver output to an SVMSolution
 1. alpha: the margin constraints' duals (primal forms) or the variable (dual form), clipped to
    ``[0, C]`` and put exactly on a bound where complementarity says it belongs
    (:func:`clean_alpha`);
-2. active-set polish (:func:`polish_alpha`): the KKT equations are solved exactly on the free
-   set found in step 1; the polished alpha is kept only if LIBSVM's maximal violation
-   (:func:`max_violation`) does not grow. It takes interior-point answers (~1e-7 on alpha for
-   some problems) to round-off. ``Formulation.polish = False`` switches it off;
+2. active-set polish (:func:`~maxmargin.algorithms.active_set.polish_alpha`): a primal
+   active-set method started on the free set found in step 1 (one Newton step when that set is
+   right; singular subproblems of low-rank Gram matrices included); the polished alpha is kept
+   only if LIBSVM's maximal violation (:func:`max_violation`) does not grow. It takes
+   interior-point answers (~1e-7 on alpha for some problems) to round-off.
+   ``Formulation.polish = False`` switches it off;
 3. ``b`` by the KKT rules (:func:`maxmargin.results.recover_intercept`), objectives from
    alpha, ``w`` and ``b`` (:func:`svm_solution`).
 """
@@ -53,6 +56,7 @@ import cvxpy as cp
 import cvxpy.settings as cps
 import numpy as np
 
+from maxmargin.algorithms.active_set import balance_alpha, polish_alpha
 from maxmargin.certificate import (
     certify_svm,
     max_violation,
@@ -108,6 +112,9 @@ def _default_options(solver: str) -> dict[str, Any]:
             "tol_feas": 1e-10,
             "tol_ktratio": 1e-8,
             "max_iter": 500,
+            # one thread: faer's rayon pool, once started, deadlocks a forked child (the
+            # suite's wall-clock guard forks); single-threaded is also deterministic
+            "max_threads": 1,
         }
     if solver == "OSQP":
         polish_key = "polishing" if _osqp_major() >= 1 else "polish"
@@ -589,89 +596,6 @@ def clean_alpha(
 
 def _hinge(margins: np.ndarray) -> np.ndarray:
     return np.maximum(0.0, 1.0 - margins)
-
-
-def balance_alpha(alpha: np.ndarray, y: np.ndarray, C: float | np.ndarray | None) -> np.ndarray:
-    """Restore ``y . alpha = 0`` exactly (up to round-off) inside the box.
-
-    Solvers meet the equality to their tolerance (``1e-10`` relative), which is visible in the
-    weak-duality gap when ``sum(alpha)`` is large. With ``delta = y . alpha``, every variable
-    that can reduce ``|delta|`` (``y_i delta > 0`` and ``alpha_i > 0``: decrease;
-    ``y_i delta < 0`` and ``alpha_i < C``: increase) moves in proportion to its room, free ones
-    first, until ``delta`` is spent.
-    """
-    upper = math.inf if C is None else C
-    out = np.array(alpha, dtype=np.float64, copy=True)
-    if not np.all(np.isfinite(out)):
-        return out
-    for free_first in (True, False):
-        delta = float(y @ out)
-        if abs(delta) <= 1e-15 * max(1.0, float(out.sum())):
-            break
-        sign = math.copysign(1.0, delta)
-        down = (y * sign > 0) & (out > 0)  # decreasing these reduces |delta|
-        up = (y * sign < 0) & (out < upper)  # increasing these reduces |delta|
-        if free_first:
-            free = (out > 0) & (out < upper)
-            down, up = down & free, up & free
-        room = np.where(down, out, 0.0) + np.where(up, np.minimum(upper - out, abs(delta)), 0.0)
-        total = float(room.sum())
-        if total <= 0.0:
-            continue
-        share = min(1.0, abs(delta) / total) * room
-        out = np.clip(out - np.where(down, share, 0.0) + np.where(up, share, 0.0), 0.0, upper)
-    return out
-
-
-def polish_alpha(
-    alpha: np.ndarray,
-    y: np.ndarray,
-    C: float | np.ndarray | None,
-    gram_rows: Callable[[np.ndarray], np.ndarray],
-) -> np.ndarray | None:
-    """Solve the KKT equations exactly on the active set of an interior-point alpha.
-
-    With the free set ``F`` (``0 < alpha_i < C``) and the bound set ``U`` (``alpha_i = C``) held
-    fixed, optimality is the linear system (``Q_ij = y_i y_j K_ij``)
-
-    .. math::
-
-        Q_{FF} \\alpha_F + y_F b = 1 - C Q_{FU} 1, \\qquad y_F^T \\alpha_F = -C y_U^T 1,
-
-    solved by least squares (``numpy.linalg.lstsq``). Like OSQP's polishing, this turns an
-    iterate whose active set is right into the optimum up to round-off. Returns the polished
-    alpha, or None when there is no free alpha or the solution leaves ``(0, C)`` (active set
-    not identified): the caller then keeps the interior-point alpha.
-
-    ``gram_rows(idx)`` returns the rows ``K[idx, :]`` of the Gram matrix.
-    """
-    upper = np.broadcast_to(math.inf if C is None else C, alpha.shape)
-    free = np.flatnonzero((alpha > 0) & (alpha < upper))
-    if free.size == 0:
-        return None
-    at_c = np.flatnonzero(alpha >= upper)
-    rows = gram_rows(free)
-    yF = y[free]
-    Q_FF = yF[:, None] * rows[:, free] * yF[None, :]
-    m = free.size
-    rhs = np.ones(m)
-    eq = 0.0
-    if at_c.size:
-        rhs -= yF * (rows[:, at_c] @ (upper[at_c] * y[at_c]))
-        eq = -float(upper[at_c] @ y[at_c])
-    # equilibrated: with sigma = max |Q_FF| and alpha_F = a' / sigma, the blocks are O(1)
-    sigma = float(np.max(np.abs(Q_FF))) or 1.0
-    M = np.zeros((m + 1, m + 1))
-    M[:m, :m] = Q_FF / sigma
-    M[:m, m] = yF
-    M[m, :m] = yF
-    sol = np.linalg.lstsq(M, np.append(rhs, sigma * eq), rcond=None)[0]
-    a_free = sol[:m] / sigma
-    if not (np.all(a_free > 0.0) and np.all(a_free < upper[free])):
-        return None
-    polished = alpha.copy()
-    polished[free] = a_free
-    return polished
 
 
 def svm_solution(

@@ -19,7 +19,10 @@ from fixtures import (
     XOR_X,
     XOR_Y,
 )
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
+from maxmargin.certificate import certify_svm
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.formulations import (
     Formulation,
@@ -30,7 +33,15 @@ from maxmargin.formulations import (
     soft_margin_primal,
     svm_dual,
 )
-from maxmargin.formulations._common import clean_alpha, run_solver, solver_options
+from maxmargin.formulations._common import (
+    ORACLE_GAP,
+    ORACLE_KKT,
+    clean_alpha,
+    polish_alpha,
+    run_solver,
+    solver_options,
+)
+from maxmargin.kernels import make_kernel
 from maxmargin.results import HullPairSolution, PolytopeSolution, SVMSolution
 from maxmargin.verification.kkt import kkt_residuals
 
@@ -410,3 +421,43 @@ def test_all_bound_b_interval_through_every_form():
         sol = form.solve()
         assert sol.b_interval == pytest.approx((-0.8, 0.8), abs=TOL)
         assert sol.b == pytest.approx(0.0, abs=TOL)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 2**31 - 1), st.sampled_from(["linear", "poly"]),
+       st.sampled_from([None, 0.01, 1.0, 100.0]))
+def test_polish_finishes_low_rank_problems_from_any_feasible_start(seed, kernel, C):
+    # The polish is a primal active-set method: from alpha = 0 (no active set known at all) it
+    # must reach the optimum on Gram matrices of rank <= 4 (collinear points, 1-3 features),
+    # where most subproblems are singular. Judged by the float64 certificate and by Clarabel.
+    rng = np.random.default_rng(seed)
+    n, d = int(rng.integers(2, 40)), int(rng.integers(1, 4))
+    X = rng.normal(size=(n, d)) * 10.0 ** rng.uniform(-3, 3)
+    if rng.random() < 0.5:  # collinear points
+        X = np.outer(rng.normal(size=n), rng.normal(size=d))
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    y[0], y[1] = 1.0, -1.0
+    kern = make_kernel(kernel, gamma="scale", degree=3, coef0=1.0, X=X)
+    K = kern.gram(X)
+    if C is None:
+        X, y = np.vstack([X[y > 0] + 5 * np.abs(X).max(), X[y < 0]]), np.append(
+            y[y > 0], y[y < 0])  # separable: shift the positive class away
+        K = kern.gram(X)
+    ref = svm_dual(X, y, C, kern).solve()
+    assume(ref.status == "optimal")
+    polished = polish_alpha(np.zeros(len(y)), y, C, lambda idx: K[idx])
+    assert polished is not None
+    cert = certify_svm(polished, X, y, C, kern)
+    # two orders inside the oracle's own bar, or the round-off of the margins sum_j K_ij a_j y_j
+    roundoff = 1e-14 * float(np.max(np.abs(K) @ polished))
+    assert cert.meets(max(1e-2 * ORACLE_KKT, roundoff), max(1e-2 * ORACLE_GAP, roundoff)), (
+        cert.summary())
+    D = float(polished.sum() - 0.5 * (polished * y) @ K @ (polished * y))
+    assert D == pytest.approx(ref.dual_objective, rel=ORACLE_GAP, abs=1e-12)  # its own bar
+
+
+def test_polish_stops_on_an_unbounded_hard_margin():
+    # Opposite labels on one point: the hard-margin dual is unbounded along alpha_0 = alpha_1.
+    X = np.array([[0.0, 1.0], [0.0, 1.0], [2.0, 0.0]])
+    y = np.array([1.0, -1.0, 1.0])
+    assert polish_alpha(np.zeros(3), y, None, lambda idx: (X @ X.T)[idx]) is None

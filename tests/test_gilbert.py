@@ -4,6 +4,7 @@ CVXPY/Clarabel oracles and seed 001's convergence theorem."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -190,7 +191,7 @@ def test_max_iter_warns_and_returns() -> None:
     with pytest.warns(ConvergenceWarning, match="max_iter=3"):
         poly = gilbert(P - Q, tol=1e-12, max_iter=3)
     with pytest.warns(ConvergenceWarning, match="max_iter=3"):
-        svm = gilbert_svm(X, y, tol=1e-12, max_iter=3)
+        svm = gilbert_svm(X, y, tol=1e-12, max_iter=3, finish=False)
     for sol in (hp, poly, svm):
         assert sol.status == "max_iter" and sol.iterations == 3
     assert hp.gap > 1e-12 and hp.weights_p.sum() == pytest.approx(1.0)
@@ -257,3 +258,19 @@ def test_inputs_unchanged() -> None:
     gilbert_svm(X, y, kernel="rbf", gamma=0.5)
     for a, c in zip((P, Q, X, y), copies, strict=True):
         np.testing.assert_array_equal(a, c)
+
+
+@pytest.mark.parametrize("method", ["gilbert", "mdm"])
+def test_the_exact_finish_certifies_a_stopped_run(method) -> None:
+    # Three steps leave the nearest points far from optimal; the active-set finish from that
+    # alpha must reach the oracle's optimum and say so (and nothing is left to warn about).
+    P, Q = gaussian_pair(50, 10, 4.0, 0)
+    X, y = labelled(P, Q)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        sol = gilbert_svm(X, y, tol=1e-8, max_iter=3, method=method)
+    ref = hard_margin_primal(X, y).solve()
+    assert sol.status == "optimal" and "active-set" in sol.message
+    assert sol.certificate.margin > 0 and sol.certificate.gap <= 1e-9
+    assert sol.dual_objective == pytest.approx(ref.dual_objective, rel=1e-7)
+    np.testing.assert_allclose(sol.w, ref.w, rtol=1e-6, atol=1e-8 * np.abs(ref.w).max())

@@ -133,7 +133,7 @@ def test_max_iter_warns_and_returns() -> None:
     assert sol.status == "max_iter" and sol.iterations == 2 and sol.gap > 1e-12
     assert sol.weights_p.sum() == pytest.approx(1.0) and sol.weights_q.min() >= 0
     with pytest.warns(ConvergenceWarning, match="mdm: max_iter=2"):
-        svm = gilbert_svm(*labelled(P, Q), method="mdm", max_iter=2)
+        svm = gilbert_svm(*labelled(P, Q), method="mdm", max_iter=2, finish=False)
     assert svm.status == "max_iter"
 
 

@@ -140,9 +140,15 @@ def test_smo_default_iteration_cap_is_reached_and_said():
     X = rng.normal(size=(120, 10)) * 3e3
     y = np.where(rng.random(120) < 0.5, 1.0, -1.0)
     with pytest.warns(ConvergenceWarning, match="max_iter"):
-        sol = smo(X, y, C=1.0, max_iter=20_000)
+        sol = smo(X, y, C=1.0, max_iter=20_000, finish=False)
     assert sol.status == "max_iter"
     assert not sol.certificate.meets(1e-3)
+    # the exact finish (the default) takes over at the cap and certifies the same problem,
+    # with the oracle's objective
+    done = smo(X, y, C=1.0, max_iter=20_000)
+    assert done.status == "optimal" and done.certificate.meets(1e-3)
+    ref = svm_dual(X, y, 1.0).solve()
+    assert done.dual_objective == pytest.approx(ref.dual_objective, rel=1e-7)
 
 
 @settings(max_examples=40, deadline=None)

@@ -34,6 +34,7 @@ dual_hard           ``"infeasible"`` too
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -313,7 +314,10 @@ def _reproducers() -> list[Case]:
     scaled non-separable problem (``C max K_ii ~ 2e8``: the oracles certify it; SMO, like
     LIBSVM, needs more than its 10 million iterations there and is not run), the collinear
     RBF hard margin that used to give ``D = -2.7e23`` labelled optimal, and identical points
-    with opposite labels under an RBF kernel (not separable by any kernel)."""
+    with opposite labels under an RBF kernel (not separable by any kernel). From the random
+    campaign: ``random_s77_i199``, a cubic kernel on 127 collinear points of magnitude 2e-3
+    (Gram matrix of rank 4), where every solver stopped short (m - M = 1.7e-4) until the
+    oracles' polish became an active-set method."""
     certified = ("oracle", "smo", "smo/tight", "primal/certified")
     X5, y5 = _scaled_linear(5, 34, 3e4, seed=0)
     X24, y24 = _scaled_linear(24, 43, 3e4, seed=1)
@@ -322,7 +326,12 @@ def _reproducers() -> list[Case]:
     Xc, yc = np.column_stack([t, 2.0 * t]), np.where(np.sin(3.0 * t) > 0, 1.0, -1.0)
     Xd, yd = _clouds(30, 2, seed=701, separation=2.0, slab=None)
     Xd, yd = np.vstack([Xd, Xd[:1]]), np.append(yd, -yd[0])
-    return [
+    from maxmargin.verification.campaign import random_case  # imports this module
+
+    low_rank = dataclasses.replace(
+        random_case(77, 199), name="collinear_poly3_rank4", area="kernel", quick=True,
+        tags=("random_s77_i199", "separable"))
+    return [low_rank,
         Case("scaled_wide_n5_d34", "scale", X5, y5, 58.0, methods=certified, quick=True,
              tags=("separable",)),
         Case("scaled_wide_n24_d43", "scale", X24, y24, 4.55, methods=certified, quick=False,

@@ -79,8 +79,10 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("alpha_error", "max |alpha_c - alpha_o| / max alpha_o, where alpha is unique"),
     ("alpha_unique", "whether the oracle shows alpha is unique (empty when not compared)"),
     ("decision_error", "max |f_c - f_o| / max(1, max |f_o|) on the training points"),
-    ("kkt_max", "the candidate's largest pointwise KKT residual"),
-    ("duality_gap", "the candidate's relative duality gap |P - D| / max(1, |P|)"),
+    ("kkt_max", "the candidate's largest pointwise KKT residual (certified rows: its "
+                "certificate's maximal KKT violation m - M)"),
+    ("duality_gap", "the candidate's relative duality gap |P - D| / max(1, |P|) (certified "
+                    "rows: (P - D) / max(1, |P|), P minimised over b)"),
     ("bounds", "theorem checks: name, value, bound, holds"),
     ("verdict", "pass or fail"),
     ("reasons", "why a row failed ('; '-separated)"),
@@ -171,6 +173,10 @@ class Outcome:
     check: CrossCheck | None = None
     bounds: tuple[BoundCheck, ...] = ()
     reasons: list[str] = field(default_factory=list)
+    #: the certified rows' numbers (rows with a ``check`` take them from it)
+    objective_error: float = math.nan
+    kkt_max: float = math.nan
+    duality_gap: float = math.nan
 
 
 @dataclass
@@ -523,9 +529,14 @@ def _certified(ctx: Context, sol: SVMSolution, kkt: float | None, gap: float | N
     out = Outcome(status=sol.status, oracle=f"certificate + weak duality vs {ctx.oracle.method}",
                   tolerances=f"kkt<{kkt:g}" if kkt is not None else f"gap<={gap:g}",
                   iterations=sol.iterations, runtime=sol.runtime)
+    cert = sol.certificate
+    if cert is not None:
+        out.kkt_max, out.duality_gap = cert.kkt_violation, cert.gap
+        if ctx.oracle.status == "optimal" and sol is not ctx.oracle:
+            D_o = ctx.oracle.certificate.dual_objective
+            out.objective_error = abs(cert.dual_objective - D_o) / max(1.0, abs(D_o))
     if sol.status != "optimal":
         return out
-    cert = sol.certificate
     if cert is None:
         out.reasons.append("labelled optimal without a certificate")
         return out
@@ -673,14 +684,14 @@ def _row(case: Case, method: Method, outcome: Outcome | None, exception: str) ->
         case=case.name, area=case.area, section=_section(case, method), method=method.name,
         oracle=o.oracle, tolerances=o.tolerances, status=o.status, expected_status=expected,
         iterations=int(o.iterations), runtime=float(o.runtime),
-        objective_error=chk.objective_error if chk else nan,
+        objective_error=chk.objective_error if chk else o.objective_error,
         w_error=chk.w_error if chk else nan,
         b_error=chk.b_error if chk else nan,
         alpha_error=chk.alpha_error if chk else nan,
         alpha_unique=chk.alpha_unique if chk and not math.isnan(chk.objective_error) else None,
         decision_error=chk.decision_error if chk else nan,
-        kkt_max=chk.kkt_max if chk else nan,
-        duality_gap=chk.duality_gap if chk else nan,
+        kkt_max=chk.kkt_max if chk else o.kkt_max,
+        duality_gap=chk.duality_gap if chk else o.duality_gap,
         bounds=tuple(o.bounds), verdict="fail" if reasons else "pass",
         reasons="; ".join(reasons), exception=exception,
     )

@@ -1,0 +1,241 @@
+"""A primal active-set method for the SVM dual: the exact finish of an approximate alpha.
+
+.. math::
+
+    \\min_a \tfrac12 a^T Q a - 1^T a \\quad \text{s.t.} \\quad y^T a = 0, \\; 0 \\le a \\le C,
+    \\qquad Q_{ij} = y_i y_j K(x_i, x_j).
+
+Started on the active set of an interior-point answer (the oracles' polish) or of an SMO or MDM
+iterate that has stopped making progress (:func:`finish_alpha`), it ends in a few Newton steps
+on the free set with the optimum to round-off.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__ = ["polish_alpha", "balance_alpha", "kernel_rows", "finish_alpha", "POLISH_EIG_RTOL",
+           "POLISH_KKT_RTOL", "POLISH_REFINE", "FINISH_MAX_FREE"]
+
+
+def balance_alpha(alpha: np.ndarray, y: np.ndarray, C: float | np.ndarray | None) -> np.ndarray:
+    """Restore ``y . alpha = 0`` exactly (up to round-off) inside the box.
+
+    Solvers meet the equality to their tolerance (``1e-10`` relative), which is visible in the
+    weak-duality gap when ``sum(alpha)`` is large. With ``delta = y . alpha``, every variable
+    that can reduce ``|delta|`` (``y_i delta > 0`` and ``alpha_i > 0``: decrease;
+    ``y_i delta < 0`` and ``alpha_i < C``: increase) moves in proportion to its room, free ones
+    first, until ``delta`` is spent.
+    """
+    upper = math.inf if C is None else C
+    out = np.array(alpha, dtype=np.float64, copy=True)
+    if not np.all(np.isfinite(out)):
+        return out
+    for free_first in (True, False):
+        delta = float(y @ out)
+        if abs(delta) <= 1e-15 * max(1.0, float(out.sum())):
+            break
+        sign = math.copysign(1.0, delta)
+        down = (y * sign > 0) & (out > 0)  # decreasing these reduces |delta|
+        up = (y * sign < 0) & (out < upper)  # increasing these reduces |delta|
+        if free_first:
+            free = (out > 0) & (out < upper)
+            down, up = down & free, up & free
+        room = np.where(down, out, 0.0) + np.where(up, np.minimum(upper - out, abs(delta)), 0.0)
+        total = float(room.sum())
+        if total <= 0.0:
+            continue
+        share = min(1.0, abs(delta) / total) * room
+        out = np.clip(out - np.where(down, share, 0.0) + np.where(up, share, 0.0), 0.0, upper)
+    return out
+
+
+#: Relative size below which an eigenvalue of the (equilibrated) KKT matrix counts as zero in
+#: :func:`polish_alpha`; a null direction is one with ``Q_FF d = 0`` and ``y_F . d = 0``.
+POLISH_EIG_RTOL = 1e-12
+#: Newton steps of iterative refinement on one free set in :func:`polish_alpha`.
+POLISH_REFINE = 2
+#: :func:`polish_alpha` stops when no bound multiplier is wrong by more than this (relative to
+#: ``max(1, max |gradient|)``).
+POLISH_KKT_RTOL = 1e-13
+
+
+def polish_alpha(
+    alpha: np.ndarray,
+    y: np.ndarray,
+    C: float | np.ndarray | None,
+    gram_rows: Callable[[np.ndarray], np.ndarray],
+    max_iter: int | None = None,
+) -> np.ndarray | None:
+    r"""Finish an interior-point alpha by a primal active-set method started on its active set.
+
+    The problem is ``min_a 1/2 a^T Q a - 1^T a`` s.t. ``y^T a = 0``, ``0 <= a <= C``
+    (``Q_ij = y_i y_j K_ij``, gradient ``g = Q a - 1``). With the free set ``F`` and the
+    bounds held fixed, each step solves the equality-constrained subproblem
+
+    .. math::
+
+        Q_{FF} d + y_F \lambda = -g_F, \qquad y_F^T d = 0
+
+    (equilibrated by ``sigma = max |Q_FF|``, by eigendecomposition, eigenvalues below
+    ``POLISH_EIG_RTOL`` dropped). If it is consistent, ``d`` is the Newton step (step length
+    ``<= 1``); if not, its least-squares residual is a direction with ``Q_FF d = 0``, ``y_F^T d
+    = 0`` and ``g_F^T d < 0`` (zero curvature, descent), followed to the first bound (Gram
+    matrices of low rank make these common). A blocking alpha joins its bound. At a stationary
+    point (``d`` below ``1e-12 (max alpha + max |g_F| / sigma)``, or after ``POLISH_REFINE``
+    steps of iterative refinement on this free set, the gradient recomputed) the bound
+    multipliers are ``r_i = g_i + lambda y_i`` (``= y_i f(x_i) - 1``): optimal when ``r_i >=
+    0`` at 0 and ``r_i <= 0`` at C (within ``POLISH_KKT_RTOL``), else the worst one is
+    released (an alpha whose release gave a step of length 0 is not released again until a
+    step moves: no cycling). When the free set is right from the start this is one
+    Newton step, like OSQP's polishing.
+
+    ``gram_rows(idx)`` returns the rows ``K[idx, :]`` of the Gram matrix. Returns the polished
+    alpha, or None when the method runs ``max_iter`` steps (default ``10 n + 100``) or finds
+    the problem unbounded (hard margin on meeting hulls): the caller keeps the solver's alpha.
+    """
+    n = alpha.size
+    upper = np.array(np.broadcast_to(math.inf if C is None else C, alpha.shape), dtype=float)
+    a = np.clip(np.asarray(alpha, dtype=np.float64), 0.0, upper)
+    at0, atC = a <= 0.0, a >= upper
+
+    def q_times(idx: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """``Q[:, idx] @ v``."""
+        return y * (gram_rows(idx).T @ (y[idx] * v))
+
+    def gradient() -> np.ndarray:
+        support = np.flatnonzero(a > 0)
+        return (q_times(support, a[support]) if support.size else np.zeros(n)) - 1.0
+
+    g = gradient()
+    tol = POLISH_KKT_RTOL * max(1.0, float(np.max(np.abs(g))))
+    solved_on, refined = None, 0  # full Newton steps taken on the free set ``solved_on``
+    released, stuck = -1, np.zeros(n, dtype=bool)
+    for _ in range(10 * n + 100 if max_iter is None else max_iter):
+        free = np.flatnonzero(~at0 & ~atC)
+        same = solved_on is not None and np.array_equal(free, solved_on)
+        refined = refined + 1 if same else 0
+        if same:  # iterative refinement: the updated gradient has drifted by round-off
+            g = gradient()
+        d, newton, lam, noise = _subproblem_step(free, y, g, gram_rows)
+        scale = float(np.max(a, initial=0.0)) or float(np.min(upper))
+        tiny = float(np.max(np.abs(d), initial=0.0)) <= 1e-12 * (
+            (scale if math.isfinite(scale) else 1.0) + noise)
+        if newton and (tiny or refined >= POLISH_REFINE):
+            # stationary on this free set: more Newton steps would be round-off
+            if lam is None:  # no free alpha: the multiplier that violates the bounds least
+                lam = _best_multiplier(g, y, at0, atC)
+            reduced = g + lam * y
+            wrong = np.where(at0, -reduced, 0.0) + np.where(atC, reduced, 0.0)
+            wrong[stuck] = 0.0
+            released = int(np.argmax(wrong))
+            if wrong[released] <= tol:
+                return balance_alpha(a, y, C)  # the steps' round-off in y . alpha
+            at0[released] = atC[released] = False
+            solved_on, refined = None, 0
+            continue
+        length, block = (1.0 if newton else math.inf), -1
+        with np.errstate(divide="ignore", invalid="ignore"):
+            room = np.where(d < 0, -a[free], upper[free] - a[free])
+            to_bound = np.where(d != 0, room / d, math.inf)
+        if to_bound.size and float(np.min(to_bound)) < length:
+            block = int(np.argmin(to_bound))
+            length = float(to_bound[block])
+        if not math.isfinite(length):
+            return None  # unbounded: the hard-margin dual of meeting hulls
+        a[free] += length * d
+        g += length * q_times(free, d)
+        solved_on = free if block < 0 else None
+        if block >= 0:
+            j = free[block]
+            (at0 if d[block] < 0 else atC)[j] = True
+            a[j] = 0.0 if d[block] < 0 else upper[j]
+            if length == 0.0 and j == released:  # degenerate: not released again until a
+                stuck[j] = True                   # step moves alpha (no cycling)
+        if length > 0.0:
+            stuck[:] = False
+    return None
+
+
+def _best_multiplier(g: np.ndarray, y: np.ndarray, at0: np.ndarray, atC: np.ndarray) -> float:
+    """The ``lambda`` that violates ``g_i + lambda y_i >= 0`` (alpha_i = 0) and ``<= 0``
+    (alpha_i = C) least: the middle of the interval they allow (its finite end, else 0)."""
+    bound = -g * y  # each constraint is lambda >= bound or lambda <= bound
+    below = (at0 & (y > 0)) | (atC & (y < 0))
+    above = (at0 | atC) & ~below
+    lo = float(np.max(bound[below])) if np.any(below) else -math.inf
+    hi = float(np.min(bound[above])) if np.any(above) else math.inf
+    if math.isfinite(lo) and math.isfinite(hi):
+        return 0.5 * (lo + hi)
+    return lo if math.isfinite(lo) else (hi if math.isfinite(hi) else 0.0)
+
+
+def _subproblem_step(
+    free: np.ndarray, y: np.ndarray, g: np.ndarray,
+    gram_rows: Callable[[np.ndarray], np.ndarray],
+) -> tuple[np.ndarray, bool, float | None, float]:
+    """The step ``d`` of :func:`polish_alpha` on the free set, whether it is the Newton step
+    (else a zero-curvature descent direction), the multiplier ``lambda`` of ``y . alpha = 0``
+    (None for a descent direction or an empty free set) and ``max |g_F| / sigma``, the unit of
+    the solve's round-off in ``d``."""
+    m = free.size
+    if m == 0:
+        return np.zeros(0), True, None, 0.0
+    yF = y[free]
+    Q = yF[:, None] * gram_rows(free)[:, free] * yF[None, :]
+    sigma = float(np.max(np.abs(Q))) or 1.0
+    M = np.zeros((m + 1, m + 1))
+    M[:m, :m] = Q / sigma
+    M[:m, m] = M[m, :m] = yF
+    # the right-hand side -g_F / sigma, solved as a unit vector times rho (no overflow in
+    # norms when sigma is tiny: data of magnitude 1e-140 has alpha ~ 1e280)
+    g_max = float(np.max(np.abs(g[free]))) or 1.0
+    rho = g_max / sigma
+    rhs = np.append(-g[free] / g_max, 0.0)
+    eig, V = np.linalg.eigh(M)
+    keep = np.abs(eig) > POLISH_EIG_RTOL * float(np.max(np.abs(eig)))
+    coef = V.T @ rhs
+    residual = V[:, ~keep] @ coef[~keep]
+    if (np.linalg.norm(residual) > 1e-10 * np.linalg.norm(rhs)
+            and float(residual[:m] @ rhs[:m]) > 0.0):
+        return residual[:m], False, None, 0.0
+    z = V[:, keep] @ (coef[keep] / eig[keep])
+    return z[:m] * rho, True, float(z[m]) * g_max, rho
+
+
+def kernel_rows(kernel: Any, X: Any) -> Callable[[np.ndarray], np.ndarray]:
+    """``gram_rows(idx) = K(X[idx], X)`` for :func:`polish_alpha`, each row evaluated once."""
+    rows: dict[int, np.ndarray] = {}
+
+    def gram_rows(idx: np.ndarray) -> np.ndarray:
+        missing = [int(i) for i in idx if int(i) not in rows]
+        if missing:
+            rows.update(zip(missing, kernel(X[missing], X), strict=True))
+        return np.array([rows[int(i)] for i in idx]).reshape(len(idx), -1)
+
+    return gram_rows
+
+
+#: :func:`finish_alpha` is not tried with more free alphas than this (dense free block).
+FINISH_MAX_FREE = 2000
+
+
+def finish_alpha(
+    alpha: np.ndarray, X: Any, y: np.ndarray, C: float | np.ndarray | None, kernel: Any
+) -> tuple[np.ndarray, int] | None:
+    """The exact finish of an iterative method: :func:`polish_alpha` from ``alpha`` with the
+    kernel's rows, at most ``2 n + 4 |F| + 100`` steps (each changes the active set by one);
+    None when more than ``FINISH_MAX_FREE`` alphas are free or the method does not end.
+    Returns the new alpha and ``|F|`` at the start. The caller judges it by its certificate."""
+    upper = np.inf if C is None else C
+    n_free = int(np.count_nonzero((alpha > 0) & (alpha < upper)))
+    if n_free > FINISH_MAX_FREE:
+        return None
+    with np.errstate(all="ignore"):
+        polished = polish_alpha(alpha, y, C, kernel_rows(kernel, X),
+                                max_iter=2 * alpha.size + 4 * n_free + 100)
+    return None if polished is None else (polished, n_free)
