@@ -13,6 +13,7 @@ on the free set with the optimum to round-off.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -70,6 +71,7 @@ def polish_alpha(
     C: float | np.ndarray | None,
     gram_rows: Callable[[np.ndarray], np.ndarray],
     max_iter: int | None = None,
+    deadline: float | None = None,
 ) -> np.ndarray | None:
     r"""Finish an interior-point alpha by a primal active-set method started on its active set.
 
@@ -95,7 +97,8 @@ def polish_alpha(
     Newton step, like OSQP's polishing.
 
     ``gram_rows(idx)`` returns the rows ``K[idx, :]`` of the Gram matrix. Returns the polished
-    alpha, or None when the method runs ``max_iter`` steps (default ``10 n + 100``) or finds
+    alpha, or None when the method runs ``max_iter`` steps (default ``10 n + 100``), passes
+    ``deadline`` (a ``time.perf_counter()`` value), or finds
     the problem unbounded (hard margin on meeting hulls): the caller keeps the solver's alpha.
     """
     n = alpha.size
@@ -116,6 +119,8 @@ def polish_alpha(
     solved_on, refined = None, 0  # full Newton steps taken on the free set ``solved_on``
     released, stuck = -1, np.zeros(n, dtype=bool)
     for _ in range(10 * n + 100 if max_iter is None else max_iter):
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
         free = np.flatnonzero(~at0 & ~atC)
         same = solved_on is not None and np.array_equal(free, solved_on)
         refined = refined + 1 if same else 0
@@ -225,17 +230,21 @@ FINISH_MAX_FREE = 2000
 
 
 def finish_alpha(
-    alpha: np.ndarray, X: Any, y: np.ndarray, C: float | np.ndarray | None, kernel: Any
+    alpha: np.ndarray, X: Any, y: np.ndarray, C: float | np.ndarray | None, kernel: Any,
+    seconds: float | None = None,
 ) -> tuple[np.ndarray, int] | None:
     """The exact finish of an iterative method: :func:`polish_alpha` from ``alpha`` with the
     kernel's rows, at most ``2 n + 4 |F| + 100`` steps (each changes the active set by one);
     None when more than ``FINISH_MAX_FREE`` alphas are free or the method does not end.
-    Returns the new alpha and ``|F|`` at the start. The caller judges it by its certificate."""
+    Returns the new alpha and ``|F|`` at the start. The caller judges it by its certificate.
+    ``seconds`` bounds its time (then None), so that a finish never costs more than the caller
+    allows."""
     upper = np.inf if C is None else C
     n_free = int(np.count_nonzero((alpha > 0) & (alpha < upper)))
     if n_free > FINISH_MAX_FREE:
         return None
     with np.errstate(all="ignore"):
-        polished = polish_alpha(alpha, y, C, kernel_rows(kernel, X),
-                                max_iter=2 * alpha.size + 4 * n_free + 100)
+        polished = polish_alpha(
+            alpha, y, C, kernel_rows(kernel, X), max_iter=2 * alpha.size + 4 * n_free + 100,
+            deadline=None if seconds is None else time.perf_counter() + seconds)
     return None if polished is None else (polished, n_free)

@@ -113,7 +113,8 @@ n)`` iterations (then 4, 16, ... times as many), or at ``max_iter``, is handed, 
 ``FINISH_MAX_FREE`` alphas are free, to the primal active-set method of
 :mod:`maxmargin.algorithms.active_set` started from the current alpha: Newton steps on the
 free set, releasing and fixing bounds, exact in float64. Its answer is kept only if its float64
-certificate meets ``tol`` (``message`` says so); otherwise SMO goes on from where it was.
+certificate meets ``tol`` (``message`` says so); otherwise SMO goes on from where it was. Each
+finish may take at most half the time SMO has run (at least 0.2 s).
 ``finish=False`` runs SMO alone.
 SMO's own convergence is linear with a rate set by the conditioning, and on ill-conditioned
 problems (low-rank Gram matrices, duplicates, large ``C max K_ii``) it crawls: campaign cases
@@ -963,6 +964,7 @@ class _Run:
         self.phases: list[str] = []
         self.finished = ""  # what the exact finish did, for the message
         self.finish_enabled = True
+        self.start = time.perf_counter()
 
     def solve(self, precision: str) -> int:
         """Run the chosen loop with a fresh ``precision`` cache until it stops; a run that
@@ -1005,7 +1007,10 @@ class _Run:
         current alpha (:func:`~maxmargin.algorithms.active_set.finish_alpha`); kept, and True,
         only if its float64 certificate meets ``tol``."""
         alpha, y, box, X, kern = self.st.alpha, self.y, self.box, self.X, self.kern
-        finished = finish_alpha(alpha, X, y, box, kern)
+        # at most half the time SMO has run so far (at least 0.2 s): never a slowdown of more
+        # than 1.5x when the finish does not succeed
+        budget = max(0.2, 0.5 * (time.perf_counter() - self.start))
+        finished = finish_alpha(alpha, X, y, box, kern, seconds=budget)
         if finished is None:
             return False
         polished, n_free = finished
