@@ -621,7 +621,8 @@ def svm_solution(
     1. ``alpha`` is cleaned by :func:`clean_alpha` using the margins ``y_i f(x_i) - 1`` of the
        solver's own point (``f = X w + b`` with the primal variables, or ``f = K (alpha*y) + b``
        with ``b`` the dual of ``y . alpha = 0`` in the dual QP).
-    2. With ``polish=True`` the active set is polished by :func:`polish_alpha`. The polished
+    2. With ``polish=True`` the active set is polished by :func:`polish_alpha` (for at most
+       twice the solver's time, at least 1 s). The polished
        alpha replaces the solver's only if its :func:`max_violation` (with
        ``g = K (alpha*y)``) is no larger than the solver's own (with ``g = X w`` for the primal
        forms); ``w`` is then ``X^T (alpha*y)`` for every form.
@@ -650,7 +651,9 @@ def svm_solution(
     else:
         K = None if linear else (kernel.gram(X) if gram is None else gram)
         box = C if C is None or sample_weight is None else C * sample_weight
-        point = _solved_point(alpha, X, y, box, K, b_solver, w, polish)
+        # the polish may take at most twice the solver's time (at least 1 s)
+        seconds = max(1.0, 2.0 * outcome.runtime) if math.isfinite(outcome.runtime) else 1.0
+        point = _solved_point(alpha, X, y, box, K, b_solver, w, polish, seconds)
     return SVMSolution(
         **point,
         status=outcome.status,
@@ -675,6 +678,7 @@ def _solved_point(
     b_solver: float | None,
     w: np.ndarray | None,
     polish: bool,
+    seconds: float = math.inf,
 ) -> dict[str, Any]:
     """Steps 1-3 of :func:`svm_solution`; ``K`` is None for the linear kernel."""
     linear = K is None
@@ -696,7 +700,7 @@ def _solved_point(
         def gram_rows(idx: np.ndarray) -> np.ndarray:
             return _dot(X[idx], X) if linear else K[idx]
 
-        polished = polish_alpha(alpha, y, C, gram_rows)
+        polished = polish_alpha(alpha, y, C, gram_rows, deadline=time.perf_counter() + seconds)
         if polished is not None:
             polished = balance_alpha(polished, y, C)
             g_polished = kernel_values(polished)
