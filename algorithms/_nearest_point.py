@@ -63,7 +63,7 @@ from maxmargin._validation import (
 from maxmargin.algorithms._kernel_cache import fill_column, make_kernel_data, python_kernel
 from maxmargin.algorithms._kernel_cache import kernel_value as engine_value
 from maxmargin.algorithms.active_set import finish_alpha
-from maxmargin.certificate import certify_hulls, certify_svm, decision_values
+from maxmargin.certificate import Certificate, certify_hulls, certify_svm
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.kernels import Kernel, LinearKernel
 from maxmargin.results import HullPairSolution, SVMSolution, join_messages
@@ -497,31 +497,25 @@ def svm_from_run(
     if status == "infeasible":
         return infeasible_solution(X, y, kernel, method, run.message, run.iterations,
                                    run.history, run.runtime)
-    zz = run.zz
-    alpha = 2.0 * run.lam / zz
-    b = -float(np.dot(run.lam, run.g)) / zz
-    wx = 2.0 * run.g / zz  # <w, phi(x_i)>
+    alpha = 2.0 * run.lam / run.zz
+    b = -float(np.dot(run.lam, run.g)) / run.zz
+    wx = 2.0 * run.g / run.zz  # <w, phi(x_i)>
+    cert = certify_svm(alpha, X, y, None, kernel, g=wx)
+
+    def accept(c: Certificate) -> bool:
+        return c.margin > 0 and c.gap <= HULL_CERT_FACTOR * tol
+
+    ok, message = accept(cert), run.message
+    if finish and not ok and status in ("optimal", "max_iter") and np.all(np.isfinite(alpha)):
+        done = finish_alpha(alpha, X, y, None, kernel, accept)  # the exact finish, as in smo
+        if done is not None:
+            alpha, wx, cert, b = done.alpha, done.g, done.certificate, done.certificate.b
+            ok, status = True, "optimal"
+            message = join_messages(message, (
+                f"finished exactly by the active-set method (from {done.n_free} free alphas)"))
     quad = float(np.dot(alpha * y, wx))  # alpha^T Q alpha = ||w||^2
     w = X.T @ (alpha * y) if kernel.kernel_id == 0 else None
     primal = 0.5 * float(w @ w) if w is not None else 0.5 * quad
-    cert = certify_svm(alpha, X, y, None, kernel, g=wx)
-    ok = cert.margin > 0 and cert.gap <= HULL_CERT_FACTOR * tol
-    message = run.message
-    if finish and not ok and status in ("optimal", "max_iter") and np.all(np.isfinite(alpha)):
-        finished = finish_alpha(alpha, X, y, None, kernel)  # the exact finish, as in smo
-        if finished is not None:
-            a2, n_free = finished
-            sv = np.flatnonzero(a2 > 0)
-            wx2 = decision_values(kernel, X, X[sv], a2[sv] * y[sv])
-            cert2 = certify_svm(a2, X, y, None, kernel, g=wx2)
-            if cert2.margin > 0 and cert2.gap <= HULL_CERT_FACTOR * tol:
-                alpha, wx, cert, ok, status = a2, wx2, cert2, True, "optimal"
-                b = cert2.b
-                quad = float(np.dot(alpha * y, wx))
-                w = X.T @ (alpha * y) if kernel.kernel_id == 0 else None
-                primal = 0.5 * float(w @ w) if w is not None else 0.5 * quad
-                message = join_messages(message, (
-                    f"finished exactly by the active-set method (from {n_free} free alphas)"))
     if status == "max_iter":
         warnings.warn(f"{method}: {run.message}", ConvergenceWarning, stacklevel=3)
     status = _confirmed(status, ok, method, cert.summary())

@@ -1,9 +1,9 @@
-"""A primal active-set method for the SVM dual: the exact finish of an approximate alpha.
+r"""A primal active-set method for the SVM dual: the exact finish of an approximate alpha.
 
 .. math::
 
-    \\min_a \tfrac12 a^T Q a - 1^T a \\quad \text{s.t.} \\quad y^T a = 0, \\; 0 \\le a \\le C,
-    \\qquad Q_{ij} = y_i y_j K(x_i, x_j).
+    \min_a \tfrac12 a^T Q a - 1^T a \quad \text{s.t.} \quad y^T a = 0, \; 0 \le a \le C,
+    \qquad Q_{ij} = y_i y_j K(x_i, x_j).
 
 Started on the active set of an interior-point answer (the oracles' polish) or of an SMO or MDM
 iterate that has stopped making progress (:func:`finish_alpha`), it ends in a few Newton steps
@@ -15,11 +15,15 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["polish_alpha", "balance_alpha", "kernel_rows", "finish_alpha", "POLISH_EIG_RTOL",
+from maxmargin.certificate import Certificate, certify_svm, decision_values
+
+__all__ = ["polish_alpha", "balance_alpha", "kernel_rows", "finish_alpha", "Finished",
+           "POLISH_EIG_RTOL",
            "POLISH_KKT_RTOL", "POLISH_REFINE", "FINISH_MAX_FREE"]
 
 
@@ -72,6 +76,7 @@ def polish_alpha(
     gram_rows: Callable[[np.ndarray], np.ndarray],
     max_iter: int | None = None,
     deadline: float | None = None,
+    kkt_tol: float = 0.0,
 ) -> np.ndarray | None:
     r"""Finish an interior-point alpha by a primal active-set method started on its active set.
 
@@ -100,6 +105,10 @@ def polish_alpha(
     alpha, or None when the method runs ``max_iter`` steps (default ``10 n + 100``), passes
     ``deadline`` (a ``time.perf_counter()`` value), or finds
     the problem unbounded (hard margin on meeting hulls): the caller keeps the solver's alpha.
+    With ``kkt_tol > 0``, running out of steps or time returns instead the last stationary point
+    whose multipliers were wrong by at most ``kkt_tol`` (then ``m - M <= 2 kkt_tol`` up to
+    round-off), if there was one: on numerically flat problems the exact active set can take
+    many more steps than a certified one.
     """
     n = alpha.size
     upper = np.array(np.broadcast_to(math.inf if C is None else C, alpha.shape), dtype=float)
@@ -118,9 +127,10 @@ def polish_alpha(
     tol = POLISH_KKT_RTOL * max(1.0, float(np.max(np.abs(g))))
     solved_on, refined = None, 0  # full Newton steps taken on the free set ``solved_on``
     released, stuck = -1, np.zeros(n, dtype=bool)
+    good: np.ndarray | None = None  # the last stationary point within kkt_tol
     for _ in range(10 * n + 100 if max_iter is None else max_iter):
         if deadline is not None and time.perf_counter() > deadline:
-            return None
+            break
         free = np.flatnonzero(~at0 & ~atC)
         same = solved_on is not None and np.array_equal(free, solved_on)
         refined = refined + 1 if same else 0
@@ -136,6 +146,8 @@ def polish_alpha(
                 lam = _best_multiplier(g, y, at0, atC)
             reduced = g + lam * y
             wrong = np.where(at0, -reduced, 0.0) + np.where(atC, reduced, 0.0)
+            if float(np.max(wrong, initial=0.0)) <= kkt_tol:
+                good = a.copy()
             wrong[stuck] = 0.0
             released = int(np.argmax(wrong))
             if wrong[released] <= tol:
@@ -163,7 +175,7 @@ def polish_alpha(
                 stuck[j] = True                   # step moves alpha (no cycling)
         if length > 0.0:
             stuck[:] = False
-    return None
+    return None if good is None else balance_alpha(good, y, C)
 
 
 def _best_multiplier(g: np.ndarray, y: np.ndarray, at0: np.ndarray, atC: np.ndarray) -> float:
@@ -229,16 +241,30 @@ def kernel_rows(kernel: Any, X: Any) -> Callable[[np.ndarray], np.ndarray]:
 FINISH_MAX_FREE = 2000
 
 
+@dataclass(frozen=True)
+class Finished:
+    """An alpha from :func:`finish_alpha` that its caller's certificate accepted."""
+
+    alpha: np.ndarray
+    #: ``g_i = sum_j alpha_j y_j K(x_j, x_i)`` in float64 (``<w, phi(x_i)>``)
+    g: np.ndarray
+    certificate: Certificate
+    #: free alphas at the start
+    n_free: int
+
+
 def finish_alpha(
     alpha: np.ndarray, X: Any, y: np.ndarray, C: float | np.ndarray | None, kernel: Any,
-    seconds: float | None = None,
-) -> tuple[np.ndarray, int] | None:
+    accept: Callable[[Certificate], bool], seconds: float | None = None, kkt_tol: float = 0.0,
+) -> Finished | None:
     """The exact finish of an iterative method: :func:`polish_alpha` from ``alpha`` with the
-    kernel's rows, at most ``2 n + 4 |F| + 100`` steps (each changes the active set by one);
-    None when more than ``FINISH_MAX_FREE`` alphas are free or the method does not end.
-    Returns the new alpha and ``|F|`` at the start. The caller judges it by its certificate.
-    ``seconds`` bounds its time (then None), so that a finish never costs more than the caller
-    allows."""
+    kernel's rows, at most ``2 n + 4 |F| + 100`` steps (each changes the active set by one),
+    judged by its float64 certificate (:func:`~maxmargin.certificate.certify_svm`).
+
+    None when more than ``FINISH_MAX_FREE`` alphas are free, the method does not end (within
+    ``seconds``, so that a finish never costs more than the caller allows; ``kkt_tol`` as in
+    :func:`polish_alpha`) or ``accept(certificate)`` is false.
+    """
     upper = np.inf if C is None else C
     n_free = int(np.count_nonzero((alpha > 0) & (alpha < upper)))
     if n_free > FINISH_MAX_FREE:
@@ -246,5 +272,11 @@ def finish_alpha(
     with np.errstate(all="ignore"):
         polished = polish_alpha(
             alpha, y, C, kernel_rows(kernel, X), max_iter=2 * alpha.size + 4 * n_free + 100,
-            deadline=None if seconds is None else time.perf_counter() + seconds)
-    return None if polished is None else (polished, n_free)
+            deadline=None if seconds is None else time.perf_counter() + seconds,
+            kkt_tol=kkt_tol)
+    if polished is None:
+        return None
+    sv = np.flatnonzero(polished > 0)
+    g = decision_values(kernel, X, X[sv], polished[sv] * y[sv])
+    cert = certify_svm(polished, X, y, C, kernel, g=g)
+    return Finished(polished, g, cert, n_free) if accept(cert) else None

@@ -461,3 +461,25 @@ def test_polish_stops_on_an_unbounded_hard_margin():
     X = np.array([[0.0, 1.0], [0.0, 1.0], [2.0, 0.0]])
     y = np.array([1.0, -1.0, 1.0])
     assert polish_alpha(np.zeros(3), y, None, lambda idx: (X @ X.T)[idx]) is None
+
+
+def test_polish_keeps_a_certified_stationary_point_when_steps_run_out():
+    # random_s2_i3998: an RBF Gram matrix of numerical rank ~8 (360 duplicated 2-D points,
+    # gamma |x|^2 ~ 1e-2, C = 1000). The exact active set is not found in 3,000 steps (the
+    # method wanders among numerically flat directions); with kkt_tol the last stationary point
+    # whose multipliers were within it is returned, and its float64 certificate shows m - M
+    # <= 2 kkt_tol, and the dual objective agrees with Clarabel's.
+    from maxmargin.verification.campaign import random_case
+
+    case = random_case(2, 3998)
+    kern = case.make_kernel()
+    K = kern.gram(case.X)
+    start = np.zeros(len(case.y))
+    rows = lambda idx: K[idx]  # noqa: E731
+    assert polish_alpha(start, case.y, case.C, rows, max_iter=3000) is None
+    polished = polish_alpha(start, case.y, case.C, rows, max_iter=3000, kkt_tol=1e-7)
+    assert polished is not None
+    cert = certify_svm(polished, case.X, case.y, case.C, kern)
+    assert cert.meets(2e-7), cert.summary()
+    ref = svm_dual(case.X, case.y, case.C, kern).solve()
+    assert cert.dual_objective == pytest.approx(ref.dual_objective, rel=1e-8)

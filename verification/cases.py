@@ -317,7 +317,9 @@ def _reproducers() -> list[Case]:
     with opposite labels under an RBF kernel (not separable by any kernel). From the random
     campaign: ``random_s77_i199``, a cubic kernel on 127 collinear points of magnitude 2e-3
     (Gram matrix of rank 4), where every solver stopped short (m - M = 1.7e-4) until the
-    oracles' polish became an active-set method."""
+    oracles' polish became an active-set method; ``random_s2_i3998``, an RBF kernel of numerical
+    rank ~8 on 360 duplicated 2-D points with ``C = 1000``, where the active-set finish wandered
+    among flat directions until it kept the last stationary point within SMO's tolerance."""
     certified = ("oracle", "smo", "smo/tight", "primal/certified")
     X5, y5 = _scaled_linear(5, 34, 3e4, seed=0)
     X24, y24 = _scaled_linear(24, 43, 3e4, seed=1)
@@ -331,7 +333,10 @@ def _reproducers() -> list[Case]:
     low_rank = dataclasses.replace(
         random_case(77, 199), name="collinear_poly3_rank4", area="kernel", quick=True,
         tags=("random_s77_i199", "separable"))
-    return [low_rank,
+    flat = dataclasses.replace(
+        random_case(2, 3998), name="flat_rbf_duplicates", area="kernel", quick=False,
+        tags=("random_s2_i3998", "duplicates"))
+    return [low_rank, flat,
         Case("scaled_wide_n5_d34", "scale", X5, y5, 58.0, methods=certified, quick=True,
              tags=("separable",)),
         Case("scaled_wide_n24_d43", "scale", X24, y24, 4.55, methods=certified, quick=False,
