@@ -7,20 +7,19 @@
 ``maxmargin report [--out DIR] [--force]``    run the suite and regenerate the validation report
 ``[--suite quick|full] [--case PATTERN]``     (Markdown, figures, results.json/csv), default
                                               ``reports/``; exit 0/1/2 like ``verify``
-``maxmargin bench ...``                       the benchmarks, when :mod:`maxmargin.bench` exists
 ``maxmargin --version``                       the installed version
 ============================================  ==================================================
 
 Each command is one ``_add_<name>(subparsers)`` function that registers its arguments and the
 function to run (``set_defaults(run=...)``); adding a command is adding one such function to
-:data:`COMMANDS`.
+:data:`COMMANDS`. The benchmarks are not a command of the installed package: they live in the
+repository's ``benchmarks/`` (``python -m benchmarks``).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -311,23 +310,8 @@ def _add_report(sub: Any) -> None:
     p.set_defaults(run=_report)
 
 
-def _add_bench(sub: Any) -> None:
-    """``maxmargin bench`` delegates to ``maxmargin.bench.main(args)`` when that module exists;
-    it may define ``add_arguments(parser)`` for its options."""
-    try:
-        bench = importlib.import_module("maxmargin.bench")
-    except ModuleNotFoundError as exc:
-        if exc.name != "maxmargin.bench":
-            raise
-        return
-    p = sub.add_parser("bench", help="time maxmargin against its peers (LIBSVM, ...)")
-    if hasattr(bench, "add_arguments"):
-        bench.add_arguments(p)
-    p.set_defaults(run=lambda args: int(bench.main(args) or 0))
-
-
 #: One function per command: each adds its subparser.
-COMMANDS: tuple[Callable[[Any], None], ...] = (_add_verify, _add_report, _add_bench)
+COMMANDS: tuple[Callable[[Any], None], ...] = (_add_verify, _add_report)
 
 
 def build_parser() -> argparse.ArgumentParser:

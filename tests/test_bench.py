@@ -1,4 +1,5 @@
-"""Tests of ``maxmargin bench``: the smoke suite end to end, and each measuring helper.
+"""Tests of the benchmark harness (``python -m benchmarks``): the smoke suite end to end, and
+each measuring helper.
 
 No test asserts a wall-clock time; the timings are only checked to exist and be positive.
 """
@@ -18,7 +19,8 @@ from fixtures import HULL_PAIR, SVM_EXAMPLES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maxmargin import bench
+import benchmarks.__main__ as cli
+from benchmarks import data, harness, report, smo, startup, suites, verify
 from maxmargin.kernels import make_kernel
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -28,7 +30,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 def smoke(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path, dict]:
     """Run the whole smoke suite once into a temporary folder."""
     out = tmp_path_factory.mktemp("bench")
-    code = bench.main(["--suite", "smoke", "--out", str(out)])
+    code = cli.main(["--suite", "smoke", "--out", str(out)])
     return code, out, json.loads((out / "benchmarks.json").read_text())
 
 
@@ -50,7 +52,7 @@ def test_smoke_json_schema(smoke: tuple[int, Path, dict]) -> None:
     _, _, results = smoke
     for key in ("schema", "suite", "date", "versions", "machine", "rows", "targets", "repeats"):
         assert key in results
-    assert results["schema"] == bench.SCHEMA
+    assert results["schema"] == harness.SCHEMA
     assert results["suite"] == "smoke"
     for dist in ("numpy", "scikit-learn", "numba", "cvxpy", "clarabel"):
         assert results["versions"][dist]
@@ -62,7 +64,7 @@ def test_smoke_json_schema(smoke: tuple[int, Path, dict]) -> None:
         "perceptron",
     }
     for row in results["rows"]:
-        assert tuple(row) == bench.ROW_KEYS
+        assert tuple(row) == harness.ROW_KEYS
         assert row["role"] in ("maxmargin", "peer", "oracle")
         assert row["time_s"] > 0 and row["time_s"] == min(row["times_s"])
         assert row["warmup_s"] is not None
@@ -164,7 +166,7 @@ def test_rebuild_from_json_gives_the_same_markdown(
     smoke: tuple[int, Path, dict], tmp_path: Path
 ) -> None:
     _, out, _ = smoke
-    code = bench.main(["--from-json", str(out / "benchmarks.json"), "--out", str(tmp_path)])
+    code = cli.main(["--from-json", str(out / "benchmarks.json"), "--out", str(tmp_path)])
     assert code == 0
     assert (tmp_path / "benchmarks.md").read_text() == (out / "benchmarks.md").read_text()
 
@@ -177,7 +179,7 @@ def test_svm_scores_on_hand_examples(example) -> None:
     kernel = make_kernel(example.kernel, **example.kernel_params)
     sv = np.flatnonzero(example.alpha > 0)
     b = example.b if example.b is not None else 0.5 * sum(example.b_interval)
-    scores = bench.svm_scores(
+    scores = data.svm_scores(
         example.X, example.y, sv, example.alpha[sv] * example.y[sv], b, kernel
     )
     assert scores["dual_objective"] == pytest.approx(example.objective, abs=1e-12)
@@ -185,13 +187,13 @@ def test_svm_scores_on_hand_examples(example) -> None:
 
 
 def test_svm_scores_blocks_agree_with_one_block() -> None:
-    X, y = bench.make_clouds(300, 4, seed=3)
+    X, y = data.make_clouds(300, 4, seed=3)
     rng = np.random.default_rng(0)
     sv = np.sort(rng.choice(300, size=120, replace=False))
     coef = rng.uniform(0, 1, size=120) * y[sv]
     kernel = make_kernel("rbf", gamma=0.3)
-    tiny = bench.svm_scores(X, y, sv, coef, 0.1, kernel, block_mb=1e-3)  # one row per block
-    full = bench.svm_scores(X, y, sv, coef, 0.1, kernel)
+    tiny = data.svm_scores(X, y, sv, coef, 0.1, kernel, block_mb=1e-3)  # one row per block
+    full = data.svm_scores(X, y, sv, coef, 0.1, kernel)
     K = kernel(X[sv], X[sv])
     assert full["dual_objective"] == pytest.approx(np.abs(coef).sum() - 0.5 * coef @ K @ coef)
     assert tiny["dual_objective"] == pytest.approx(full["dual_objective"], rel=1e-12)
@@ -200,14 +202,14 @@ def test_svm_scores_blocks_agree_with_one_block() -> None:
 
 def test_hull_gap_on_hand_example() -> None:
     P, Q = HULL_PAIR["P"], HULL_PAIR["Q"]
-    exact = bench.hull_gap(P, Q, HULL_PAIR["weights_p"], HULL_PAIR["weights_q"])
+    exact = data.hull_gap(P, Q, HULL_PAIR["weights_p"], HULL_PAIR["weights_q"])
     assert exact["distance"] == pytest.approx(HULL_PAIR["distance"])
     assert exact["gap"] == pytest.approx(0.0, abs=1e-15)
     # unnormalised and slightly negative weights are projected onto the simplex first
-    scaled = bench.hull_gap(P, Q, [1.0, 1.0], [2.0, -1e-12])
+    scaled = data.hull_gap(P, Q, [1.0, 1.0], [2.0, -1e-12])
     assert scaled["distance"] == pytest.approx(HULL_PAIR["distance"])
     # p = (0, 0), q = (3, 1): z = (-3, -1); min_P <z,p> = -2, max_Q <z,q> = -10: gap 2/10
-    worse = bench.hull_gap(P, Q, [1.0, 0.0], [1.0, 0.0])
+    worse = data.hull_gap(P, Q, [1.0, 0.0], [1.0, 0.0])
     assert worse["distance"] == pytest.approx(math.sqrt(10.0))
     assert worse["gap"] == pytest.approx((10.0 - (-2.0 + 10.0)) / 10.0)
 
@@ -218,16 +220,16 @@ def test_hull_gap_is_nonnegative(seed: int, m: int, k: int) -> None:
     """Weak duality: min_P <z,p> - max_Q <z,q> <= <z, p - q> = ||z||^2 for p, q in the hulls."""
     rng = np.random.default_rng(seed)
     P, Q = rng.normal(size=(m, 3)) + 4.0, rng.normal(size=(k, 3))
-    out = bench.hull_gap(P, Q, rng.uniform(size=m), rng.uniform(size=k))
+    out = data.hull_gap(P, Q, rng.uniform(size=m), rng.uniform(size=k))
     assert out["gap"] >= -1e-12
 
 
 def test_data_generators() -> None:
-    X, y = bench.make_clouds(101, 7, seed=0)
+    X, y = data.make_clouds(101, 7, seed=0)
     assert X.shape == (101, 7) and abs(np.sum(y)) <= 1
-    P, Q = bench.make_hulls(500, 5, seed=0)
+    P, Q = data.make_hulls(500, 5, seed=0)
     assert P[:, 0].min() > 0 > Q[:, 0].max()  # the hyperplane x1 = 0 separates the hulls
-    Xs, ys = bench.make_separable(400, 5, seed=0, margin=0.2)
+    Xs, ys = data.make_separable(400, 5, seed=0, margin=0.2)
     assert Xs.shape == (400, 5) and set(np.unique(ys)) == {-1.0, 1.0}
     # separable: a perceptron pass without mistakes exists only for separable data
     from maxmargin.algorithms.perceptron import perceptron
@@ -239,7 +241,7 @@ def test_data_generators() -> None:
 
 
 def test_measure_sees_peak_memory_and_repeats() -> None:
-    m = bench.measure(lambda: float(np.ones(20_000_000).sum()), warm=lambda: 0, repeats=2)
+    m = harness.measure(lambda: float(np.ones(20_000_000).sum()), warm=lambda: 0, repeats=2)
     assert m.value == 20_000_000.0 and not m.error
     assert len(m.times) == 2 and m.best == min(m.times) and m.warmup_s is not None
     if m.peak_rss_mb is not None:  # Linux: the 160 MB array shows in the peak
@@ -255,9 +257,9 @@ def test_measure_records_errors_and_warnings() -> None:
         warnings.warn("stopped early", ConvergenceWarning, stacklevel=1)
         return 1
 
-    m = bench.measure(warns, repeats=1)
+    m = harness.measure(warns, repeats=1)
     assert m.value == 1 and "ConvergenceWarning: stopped early" in m.message
-    bad = bench.measure(lambda: 1 / 0, repeats=3)
+    bad = harness.measure(lambda: 1 / 0, repeats=3)
     assert bad.error and "ZeroDivisionError" in bad.message and bad.times == []
 
 
@@ -271,39 +273,39 @@ def test_measure_many_interleaves_rounds() -> None:
         raise RuntimeError("solver blew up")
 
     calls = [(call("a"), call("warm a")), (call("b"), call("warm b")), (boom, None)]
-    a, b, bad = bench.measure_many(calls, repeats=2, budget_s=1e9)
+    a, b, bad = harness.measure_many(calls, repeats=2, budget_s=1e9)
     assert log == ["warm a", "warm b", "a", "b", "a", "b"]
     assert (a.value, b.value, len(a.times), len(b.times)) == ("a", "b", 2, 2)
     assert bad.error and "RuntimeError: solver blew up" in bad.message and bad.times == []
     log.clear()
-    bench.measure_many(calls[:2], repeats=3, budget_s=0.0)  # no time left for repeats
+    harness.measure_many(calls[:2], repeats=3, budget_s=0.0)  # no time left for repeats
     assert log == ["warm a", "warm b", "a", "b"]
 
 
 def test_child_crash_and_timeout_become_rows() -> None:
     env = dict(os.environ)
     params = {"n": 50, "d": 3, "margin": 0.1, "max_epochs": 100}
-    good = bench.Case("perceptron", "fine", params)
-    crash = bench.Case("perceptron", "broken", {"n": 10})  # no `d`: the child raises KeyError
-    after = bench.Case("perceptron", "after", params)
-    assert bench._groups([good, crash, after]) == [[good, crash, after]]
+    good = harness.Case("perceptron", "fine", params)
+    crash = harness.Case("perceptron", "broken", {"n": 10})  # no `d`: the child raises KeyError
+    after = harness.Case("perceptron", "after", params)
+    assert harness.groups([good, crash, after]) == [[good, crash, after]]
     logged: list[str] = []
-    rows = bench._run_group([good, crash, after], 1, 1.0, env, logged.append)
+    rows = harness.run_group([good, crash, after], 1, 1.0, env, logged.append)
     # the case done before the crash keeps its rows; the crash and the rest become rows too
     assert [r["case"] for r in rows] == ["fine"] * 2 + ["broken", "after"]
     assert [r["status"] for r in rows[2:]] == ["crashed", "crashed"]
     assert "KeyError" in rows[2]["message"]
     assert len(logged) == 3
-    slow = bench.Case("perceptron", "slow", {"n": 10, "d": 2, "margin": 0.1}, timeout_s=0.01)
-    rows = bench._run_group([slow], 1, 1.0, env)
+    slow = harness.Case("perceptron", "slow", {"n": 10, "d": 2, "margin": 0.1}, timeout_s=0.01)
+    rows = harness.run_group([slow], 1, 1.0, env)
     assert [r["status"] for r in rows] == ["timeout"]
-    assert tuple(rows[0]) == bench.ROW_KEYS
+    assert tuple(rows[0]) == harness.ROW_KEYS
 
 
 def test_isolated_memory_probe() -> None:
-    case = bench._svm_case("smo_svc", "rbf", 600, 1e-3)
+    case = smo._svm_case("smo_svc", "rbf", 600, 1e-3)
     for method in ("maxmargin.smo", "sklearn.SVC"):
-        out = bench._isolated_memory(case, method)
+        out = smo._isolated_memory(case, method)
         assert out["isolated_status"] == "done"
         assert out["isolated_time_s"] > 0
         assert out["isolated_peak_rss_mb"] >= out["isolated_rss_base_mb"] - 1.0
@@ -312,23 +314,23 @@ def test_isolated_memory_probe() -> None:
 
 
 def test_groups_isolate_large_cases() -> None:
-    cases = bench.plan_suite("scale", ["smo_svc"])
-    groups = bench._groups(cases)
+    cases = suites.plan_suite("scale", ["smo_svc"])
+    groups = harness.groups(cases)
     big = [g for g in groups if g[0].params["n"] >= 20_000]
     assert big and all(len(g) == 1 for g in big)
     assert sum(len(g) for g in groups) == len(cases)
 
 
 def test_verify_family_records_exit_code() -> None:
-    ok = bench._family_verify(bench.Case("verify", "help", {"argv": ["--help"]}), 1, 1.0)
+    ok = verify.run(harness.Case("verify", "help", {"argv": ["--help"]}), 1, 1.0)
     assert ok[0]["status"] == "passed" and ok[0]["extra"]["exit_code"] == 0
     assert ok[0]["method"] == "maxmargin --help" and ok[0]["time_s"] > 0
-    bad = bench._family_verify(bench.Case("verify", "bad", {"argv": ["no-such-command"]}), 1, 1.0)
+    bad = verify.run(harness.Case("verify", "bad", {"argv": ["no-such-command"]}), 1, 1.0)
     assert bad[0]["status"] == "failed" and bad[0]["extra"]["exit_code"] not in (0, None)
 
 
 def test_compile_family_with_warm_cache() -> None:
-    rows = bench._family_compile(bench.Case("compile", "warm", {"cache": "warm"}), 1, 1.0)
+    rows = startup.run(harness.Case("compile", "warm", {"cache": "warm"}), 1, 1.0)
     assert {r["method"] for r in rows} >= {"maxmargin.smo", "maxmargin.perceptron"}
     for r in rows:
         assert r["status"] == "done", r["message"]
@@ -339,7 +341,7 @@ def test_compile_family_with_warm_cache() -> None:
 
 
 def _smo_row(n: int, ratio: float, diff: float, tol: float = 1e-3, **extra: object) -> dict:
-    row = dict.fromkeys(bench.ROW_KEYS)
+    row = dict.fromkeys(harness.ROW_KEYS)
     row.update(
         benchmark="smo_svc",
         case=f"rbf n={n} tol={tol:g}",
@@ -361,13 +363,13 @@ def test_targets_verdicts() -> None:
         _smo_row(100_000, 1.0, 0.0, memory_bound_mb=300.0, gram_matrix_mb=76293.0),
     ]
     rows[2].update(peak_delta_mb=250.0, peak_rss_mb=400.0)
-    targets = bench.evaluate_targets(rows)
+    targets = report.evaluate_targets(rows)
     assert [t["met"] for t in targets] == [True, False, True, None, None]
     rows[0]["rel_objective_diff"] = 2e-6  # fast but not the same objective
     rows[2]["peak_delta_mb"] = 301.0
-    assert [t["met"] for t in bench.evaluate_targets(rows)][:3] == [False, False, False]
+    assert [t["met"] for t in report.evaluate_targets(rows)][:3] == [False, False, False]
     rows[2]["extra"]["isolated_peak_delta_mb"] = 290.0  # measured alone: this one counts
-    assert bench.evaluate_targets(rows)[2]["met"] is True
+    assert report.evaluate_targets(rows)[2]["met"] is True
 
 
 def test_merge_keeps_families_not_rerun() -> None:
@@ -379,27 +381,27 @@ def test_merge_keeps_families_not_rerun() -> None:
         "date": "d1",
         "rows": [{"benchmark": "smo_svc"}],
     }
-    merged = bench._merge(first, second)
+    merged = harness.merge_results(first, second)
     assert merged["rows"] == first["rows"][:2] + second["rows"]
     assert merged["merged_from"] == [
         {"suite": "standard", "only": None, "date": "d0", "families": ["hulls", "verify"]}
     ]
     third = {"suite": "standard", "only": ["hulls"], "date": "d2", "rows": [{"benchmark": "hulls"}]}
-    again = bench._merge(merged, third)
+    again = harness.merge_results(merged, third)
     assert [r["benchmark"] for r in again["rows"]] == ["verify", "smo_svc", "hulls"]
     assert again["merged_from"] == [
         {"suite": "standard", "only": None, "date": "d0", "families": ["verify"]},
         {"suite": "scale", "only": ["smo_svc"], "date": "d1", "families": ["smo_svc"]},
     ]
-    assert bench._command(again) == (
-        "maxmargin bench --suite standard`, then `maxmargin bench --suite scale --only smo_svc`,"
-        " then `maxmargin bench --suite standard --only hulls --merge"
+    assert report._command(again) == (
+        "python -m benchmarks --suite standard`, then `python -m benchmarks --suite scale "
+        "--only smo_svc`, then `python -m benchmarks --suite standard --only hulls --merge"
     )
 
 
 def test_failed_render_leaves_previous_outputs(tmp_path: Path) -> None:
     good = {
-        "schema": bench.SCHEMA,
+        "schema": harness.SCHEMA,
         "suite": "smoke",
         "date": "now",
         "repeats": 1,
@@ -407,11 +409,11 @@ def test_failed_render_leaves_previous_outputs(tmp_path: Path) -> None:
         "machine": {"cpu": "x", "cpu_count": 1, "memory_gb": 1, "platform": "p"},
         "rows": [],
     }
-    bench.write_outputs(good, tmp_path)
+    report.write_outputs(good, tmp_path)
     before = (tmp_path / "benchmarks.json").read_text(), (tmp_path / "benchmarks.md").read_text()
     broken = dict(good, machine={})  # render_markdown fails on the missing machine fields
     with pytest.raises(KeyError):
-        bench.write_outputs(broken, tmp_path)
+        report.write_outputs(broken, tmp_path)
     after = (tmp_path / "benchmarks.json").read_text(), (tmp_path / "benchmarks.md").read_text()
     assert after == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["benchmarks.json", "benchmarks.md"]
@@ -422,43 +424,55 @@ def test_failed_render_leaves_previous_outputs(tmp_path: Path) -> None:
 
 def test_bad_suite() -> None:
     with pytest.raises(ValueError, match="`suite` must be one of"):
-        bench.plan_suite("huge")
+        suites.plan_suite("huge")
 
 
 def test_bad_only_name() -> None:
     with pytest.raises(ValueError, match="`only` must be one of"):
-        bench.main(["--suite", "smoke", "--only", "smo_svc,nope"])
+        cli.main(["--suite", "smoke", "--only", "smo_svc,nope"])
 
 
 def test_empty_only() -> None:
     with pytest.raises(ValueError, match="`only` must name at least one"):
-        bench.main(["--suite", "smoke", "--only", ","])
+        cli.main(["--suite", "smoke", "--only", ","])
 
 
 def test_bad_repeats() -> None:
     with pytest.raises(ValueError, match="`repeats` must be an integer >= 1"):
-        bench.main(["--suite", "smoke", "--repeats", "0"])
+        cli.main(["--suite", "smoke", "--repeats", "0"])
 
 
 def test_bad_threads() -> None:
     with pytest.raises(ValueError, match="`threads` must be an integer >= 1"):
-        bench.run_suite("smoke", ["perceptron"], threads=0)
+        suites.run_suite("smoke", ["perceptron"], threads=0)
 
 
 def test_cli_module_help(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
-        bench.main(["--help"])
+        cli.main(["--help"])
     assert exc.value.code == 0
     text = capsys.readouterr().out
     for option in ("--suite", "--only", "--out", "--repeats", "--merge", "--from-json"):
         assert option in text
 
 
-def test_registered_in_the_maxmargin_cli(tmp_path: Path) -> None:
-    from maxmargin.cli import main as cli_main
+def test_runs_as_python_m_benchmarks_and_stays_out_of_the_package(tmp_path: Path) -> None:
+    # `python -m benchmarks` from the repository root, in a process of its own (the families'
+    # children find the package through PYTHONPATH whatever their working directory) ...
+    import subprocess
+    import sys
 
-    code = cli_main(["bench", "--suite", "smoke", "--only", "perceptron", "--out", str(tmp_path)])
-    assert code == 0
+    root = Path(harness.__file__).resolve().parent.parent
+    argv = [sys.executable, "-m", "benchmarks", "--suite", "smoke", "--only", "perceptron",
+            "--out", str(tmp_path)]
+    proc = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
     results = json.loads((tmp_path / "benchmarks.json").read_text())
     assert {r["benchmark"] for r in results["rows"]} == {"perceptron"}
     assert results["only"] == ["perceptron"]
+    # ... and the installed package has neither the harness nor a `bench` command
+    from maxmargin.cli import build_parser
+
+    assert "bench" not in build_parser()._subparsers._group_actions[0].choices
+    with pytest.raises(ModuleNotFoundError):
+        __import__("maxmargin.bench")

@@ -68,25 +68,6 @@ def test_bad_arguments_exit_2(capsys):
     assert "`case` pattern 'no-such-case' matches no case" in capsys.readouterr().err
 
 
-def test_bench_command_appears_when_its_module_exists(monkeypatch, capsys):
-    import types
-
-    fake = types.ModuleType("maxmargin.bench")
-    calls = []
-
-    def add_arguments(parser):
-        parser.add_argument("--repeat", type=int, default=1)
-
-    def bench_main(args):
-        calls.append(args.repeat)
-        return 0
-
-    fake.add_arguments, fake.main = add_arguments, bench_main
-    monkeypatch.setitem(sys.modules, "maxmargin.bench", fake)
-    assert "bench" in build_parser()._subparsers._group_actions[0].choices
-    assert main(["bench", "--repeat", "3"]) == 0 and calls == [3]
-
-
 # --- conventions: --version, --list, --json -, output paths, report overwrite, --data -------------
 
 

@@ -20,7 +20,7 @@ when all of it is complete are the files moved into ``out``, each by an atomic `
 (figures first, ``validation.md`` last). A failure while building the report leaves the previous
 report untouched. Only the report's own files are replaced (``validation.md``,
 ``results.json``, ``results.csv`` and the figures of :data:`FIGURES`): other files in ``out``,
-such as the benchmarks' report of ``maxmargin bench``, are left alone.
+such as the benchmarks' report of ``python -m benchmarks``, are left alone.
 """
 
 from __future__ import annotations

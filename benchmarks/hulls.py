@@ -1,0 +1,154 @@
+"""Family ``hulls``: Gilbert and MDM against ``hull_distance`` solved by Clarabel."""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from benchmarks.data import hull_gap, make_hulls
+from benchmarks.harness import (
+    Call,
+    Case,
+    Measured,
+    compare,
+    finite,
+    join_messages,
+    make_row,
+    measure_many,
+)
+from benchmarks.tables import decorate, find_rows, fmt
+
+
+def cases(suite: str) -> list[Case]:
+    """The suite's hull pairs (``m`` per hull, ``d``, Gilbert's iteration cap) at gaps 1e-3,
+    1e-6, 1e-8."""
+    gaps = [1e-3, 1e-6, 1e-8]
+    if suite == "smoke":
+        specs = [(300, 10, 20_000)]
+    else:
+        specs = [(1000, 20, 200_000), (10_000, 50, 20_000)]
+    return [
+        Case(
+            "hulls",
+            f"m={m} per hull d={d}",
+            {"n": m, "d": d, "gaps": gaps, "gilbert_cap": cap},
+            isolate=m >= 10_000,
+        )
+        for m, d, cap in specs
+    ]
+
+
+def run(case: Case, repeats: int, budget: float) -> list[dict]:
+    """Clarabel, Gilbert and MDM on one hull pair, every gap reached recomputed by ``hull_gap``."""
+    from maxmargin.algorithms.gilbert import gilbert_hulls
+    from maxmargin.algorithms.mdm import mdm_hulls
+    from maxmargin.formulations import hull_distance
+
+    p = case.params
+    P, Q = make_hulls(p["n"], p["d"], seed=p["n"])
+    Pw, Qw = make_hulls(20, p["d"], seed=1)
+
+    def hull_row(method: str, role: str, m: Measured, params: dict) -> dict:
+        sol = m.value
+        row = make_row(case, method, role, m, params=params)
+        if sol is None:
+            return row
+        measured = hull_gap(P, Q, sol.weights_p, sol.weights_q)
+        row.update(
+            status=sol.status,
+            iterations=sol.iterations,
+            objective=measured["distance"],
+            message=join_messages(m.message, sol.message),
+            extra={"gap_reached": measured["gap"], "reported_gap": finite(sol.gap)},
+        )
+        return row
+
+    def oracle(A: np.ndarray, B: np.ndarray) -> Callable[[], Any]:
+        return lambda: hull_distance(A, B).solve(solver="CLARABEL")
+
+    methods = [("cvxpy.hull_distance/CLARABEL", "oracle", {"solver": "CLARABEL"})]
+    calls: list[Call] = [(oracle(P, Q), oracle(Pw, Qw))]
+    for gap in p["gaps"]:
+        for name, fn, cap in (
+            ("gilbert_hulls", gilbert_hulls, p["gilbert_cap"]),
+            ("mdm_hulls", mdm_hulls, 1_000_000),
+        ):
+            methods.append((f"maxmargin.{name}", "maxmargin", {"tol": gap, "max_iter": cap}))
+            calls.append(
+                (
+                    lambda fn=fn, gap=gap, cap=cap: fn(P, Q, tol=gap, max_iter=cap),
+                    lambda fn=fn, gap=gap: fn(Pw, Qw, tol=gap, max_iter=1000),
+                )
+            )
+    measured = measure_many(calls, repeats, budget)
+    rows = [hull_row(*meth[:2], m, meth[2]) for meth, m in zip(methods, measured, strict=True)]
+    ref = rows[0]
+    compare(rows, ref, objective_scale=ref["objective"] if ref["objective"] else None)
+    return rows
+
+
+def target(rows: list[dict]) -> dict:
+    """Whether the best nearest-point method reaches 1e-8 at m = 10,000, d = 50 within
+    Clarabel's time."""
+    target = (
+        "best nearest-point method reaches a 1e-8 relative gap on two hulls of 10,000 "
+        "points each (d=50) in no more time than Clarabel"
+    )
+    case = "m=10000 per hull d=50"
+    ref = find_rows(rows, benchmark="hulls", case=case, role="oracle")
+    cands = [
+        r
+        for r in find_rows(rows, benchmark="hulls", case=case, role="maxmargin")
+        if r["params"].get("tol") == 1e-8
+        and r.get("time_s") is not None
+        and (r["extra"].get("gap_reached") or math.inf) <= 1e-8
+    ]
+    if not ref or ref[0].get("time_s") is None:
+        return {"target": target, "met": None, "detail": "not measured"}
+    ref_gap = ref[0]["extra"].get("gap_reached")
+    if not cands:
+        return {
+            "target": target,
+            "met": False,
+            "detail": f"no method reached 1e-8 (Clarabel {ref[0]['time_s']:.2f} s)",
+        }
+    best = min(cands, key=lambda r: r["time_s"])
+    return {
+        "target": target,
+        "met": bool(best["time_s"] <= ref[0]["time_s"]),
+        "detail": (
+            f"{best['method']} {best['time_s']:.3f} s (gap {best['extra']['gap_reached']:.1e}, "
+            f"{best['iterations']} iterations) vs Clarabel {ref[0]['time_s']:.3f} s (its gap "
+            f"{fmt(ref_gap, '.1e')}); ratio {best['time_ratio']:.3f}"
+        ),
+    }
+
+
+def figure(rows: list[dict], plt: Any) -> Any:
+    """Time against the target gap per nearest-point method, Clarabel as a horizontal line."""
+    cases = list(dict.fromkeys(r["case"] for r in find_rows(rows, benchmark="hulls")))
+    if not cases:
+        return None
+    fig, axes = plt.subplots(1, len(cases), figsize=(5.2 * len(cases), 4.6), squeeze=False)
+    for ax, case in zip(axes[0], cases, strict=True):
+        for r in find_rows(rows, benchmark="hulls", case=case, role="oracle"):
+            if r["time_s"] is not None:
+                ax.axhline(r["time_s"], color="k", ls="--", label=r["method"])
+        for method in dict.fromkeys(
+            r["method"] for r in find_rows(rows, benchmark="hulls", case=case, role="maxmargin")
+        ):
+            pts = [
+                (r["params"]["tol"], r["time_s"], r["status"] == "optimal")
+                for r in find_rows(rows, benchmark="hulls", case=case, method=method)
+                if r["time_s"] is not None
+            ]
+            (line,) = ax.loglog([p[0] for p in pts], [p[1] for p in pts], "-", label=method)
+            for tol, t, ok in pts:
+                ax.plot(tol, t, "o", color=line.get_color(), mfc=line.get_color() if ok else "w")
+        ax.invert_xaxis()
+        decorate(ax, f"{case} (hollow: target gap not reached)", "target relative gap")
+    fig.tight_layout()
+    return fig
+
