@@ -1,4 +1,4 @@
-"""Hand-written max-margin algorithms: SMO, Gilbert/MDM, perceptrons.
+"""Hand-written max-margin algorithms: SMO, Gilbert/MDM/Wolfe, perceptrons.
 
 Each lives in its own module and returns the result types of :mod:`maxmargin.results`.
 """
@@ -10,6 +10,7 @@ from maxmargin.algorithms.kernel_perceptron import kernel_perceptron
 from maxmargin.algorithms.mdm import mdm_hulls
 from maxmargin.algorithms.perceptron import perceptron
 from maxmargin.algorithms.smo import smo
+from maxmargin.algorithms.wolfe import wolfe_hulls
 
 __all__ = [
     "gilbert",
@@ -19,4 +20,5 @@ __all__ = [
     "mdm_hulls",
     "perceptron",
     "smo",
+    "wolfe_hulls",
 ]

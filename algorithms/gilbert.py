@@ -50,6 +50,7 @@ from maxmargin.algorithms._nearest_point import (
     svm_from_run,
 )
 from maxmargin.algorithms.mdm import MDM_MAX_ITER, MDM_TOL, mdm_loop
+from maxmargin.algorithms.wolfe import WOLFE_MAX_ITER, WOLFE_TOL, wolfe_loop
 from maxmargin.certificate import (
     certify_hulls,
     opposite_duplicates,
@@ -175,6 +176,14 @@ def gilbert_hulls(
     )
 
 
+#: ``gilbert_svm(method=...)``: the loop, its default ``tol`` and ``max_iter``.
+_METHODS = {
+    "gilbert": (gilbert_loop, GILBERT_TOL, GILBERT_MAX_ITER),
+    "mdm": (mdm_loop, MDM_TOL, MDM_MAX_ITER),
+    "wolfe": (wolfe_loop, WOLFE_TOL, WOLFE_MAX_ITER),
+}
+
+
 def gilbert_svm(
     X: Any,
     y: Any,
@@ -217,12 +226,15 @@ def gilbert_svm(
     y : (n,) array of -1/+1
     tol : float, optional
         Relative duality-gap tolerance (see :func:`gilbert`); default 1e-6 for ``"gilbert"``,
-        1e-8 for ``"mdm"``.
+        1e-8 for ``"mdm"`` and ``"wolfe"``.
     max_iter : int, optional
-        Default 100,000 (``"gilbert"``) or 1,000,000 (``"mdm"``).
-    method : {"gilbert", "mdm"}
-        Gilbert's O(1/k) algorithm, or the linearly convergent MDM pairwise steps
-        (:func:`maxmargin.algorithms.mdm.mdm_hulls`).
+        Default 100,000 (``"gilbert"``), 1,000,000 (``"mdm"``) or 100,000 major cycles
+        (``"wolfe"``).
+    method : {"gilbert", "mdm", "wolfe"}
+        Gilbert's O(1/k) algorithm, the linearly convergent MDM pairwise steps
+        (:func:`maxmargin.algorithms.mdm.mdm_hulls`), or Wolfe's minimum-norm-point method with
+        exact active-set steps (:func:`maxmargin.algorithms.wolfe.wolfe_hulls`; the fastest on
+        close hulls).
     kernel, gamma, degree, coef0 : as scikit-learn's SVC (``"linear"``, ``"rbf"``, ``"poly"``)
         Non-linear kernels work on the hulls in feature space through kernel columns; ``w`` is
         then None.
@@ -245,12 +257,8 @@ def gilbert_svm(
     """
     kernel, X = precomputed(kernel, X)  # "precomputed": the Gram matrix and indices
     X, y = check_Xy(X, y, points=own_points(kernel))
-    method = check_choice(method, "method", ("gilbert", "mdm"))
-    loop, default_tol, default_iter = (
-        (gilbert_loop, GILBERT_TOL, GILBERT_MAX_ITER)
-        if method == "gilbert"
-        else (mdm_loop, MDM_TOL, MDM_MAX_ITER)
-    )
+    method = check_choice(method, "method", tuple(_METHODS))
+    loop, default_tol, default_iter = _METHODS[method]
     tol, max_iter, every = check_common(
         default_tol if tol is None else tol, max_iter, history_every, default_iter
     )

@@ -164,7 +164,7 @@ def random_case(seed: int, index: int) -> Case:
 def _methods(kernel: str, C: float | None, expected: str, n: int) -> tuple[str, ...]:
     if expected == "infeasible":
         methods = ["oracle", "hard_primal" if kernel == "linear" else None, "smo",
-                   "mdm/certified"]
+                   "mdm/certified", "wolfe/certified"]
         return tuple(m for m in methods if m)
     methods = ["oracle", "smo", "smo/tight"]
     if n <= 150:
@@ -172,7 +172,7 @@ def _methods(kernel: str, C: float | None, expected: str, n: int) -> tuple[str, 
     if kernel == "linear":
         methods.append("primal/certified")
     if C is None:
-        methods.append("mdm/certified")
+        methods += ["mdm/certified", "wolfe/certified"]
     return tuple(methods)
 
 

@@ -21,9 +21,11 @@ hand                the oracle against the hand-derived answer (worked examples)
 primal, hinge       the primal (hard or soft) and hinge-loss forms against the dual (linear)
 smo/wss2, smo/wss1  SMO at tol 1e-6 with the second-order / maximal-violating-pair rule
 smo/platt           SMO with the seed's heuristic at tol 1e-3
-gilbert, mdm        ``gilbert_svm`` with ``method="gilbert"`` / ``"mdm"`` (hard margin)
-hulls/gilbert,      ``gilbert_hulls`` / ``mdm_hulls`` on the two classes, and the recovery
-hulls/mdm           identities (margin = distance / 2, w, b, alpha) against the oracle
+gilbert, mdm, wolfe ``gilbert_svm`` with ``method="gilbert"`` / ``"mdm"`` / ``"wolfe"``
+                    (hard margin)
+hulls/gilbert,      ``gilbert_hulls`` / ``mdm_hulls`` / ``wolfe_hulls`` on the two classes, and
+hulls/mdm,          the recovery identities (margin = distance / 2, w, b, alpha) against the
+hulls/wolfe         oracle
 perceptron          (kernel) perceptron against Novikoff's bound (separable cases)
 sv_count            <= d + 1 support vectors (linear hard margin in general position)
 feature_map         phi(x) . phi(z) = (1 + x . z)^2 (cases with that kernel)
@@ -142,15 +144,15 @@ def _methods(
 ) -> tuple[str, ...]:
     """The methods that apply to a problem with these properties (module docstring)."""
     if C is None and not separable:
-        return ("hard_primal", "dual_hard", "smo/wss2", "gilbert", "mdm")
+        return ("hard_primal", "dual_hard", "smo/wss2", "gilbert", "mdm", "wolfe")
     methods = ["consensus"]
     if kernel == "linear":
         methods += ["primal"] + (["hinge"] if C is not None else [])
     methods += ["smo/wss2", "smo/wss1", "smo/platt"]
     if C is None:
-        methods += ["gilbert", "mdm"]
+        methods += ["gilbert", "mdm", "wolfe"]
         if kernel == "linear":
-            methods += ["hulls/gilbert", "hulls/mdm"]
+            methods += ["hulls/gilbert", "hulls/mdm", "hulls/wolfe"]
             if "general_position" in tags:
                 methods.append("sv_count")
     if perceptron:
@@ -348,7 +350,7 @@ def _reproducers() -> list[Case]:
              methods=("oracle", "smo", "smo/wss2", "mdm/certified", "mdm")),
         Case("opposite_duplicate_rbf_hard", "infeasible", Xd, yd, None, kernel="rbf",
              kernel_params={"gamma": 1.0}, expected_status="infeasible", quick=True,
-             methods=("oracle", "dual_hard", "smo", "smo/wss2", "gilbert", "mdm")),
+             methods=("oracle", "dual_hard", "smo", "smo/wss2", "gilbert", "mdm", "wolfe")),
     ]
 
 
@@ -467,7 +469,8 @@ def _strings_and_engine() -> list[Case]:
         Case("motif_ssk", "strings", X, y, 1.0, kernel=SSK(2, 0.5), quick=True,
              methods=smo_rules + ("string_feature_map",), tags=("strings", "separable")),
         Case("motif_ssk_hard", "strings", X, y, None, kernel=SSK(2, 0.5), quick=False,
-             methods=smo_rules + ("gilbert", "mdm", "perceptron"), tags=("strings", "separable")),
+             methods=smo_rules + ("gilbert", "mdm", "wolfe", "perceptron"),
+             tags=("strings", "separable")),
         Case("short_ssk_all_lengths", "strings", short, y_short, 1.0,
              kernel=SSK(3, 0.7, normalize=False, all_lengths=True), quick=False,
              methods=smo_rules + ("string_feature_map",), tags=("strings", "separable")),

@@ -383,10 +383,12 @@ def _rho_and_diameter(ctx: Context) -> tuple[float, float]:
 
 
 #: Settings of the nearest-point solvers: vanilla Gilbert converges as O(1/k), so it is run to a
-#: relative duality gap of 1e-5 (judged with LOOSE); MDM keeps its default 1e-8 (TIGHT).
+#: relative duality gap of 1e-5 (judged with LOOSE); MDM and Wolfe keep their default 1e-8
+#: (TIGHT).
 _NEAREST_OPTIONS: dict[str, dict[str, Any]] = {
     "gilbert": {"tol": 1e-5, "max_iter": 3_000_000},
     "mdm": {},
+    "wolfe": {},
 }
 
 
@@ -416,10 +418,9 @@ def _hulls(method: str, preset: Tolerances) -> Callable[[Context], Outcome]:
     def run(ctx: Context) -> Outcome:
         c = ctx.case
         P, Q = c.X[c.y > 0], c.X[c.y < 0]
-        if method == "gilbert":
-            from maxmargin.algorithms.gilbert import gilbert_hulls as solve
-        else:
-            from maxmargin.algorithms.mdm import mdm_hulls as solve
+        from maxmargin.algorithms import gilbert_hulls, mdm_hulls, wolfe_hulls
+
+        solve = {"gilbert": gilbert_hulls, "mdm": mdm_hulls, "wolfe": wolfe_hulls}[method]
         hull = solve(P, Q, **_NEAREST_OPTIONS[method])
         check = thm.hull_recovery(hull, ctx.oracle, c.X, c.y, rtol=preset.w)
         return Outcome(status=hull.status, oracle=ctx.oracle.method, tolerances=preset.name,
@@ -575,12 +576,15 @@ def _primal_certified(ctx: Context) -> Outcome:
     return _certified(ctx, form.solve(), ORACLE_KKT, ORACLE_GAP)
 
 
-def _mdm_certified(ctx: Context) -> Outcome:
-    from maxmargin.algorithms.gilbert import gilbert_svm
+def _nearest_certified(method: str) -> Callable[[Context], Outcome]:
+    def run(ctx: Context) -> Outcome:
+        from maxmargin.algorithms.gilbert import gilbert_svm
 
-    c = ctx.case
-    sol = gilbert_svm(c.X, c.y, method="mdm", kernel=ctx.kernel)
-    return _certified(ctx, sol, None, 1e-6)
+        c = ctx.case
+        sol = gilbert_svm(c.X, c.y, method=method, kernel=ctx.kernel)
+        return _certified(ctx, sol, None, 1e-6)
+
+    return run
 
 
 #: Every standard method by name (cases list the names that apply to them).
@@ -596,8 +600,10 @@ METHODS: dict[str, Method] = {
         Method("smo/platt", "smo", _smo("platt", 1e-3, MEDIUM)),
         Method("gilbert", "nearest_point", _nearest("gilbert", LOOSE)),
         Method("mdm", "nearest_point", _nearest("mdm", TIGHT)),
+        Method("wolfe", "nearest_point", _nearest("wolfe", TIGHT)),
         Method("hulls/gilbert", "nearest_point", _hulls("gilbert", LOOSE)),
         Method("hulls/mdm", "nearest_point", _hulls("mdm", TIGHT)),
+        Method("hulls/wolfe", "nearest_point", _hulls("wolfe", TIGHT)),
         Method("perceptron", "perceptron", _perceptron),
         Method("sv_count", "theorems", _sv_count),
         Method("feature_map", "theorems", _feature_map),
@@ -622,7 +628,8 @@ METHODS: dict[str, Method] = {
         Method("smo/tight", "random", _smo_certified(1e-6)),
         Method("smo/platt/certified", "random", _smo_certified(1e-3, "platt")),
         Method("primal/certified", "random", _primal_certified),
-        Method("mdm/certified", "random", _mdm_certified),
+        Method("mdm/certified", "random", _nearest_certified("mdm")),
+        Method("wolfe/certified", "random", _nearest_certified("wolfe")),
     )
 }
 
@@ -820,7 +827,7 @@ def _warm_up() -> None:
                         precision=precision)
                     smo(X, y, C=None, kernel=kernel, working_set=working_set,
                         precision=precision)
-            for method in ("gilbert", "mdm"):
+            for method in ("gilbert", "mdm", "wolfe"):
                 gilbert_svm(X, y, method=method, kernel=kernel)
             kernel_perceptron(X, y, kernel=kernel)
         perceptron(X, y)

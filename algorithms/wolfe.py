@@ -1,0 +1,179 @@
+r"""Wolfe's minimum-norm-point algorithm on the difference of two hulls: exact active-set steps.
+
+The nearest points of ``conv(P)`` and ``conv(Q)`` minimise ``||z||^2``,
+``z = sum_i y_i lam_i phi(x_i)``, over the two simplices (notation of
+:mod:`maxmargin.algorithms._nearest_point`). Wolfe (1976) keeps a *corral* ``S`` of points and
+the weights on it:
+
+* **major cycle**: with ``g_i = <z, phi(x_i)>``, the Frank-Wolfe vertices ``j = argmin_P g`` and
+  ``k = argmax_Q g`` split the gap ``||z||^2 - (g_j - g_k)`` into a part of ``P``,
+  ``sum_{S cap P} lam_i g_i - g_j``, and a part of ``Q``, ``g_k - sum_{S cap Q} lam_i g_i``; the
+  vertex of the larger part joins ``S``;
+* **minor cycle**: the affine minimiser on ``S``,
+
+  .. math::
+
+      \min_w \Big\|\sum_{i \in S} y_i w_i \phi(x_i)\Big\|^2 \quad \text{s.t.}
+      \sum_{i \in S \cap P} w_i = 1, \; \sum_{i \in S \cap Q} w_i = 1,
+
+  from its KKT system ``[G E; E^T 0] [w; nu] = [0; 1]`` (``G_ab = y_a y_b K_ab``, ``E`` the
+  two membership columns). If ``w > 0`` it is the new ``lam``; else ``lam`` moves toward ``w``
+  until a weight reaches 0, that point leaves ``S``, and the cycle repeats.
+
+Each major cycle lowers ``||z||`` strictly, no corral repeats, and the method ends in finitely
+many steps with the exact optimum of the corral; in practice on close hulls the corral stays
+small (at most ``d + 2`` points for the linear kernel) where Gilbert and MDM take
+``O(1/gap)`` or slowly linear steps. It stops on the same relative gap rule as Gilbert/MDM.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from maxmargin.algorithms._nearest_point import (
+    STALLED,
+    examine,
+    kernel_column,
+    solve_hull_pair,
+)
+from maxmargin.results import HullPairSolution
+
+__all__ = ["wolfe_hulls", "wolfe_loop", "WOLFE_TOL", "WOLFE_MAX_ITER"]
+
+WOLFE_TOL = 1e-8
+#: Major cycles; each adds one point to the corral.
+WOLFE_MAX_ITER = 100_000
+
+
+def _affine_minimiser(G: np.ndarray, inP: np.ndarray) -> np.ndarray:
+    """``w`` of the minor cycle: the KKT system equilibrated by ``max |G|``, solved directly,
+    or in the least-squares sense when the corral is affinely dependent (round-off)."""
+    s = G.shape[0]
+    M = np.zeros((s + 2, s + 2))
+    M[:s, :s] = G / (float(np.max(np.abs(G))) or 1.0)
+    M[:s, s] = M[s, :s] = inP
+    M[:s, s + 1] = M[s + 1, :s] = 1.0 - inP
+    rhs = np.zeros(s + 2)
+    rhs[s:] = 1.0
+    try:
+        sol = np.linalg.solve(M, rhs)
+    except np.linalg.LinAlgError:
+        sol = np.full(s + 2, np.nan)
+    if not np.all(np.isfinite(sol)) or np.linalg.norm(M @ sol - rhs) > 1e-8:
+        sol = np.linalg.lstsq(M, rhs, rcond=None)[0]
+    return sol[:s]
+
+
+def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
+    """Wolfe's major and minor cycles (module docstring) on ``conv(P) - conv(Q)``.
+
+    Same arguments and return value as :func:`maxmargin.algorithms.gilbert.gilbert_loop` (it
+    drives the compiled helpers ``examine`` and ``kernel_column`` from Python: each cycle is
+    a few BLAS products and one small dense solve). Code 3 (stalled) when round-off leaves no
+    descent: the vertex to add is already in the corral, or ``||z||`` did not decrease.
+    """
+    X, _, y, kp, _, _ = data
+    lam, g, z, _ = state
+    n = y.shape[0]
+    linear = kp[0] == 0
+    corral = [int(i) for i in np.flatnonzero(lam)]
+    columns: dict[int, np.ndarray] = {}
+
+    def column(i: int) -> np.ndarray:
+        """``K[:, i]`` (kernels only; kept while ``i`` is in the corral)."""
+        if i not in columns:
+            columns[i] = np.empty(n)
+            kernel_column(data, i, columns[i])
+        return columns[i]
+
+    def cross(idx: list[int], i: int) -> np.ndarray:
+        """``y_a y_i K(x_a, x_i)`` for ``a`` in ``idx``."""
+        k = X[idx] @ X[i] if linear else column(i)[idx]
+        return y[idx] * y[i] * k
+
+    G = np.array([cross(corral, i) for i in corral])
+    w = lam[corral].copy()
+    it, n_hist, last = 0, 0, np.inf
+    while True:
+        code, n_hist, fp, fq, _, _, zz = examine(it, data, state, stop, hist, n_hist)
+        if code >= 0:
+            return it, code, n_hist
+        if zz >= last:
+            return it, STALLED, n_hist
+        last = zz
+        idx = np.array(corral)
+        on_p = y[idx] > 0
+        part_p = float(w[on_p] @ g[idx[on_p]]) - g[fp]
+        part_q = g[fq] - float(w[~on_p] @ g[idx[~on_p]])
+        new = int(fp if part_p >= part_q else fq)
+        if new in corral:
+            return it, STALLED, n_hist
+        row = cross(corral + [new], new)
+        G = np.block([[G, row[:-1, None]], [row[None, :-1], row[-1:, None]]])
+        corral.append(new)
+        w = np.append(w, 0.0)
+        for _ in range(len(corral) + 1):  # minor cycles: each drops one point
+            inP = (y[corral] > 0).astype(float)
+            target = _affine_minimiser(G, inP)
+            if np.all(target > 0.0):
+                w = target
+                break
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(target <= 0.0, w / (w - target), np.inf)
+            out = int(np.argmin(ratio))
+            w = w + min(1.0, float(ratio[out])) * (target - w)
+            keep = w > 0.0
+            keep[out] = False
+            # never empty a side: the last point of P (or Q) stays at weight 1
+            for side in (inP > 0, inP == 0):
+                if not np.any(keep & side):
+                    keep[np.flatnonzero(side)[np.argmax(w[side])]] = True
+            for i in (c for c, k in zip(corral, keep, strict=True) if not k):
+                columns.pop(i, None)
+            corral = [c for c, k in zip(corral, keep, strict=True) if k]
+            w, G = w[keep], G[np.ix_(keep, keep)]
+            for side in (y[corral] > 0, y[corral] < 0):  # each side's weights sum to 1
+                w[side] /= w[side].sum()
+        lam[:] = 0.0
+        lam[corral] = w
+        coef = y[corral] * w
+        if linear:
+            z[:] = X[corral].T @ coef
+            g[:] = X @ z
+        else:
+            g[:] = np.column_stack([column(i) for i in corral]) @ coef
+        it += 1
+
+
+def wolfe_hulls(
+    P: Any,
+    Q: Any,
+    tol: float = WOLFE_TOL,
+    max_iter: int = WOLFE_MAX_ITER,
+    *,
+    history_every: int | None = None,
+) -> HullPairSolution:
+    """Nearest points ``p in conv(P)``, ``q in conv(Q)`` by Wolfe's minimum-norm-point method.
+
+    Parameters
+    ----------
+    P, Q : (n, d) and (m, d) arrays
+    tol : float, > 0
+        Stop when ``||z||^2 - min_{m in P-Q} <z, m> <= tol ||z||^2`` with ``z = p - q``
+        (relative Frank-Wolfe duality gap); then ``(1 - tol) ||z|| <= distance <= ||z||``.
+    max_iter : int
+        Cap on the major cycles (status ``"max_iter"`` and a
+        :class:`~maxmargin.exceptions.ConvergenceWarning` when reached).
+    history_every : int, optional
+        Record ``(iteration, relative gap, ||p - q||)`` every this many major cycles.
+
+    Returns
+    -------
+    HullPairSolution
+        Method ``"wolfe"``; intersecting hulls: distance 0, status ``"optimal"``.
+    """
+    return solve_hull_pair(wolfe_loop, "wolfe", P, Q, tol, max_iter, history_every,
+                           WOLFE_MAX_ITER)
+

@@ -1,0 +1,135 @@
+"""Wolfe's minimum-norm-point method against hand derivations, the Clarabel oracles and MDM."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fixtures import LI_HANG, TWO_POINTS, XOR_POLY, XOR_X, XOR_Y
+from fixtures_nearest_point import (
+    assert_hull_fixtures,
+    assert_svm_matches,
+    gaussian_pair,
+    labelled,
+    oracle_hulls,
+    rbf_disc_case,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.spatial.distance import pdist
+
+from maxmargin.algorithms import wolfe_hulls
+from maxmargin.algorithms.gilbert import gilbert_svm
+from maxmargin.algorithms.mdm import mdm_hulls
+from maxmargin.exceptions import ConvergenceWarning
+from maxmargin.formulations.primal import hard_margin_primal
+
+
+def close_hulls(m: int, d: int, seed: int, distance: float = 0.1) -> tuple[np.ndarray, ...]:
+    """Standard-normal points cut by the slab ``|x_1| < distance / 2``: ``x_1 > 0`` is ``P``,
+    ``x_1 < 0`` is ``Q``. Many points lie near the two faces (the hard case of the issue)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((3 * m, d))
+    P = X[X[:, 0] >= distance / 2][:m]
+    Q = X[X[:, 0] <= -distance / 2][:m]
+    return P, Q
+
+
+def test_hull_fixtures() -> None:
+    assert_hull_fixtures(wolfe_hulls, "wolfe", tol=1e-8)
+
+
+@pytest.mark.parametrize("ex", [TWO_POINTS, LI_HANG], ids=lambda e: e.name)
+def test_svm_fixtures(ex) -> None:  # noqa: ANN001
+    sol = gilbert_svm(ex.X, ex.y, method="wolfe", finish=False)
+    assert_svm_matches(sol, ex)
+    assert sol.method == "wolfe"
+    assert 1.0 / np.linalg.norm(sol.w) == pytest.approx(ex.margin, rel=1e-12)
+
+
+def test_svm_xor() -> None:
+    assert gilbert_svm(XOR_X, XOR_Y, method="wolfe").status == "infeasible"
+    sol = gilbert_svm(XOR_POLY.X, XOR_POLY.y, method="wolfe", kernel="poly", finish=False,
+                      **XOR_POLY.kernel_params)
+    assert_svm_matches(sol, XOR_POLY)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**31),
+    n=st.integers(1, 9),
+    m=st.integers(1, 9),
+    d=st.integers(1, 4),
+    shift=st.floats(0.0, 5.0),
+    shared=st.booleans(),
+)
+def test_distance_property_against_oracle(
+    seed: int, n: int, m: int, d: int, shift: float, shared: bool
+) -> None:
+    rng = np.random.default_rng(seed)
+    P, Q = rng.standard_normal((n, d)), rng.standard_normal((m, d))
+    Q[:, 0] += shift
+    if shared:  # a common point: the hulls certainly intersect
+        Q[0] = P[0]
+    ora = oracle_hulls(P, Q)
+    sol = wolfe_hulls(P, Q)
+    assert sol.status == "optimal"
+    scale = max(1.0, pdist(np.vstack([P, Q])).max()) if n + m > 1 else 1.0
+    assert abs(sol.distance - ora.distance) <= 1e-6 * scale
+    if shared:
+        assert sol.distance == 0.0
+    for w in (sol.weights_p, sol.weights_q):
+        assert w.min() >= 0 and w.sum() == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize(("m", "d"), [(2000, 2), (2000, 20), (500, 60)])
+def test_close_hulls_to_1e8_against_clarabel(m: int, d: int) -> None:
+    # The issue's hard instance at test size: the exact corral gives the oracle's distance to
+    # round-off, and the float64 certificate confirms the 1e-8 gap.
+    P, Q = close_hulls(m, d, seed=m + d)
+    sol = wolfe_hulls(P, Q, tol=1e-8)
+    ora = oracle_hulls(P, Q)
+    assert sol.status == "optimal" and sol.gap <= 1e-8 and sol.certificate.gap <= 1e-7
+    assert sol.distance == pytest.approx(ora.distance, rel=1e-7)
+    assert np.count_nonzero(sol.weights_p) + np.count_nonzero(sol.weights_q) <= d + 2
+    mdm = mdm_hulls(P, Q, tol=1e-8)
+    assert sol.distance <= mdm.distance * (1 + 1e-8)
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_svm_against_hard_margin_oracle(seed: int) -> None:
+    X, y = labelled(*gaussian_pair(30, 4, 5.0, seed))
+    ora = hard_margin_primal(X, y).solve()
+    sol = gilbert_svm(X, y, method="wolfe", finish=False)
+    assert sol.status == "optimal" and ora.status == "optimal"
+    assert np.linalg.norm(sol.w - ora.w) <= 1e-6 * np.linalg.norm(ora.w)
+    assert sol.b == pytest.approx(ora.b, abs=1e-6 * (1 + abs(ora.b)))
+    np.testing.assert_allclose(sol.alpha, ora.alpha, atol=1e-6 * ora.alpha.max())
+    assert sol.dual_objective == pytest.approx(ora.dual_objective, rel=1e-7)
+
+
+@pytest.mark.parametrize("store_gram", [True, False], ids=["gram", "columns"])
+def test_kernel_svm_against_dual_oracle(store_gram: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    X, y, ora = rbf_disc_case(40, store_gram, monkeypatch)
+    sol = gilbert_svm(X, y, method="wolfe", kernel="rbf", gamma=2.0, finish=False)
+    assert sol.status == "optimal" and sol.w is None
+    assert sol.dual_objective == pytest.approx(ora.dual_objective, rel=1e-6)
+    f_ora = ora.decision_function(X)
+    np.testing.assert_allclose(sol.decision_function(X), f_ora, atol=1e-5 * np.abs(f_ora).max())
+
+
+def test_max_iter_warns_and_returns() -> None:
+    P, Q = close_hulls(500, 20, seed=0)
+    with pytest.warns(ConvergenceWarning, match="wolfe: max_iter=2"):
+        sol = wolfe_hulls(P, Q, tol=1e-12, max_iter=2)
+    assert sol.status == "max_iter" and sol.iterations == 2 and sol.gap > 1e-12
+    assert sol.weights_p.sum() == pytest.approx(1.0) and sol.weights_q.min() >= 0
+
+
+def test_bad_input_and_inputs_unchanged() -> None:
+    with pytest.raises(ValueError, match="`tol` must be positive"):
+        wolfe_hulls([[0.0, 0.0]], [[1.0, 0.0]], tol=-1.0)
+    P, Q = gaussian_pair(10, 2, 4.0, 1)
+    copies = (P.copy(), Q.copy())
+    wolfe_hulls(P, Q)
+    np.testing.assert_array_equal(P, copies[0])
+    np.testing.assert_array_equal(Q, copies[1])
