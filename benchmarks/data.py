@@ -58,6 +58,23 @@ def make_hulls(m: int, d: int, seed: int, shift: float = 5.0) -> tuple[np.ndarra
     return P, Q
 
 
+def make_close_hulls(
+    m: int, d: int, seed: int, distance: float = 0.1
+) -> tuple[np.ndarray, np.ndarray]:
+    """Standard-normal points cut by the slab ``|x_1| < distance / 2``, ``m`` on each side
+    (``x_1 > 0``: ``P``): hulls exactly ``distance`` apart along ``e_1`` in the limit, with many
+    points near both faces (the hard instance for Gilbert and MDM)."""
+    rng = np.random.default_rng(seed)
+    sides = []
+    for sign in (1.0, -1.0):
+        kept: list[np.ndarray] = []
+        while sum(len(k) for k in kept) < m:
+            X = rng.standard_normal((2 * m, d))
+            kept.append(X[sign * X[:, 0] >= distance / 2])
+        sides.append(np.concatenate(kept)[:m])
+    return sides[0], sides[1]
+
+
 def svm_scores(
     X: np.ndarray,
     y: np.ndarray,

@@ -1,4 +1,5 @@
-"""Family ``hulls``: Gilbert and MDM against ``hull_distance`` solved by Clarabel."""
+"""Family ``hulls``: Gilbert, MDM and Wolfe against ``hull_distance`` solved by Clarabel and PIQP
+(when installed), on hulls far apart and on close hulls."""
 from __future__ import annotations
 
 import math
@@ -7,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.data import hull_gap, make_hulls
+from benchmarks.data import hull_gap, make_close_hulls, make_hulls
 from benchmarks.harness import (
     Call,
     Case,
@@ -22,33 +23,40 @@ from benchmarks.tables import decorate, find_rows, fmt
 
 
 def cases(suite: str) -> list[Case]:
-    """The suite's hull pairs (``m`` per hull, ``d``, Gilbert's iteration cap) at gaps 1e-3,
-    1e-6, 1e-8."""
+    """The suite's hull pairs (``m`` per hull, ``d``, Gilbert's iteration cap, the data) at gaps
+    1e-3, 1e-6, 1e-8: clouds far apart (``make_hulls``) and close hulls 0.1 apart
+    (``make_close_hulls``, gap 1e-8 only)."""
     gaps = [1e-3, 1e-6, 1e-8]
     if suite == "smoke":
-        specs = [(300, 10, 20_000)]
+        specs = [(300, 10, 20_000, "apart"), (500, 2, 20_000, "close")]
     else:
-        specs = [(1000, 20, 200_000), (10_000, 50, 20_000)]
+        specs = [(1000, 20, 200_000, "apart"), (10_000, 50, 20_000, "apart"),
+                 (10_000, 2, 20_000, "close"), (10_000, 50, 20_000, "close"),
+                 (50_000, 2, 20_000, "close")]
     return [
         Case(
             "hulls",
-            f"m={m} per hull d={d}",
-            {"n": m, "d": d, "gaps": gaps, "gilbert_cap": cap},
+            f"m={m} per hull d={d}" + (" close (0.1 apart)" if shape == "close" else ""),
+            {"n": m, "d": d, "gaps": gaps if shape == "apart" else [1e-8], "gilbert_cap": cap,
+             "shape": shape},
             isolate=m >= 10_000,
         )
-        for m, d, cap in specs
+        for m, d, cap, shape in specs
     ]
 
 
 def run(case: Case, repeats: int, budget: float) -> list[dict]:
-    """Clarabel, Gilbert and MDM on one hull pair, every gap reached recomputed by ``hull_gap``."""
-    from maxmargin.algorithms.gilbert import gilbert_hulls
-    from maxmargin.algorithms.mdm import mdm_hulls
+    """Clarabel (the reference), PIQP, Gilbert, MDM and Wolfe on one hull pair, every gap
+    reached recomputed by ``hull_gap``."""
+    import cvxpy as cp
+
+    from maxmargin.algorithms import gilbert_hulls, mdm_hulls, wolfe_hulls
     from maxmargin.formulations import hull_distance
 
     p = case.params
-    P, Q = make_hulls(p["n"], p["d"], seed=p["n"])
-    Pw, Qw = make_hulls(20, p["d"], seed=1)
+    make = make_close_hulls if p.get("shape") == "close" else make_hulls
+    P, Q = make(p["n"], p["d"], seed=p["n"])
+    Pw, Qw = make(20, p["d"], seed=1)
 
     def hull_row(method: str, role: str, m: Measured, params: dict) -> dict:
         sol = m.value
@@ -65,15 +73,18 @@ def run(case: Case, repeats: int, budget: float) -> list[dict]:
         )
         return row
 
-    def oracle(A: np.ndarray, B: np.ndarray) -> Callable[[], Any]:
-        return lambda: hull_distance(A, B).solve(solver="CLARABEL")
+    def oracle(A: np.ndarray, B: np.ndarray, solver: str) -> Callable[[], Any]:
+        return lambda: hull_distance(A, B).solve(solver=solver)
 
-    methods = [("cvxpy.hull_distance/CLARABEL", "oracle", {"solver": "CLARABEL"})]
-    calls: list[Call] = [(oracle(P, Q), oracle(Pw, Qw))]
+    solvers = ["CLARABEL"] + (["PIQP"] if "PIQP" in cp.installed_solvers() else [])
+    methods = [(f"cvxpy.hull_distance/{s}", "oracle" if s == "CLARABEL" else "peer",
+                {"solver": s}) for s in solvers]
+    calls: list[Call] = [(oracle(P, Q, s), oracle(Pw, Qw, s)) for s in solvers]
     for gap in p["gaps"]:
         for name, fn, cap in (
             ("gilbert_hulls", gilbert_hulls, p["gilbert_cap"]),
             ("mdm_hulls", mdm_hulls, 1_000_000),
+            ("wolfe_hulls", wolfe_hulls, 100_000),
         ):
             methods.append((f"maxmargin.{name}", "maxmargin", {"tol": gap, "max_iter": cap}))
             calls.append(

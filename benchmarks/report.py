@@ -184,11 +184,13 @@ def render_markdown(results: dict, figures: Sequence[str] = ()) -> str:
             lambda: md_multi(
                 rows,
                 "hulls",
-                "Nearest points of two hulls: Gilbert, MDM, Clarabel",
-                "Two Gaussian clouds N(+-5 e_1, I), m points each. tol = target relative duality "
-                "gap; Gilbert is capped at max_iter (status max_iter when it stops there). gap "
-                "reached and distance are recomputed from the returned weights; ratio and rel "
-                "ddistance are relative to Clarabel.",
+                "Nearest points of two hulls: Gilbert, MDM, Wolfe, Clarabel, PIQP",
+                "Two Gaussian clouds N(+-5 e_1, I), m points each, and close hulls: standard "
+                "normal points cut by the slab |x_1| < 0.05 (0.1 apart, many points near both "
+                "faces). tol = target relative duality gap; Gilbert is capped at max_iter "
+                "(status max_iter when it stops there). gap reached and distance are recomputed "
+                "from the returned weights; ratio and rel ddistance are relative to Clarabel. "
+                "Clarabel and PIQP run through CVXPY (model building included), one thread.",
                 "tol",
             ),
         ),

@@ -83,7 +83,7 @@ def test_smoke_markdown_and_figures(smoke: tuple[int, Path, dict]) -> None:
         "## Targets",
         "### SMO vs scikit-learn SVC (LIBSVM)",
         "### SMO vs the CVXPY dual oracle (Clarabel, OSQP)",
-        "### Nearest points of two hulls: Gilbert, MDM, Clarabel",
+        "### Nearest points of two hulls: Gilbert, MDM, Wolfe, Clarabel, PIQP",
         "### Perceptron vs scikit-learn Perceptron",
     ):
         assert heading in md
