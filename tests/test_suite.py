@@ -93,7 +93,7 @@ def test_an_exception_fails_its_row_only():
 def test_infeasible_case_every_method_says_infeasible():
     run = run_suite("quick", "xor_linear_hard", progress=None)
     assert {r.method for r in run.rows} == {"hard_primal", "dual_hard", "smo/wss2", "gilbert",
-                                            "mdm"}
+                                            "mdm", "wolfe"}
     for row in run.rows:
         assert row.status == "infeasible" and row.passed, (row.method, row.reasons)
         assert row.section == "infeasibility"
