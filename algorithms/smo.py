@@ -115,12 +115,9 @@ n)`` iterations (then 4, 16, ... times as many), or at ``max_iter``, is handed, 
 free set, releasing and fixing bounds, exact in float64. Its answer is kept only if its float64
 certificate meets ``tol`` (``message`` says so); otherwise SMO goes on from where it was. Each
 finish may take at most half the time SMO has run (at least 0.2 s).
-``finish=False`` runs SMO alone.
-SMO's own convergence is linear with a rate set by the conditioning, and on ill-conditioned
-problems (low-rank Gram matrices, duplicates, large ``C max K_ii``) it crawls: campaign cases
-that reached ``max_iter`` (10 million iterations, 2-12 s) with ``m - M`` stuck at 2e-5-6e-5
-for ``tol = 1e-6`` (LIBSVM stops at 1e-4 there by the float64 certificate) are certified in
-0.1-0.5 s.
+``finish=False`` runs SMO alone. (SMO converges linearly at a rate set by the conditioning
+and crawls on low-rank Gram matrices, duplicates and large ``C max K_ii``; the README gives the
+measurements.)
 
 **Iteration cap.** ``max_iter=None`` is LIBSVM's ``max(10_000_000, 100 n)``. Reaching it warns
 :class:`~maxmargin.exceptions.ConvergenceWarning` and returns ``status="max_iter"``.

@@ -701,8 +701,7 @@ def _solved_point(
             return _dot(X[idx], X) if linear else K[idx]
 
         polished = polish_alpha(alpha, y, C, gram_rows, deadline=time.perf_counter() + seconds)
-        if polished is not None:
-            polished = balance_alpha(polished, y, C)
+        if polished is not None:  # y . alpha = 0 restored by the polish itself
             g_polished = kernel_values(polished)
             # judged on the alpha-derived g, as the certificate will judge the answer
             if max_violation(polished, y, g_polished, C) <= max_violation(

@@ -1,4 +1,4 @@
-"""Data and oracle helpers for the nearest-point tests (Gilbert, MDM).
+"""Data and oracle helpers for the nearest-point tests (Gilbert, MDM, Wolfe).
 
 Every expected value comes from an independent source: the hand fixtures in ``fixtures.py``, the
 CVXPY/Clarabel oracles of ``maxmargin.formulations`` or a theorem.
@@ -11,7 +11,9 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pytest
 from fixtures import HULL_CROSSING, HULL_PAIR
+from scipy.spatial.distance import pdist
 
 from maxmargin.algorithms import _nearest_point
 from maxmargin.exceptions import ConvergenceWarning
@@ -38,6 +40,28 @@ def oracle_hulls(P: np.ndarray, Q: np.ndarray) -> Any:
     sol = hull_distance(P, Q).solve()
     assert sol.status == "optimal", sol.message
     return sol
+
+
+def assert_distance_matches_oracle(
+    solver: Callable, seed: int, n: int, m: int, d: int, shift: float, shared: bool
+) -> None:
+    """``solver(P, Q)`` on random clouds (``Q`` shifted by ``shift`` along ``e_1``; with
+    ``shared`` a common point, so the hulls certainly intersect) against Clarabel: the distance
+    to ``1e-6`` of the data scale (0 exactly when shared), weights on the simplices."""
+    rng = np.random.default_rng(seed)
+    P, Q = rng.standard_normal((n, d)), rng.standard_normal((m, d))
+    Q[:, 0] += shift
+    if shared:
+        Q[0] = P[0]
+    ora = oracle_hulls(P, Q)
+    sol = solver(P, Q)
+    assert sol.status == "optimal"
+    scale = max(1.0, pdist(np.vstack([P, Q])).max()) if n + m > 1 else 1.0
+    assert abs(sol.distance - ora.distance) <= 1e-6 * scale
+    if shared:
+        assert sol.distance == 0.0
+    for w in (sol.weights_p, sol.weights_q):
+        assert w.min() >= 0 and w.sum() == pytest.approx(1.0, abs=1e-12)
 
 
 def oracle_polytope(Q: np.ndarray) -> Any:

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from fixtures import LI_HANG, TWO_POINTS, XOR_POLY, XOR_X, XOR_Y
 from fixtures_nearest_point import (
+    assert_distance_matches_oracle,
     assert_hull_fixtures,
     assert_svm_matches,
     gaussian_pair,
@@ -16,7 +17,6 @@ from fixtures_nearest_point import (
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.spatial.distance import pdist
 
 from maxmargin.algorithms.gilbert import gilbert_hulls, gilbert_svm
 from maxmargin.algorithms.mdm import mdm_hulls
@@ -67,20 +67,7 @@ def test_hulls_against_oracle(seed: int) -> None:
 def test_distance_property_against_oracle(
     seed: int, n: int, m: int, d: int, shift: float, shared: bool
 ) -> None:
-    rng = np.random.default_rng(seed)
-    P, Q = rng.standard_normal((n, d)), rng.standard_normal((m, d))
-    Q[:, 0] += shift
-    if shared:  # a common point: the hulls certainly intersect
-        Q[0] = P[0]
-    ora = oracle_hulls(P, Q)
-    sol = mdm_hulls(P, Q)
-    assert sol.status == "optimal"
-    scale = max(1.0, pdist(np.vstack([P, Q])).max()) if n + m > 1 else 1.0
-    assert abs(sol.distance - ora.distance) <= 1e-6 * scale
-    if shared:
-        assert sol.distance == 0.0
-    for w in (sol.weights_p, sol.weights_q):
-        assert w.min() >= 0 and w.sum() == pytest.approx(1.0, abs=1e-12)
+    assert_distance_matches_oracle(mdm_hulls, seed, n, m, d, shift, shared)
 
 
 def test_kernel_infeasible() -> None:
