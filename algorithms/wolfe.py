@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy.linalg import cholesky, qr_delete, solve_triangular
 
 from maxmargin.algorithms._nearest_point import (
     STALLED,
@@ -45,6 +46,13 @@ __all__ = ["wolfe_hulls", "wolfe_loop", "WOLFE_TOL", "WOLFE_MAX_ITER"]
 WOLFE_TOL = 1e-8
 #: Major cycles; each adds one point to the corral.
 WOLFE_MAX_ITER = 100_000
+#: Corrals smaller than this are solved densely (less call overhead than the factor updates).
+_FACTOR_MIN = 64
+#: Relative residual of the minor cycle's KKT system above which the solve is redone densely.
+_KKT_RTOL = 1e-8
+#: A new point whose Cholesky pivot is below this fraction of its diagonal is affinely
+#: dependent on the corral in round-off: the factor is rebuilt or the solve done densely.
+_PIVOT_RTOL = 1e-12
 
 
 def _affine_minimiser(G: np.ndarray, inP: np.ndarray) -> np.ndarray:
@@ -61,9 +69,80 @@ def _affine_minimiser(G: np.ndarray, inP: np.ndarray) -> np.ndarray:
         sol = np.linalg.solve(M, rhs)
     except np.linalg.LinAlgError:
         sol = np.full(s + 2, np.nan)
-    if not np.all(np.isfinite(sol)) or np.linalg.norm(M @ sol - rhs) > 1e-8:
+    if not np.all(np.isfinite(sol)) or np.linalg.norm(M @ sol - rhs) > _KKT_RTOL:
         sol = np.linalg.lstsq(M, rhs, rcond=None)[0]
     return sol[:s]
+
+
+class _Factor:
+    """Upper Cholesky factor ``R`` of ``H = G / c + E E^T`` on the corral (``R^T R = H``).
+
+    ``H`` is positive definite exactly when the corral is affinely independent (in the sense of
+    the two simplices), and then the minor cycle's ``w`` is
+    ``w = W (E^T W)^{-1} 1`` with ``W = H^{-1} E`` (from ``G w + E nu = 0``, ``E^T w = 1``):
+    ``O(s^2)`` per solve, per added point (one triangular solve) and per removed point (Givens
+    rotations, :func:`scipy.linalg.qr_delete`) instead of ``O(s^3)``.
+    """
+
+    def __init__(self, G: np.ndarray, inP: np.ndarray, c: float) -> None:
+        self.c = c
+        self.R: np.ndarray | None = None
+        if G.shape[0] < _FACTOR_MIN:  # small corrals: the dense solve is cheaper
+            return
+        try:
+            self.R = cholesky(self._h(G, inP, inP), check_finite=False)
+        except np.linalg.LinAlgError:
+            pass
+
+    def _h(self, G: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """``H`` from ``G`` and the memberships ``a`` (rows) and ``b`` (columns)."""
+        return G / self.c + np.outer(a, b) + np.outer(1.0 - a, 1.0 - b)
+
+    def append(self, row: np.ndarray, inP: np.ndarray) -> None:
+        """Add the last point of the corral (``row = G[-1, :]``, ``inP`` the new memberships)."""
+        if self.R is None:
+            return
+        h = self._h(row[None, :], inP[-1:], inP)[0]
+        r = solve_triangular(self.R, h[:-1], trans="T", check_finite=False)
+        pivot = h[-1] - float(r @ r)
+        if not pivot > _PIVOT_RTOL * h[-1]:  # affinely dependent in round-off
+            self.R = None
+            return
+        s = r.size
+        R = np.zeros((s + 1, s + 1))
+        R[:s, :s], R[:s, s], R[s, s] = self.R, r, np.sqrt(pivot)
+        self.R = R
+
+    def remove(self, drop: np.ndarray) -> None:
+        """Delete the points at the indices ``drop``."""
+        for k in np.sort(drop)[::-1]:
+            if self.R is None:
+                return
+            s = self.R.shape[0]
+            if k < s - 1:
+                self.R = qr_delete(np.eye(s), self.R, int(k), 1, "col", check_finite=False)[1]
+            self.R = self.R[: s - 1, : s - 1]
+
+    def solve(self, G: np.ndarray, inP: np.ndarray) -> np.ndarray | None:
+        """The affine minimiser, or None when there is no factor or its KKT residual is large."""
+        if self.R is None:
+            return None
+        E = np.column_stack([inP, 1.0 - inP])
+        W = solve_triangular(
+            self.R, solve_triangular(self.R, E, trans="T", check_finite=False),
+            check_finite=False,
+        )
+        try:
+            t = np.linalg.solve(E.T @ W, np.ones(2))
+        except np.linalg.LinAlgError:
+            return None
+        w = W @ t
+        # G w / c + E (1 - t) = 0 and E^T w = 1, in the units of the equilibrated system
+        res = G @ w / self.c + E @ (E.T @ w - t)
+        if not (np.all(np.isfinite(w)) and np.linalg.norm(res) <= _KKT_RTOL * max(
+                1.0, float(np.abs(t).max())) and np.abs(E.T @ w - 1.0).max() <= _KKT_RTOL):
+            return None
+        return w
 
 
 def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
@@ -71,10 +150,11 @@ def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
 
     Same arguments and return value as :func:`maxmargin.algorithms.gilbert.gilbert_loop` (it
     drives the compiled helpers ``examine`` and ``kernel_column`` from Python: each cycle is
-    a few BLAS products and one small dense solve). Code 3 (stalled) when round-off leaves no
+    a few BLAS products and ``O(s^2)`` updates of a Cholesky factor, :class:`_Factor`; a dense
+    solve when round-off makes the factor unusable). Code 3 (stalled) when round-off leaves no
     descent: the vertex to add is already in the corral, or ``||z||`` did not decrease.
     """
-    X, _, y, kp, _, _ = data
+    X, kd, y, kp, _, _ = data
     lam, g, z, _ = state
     n = y.shape[0]
     linear = kp[0] == 0
@@ -94,6 +174,8 @@ def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
         return y[idx] * y[i] * k
 
     G = np.array([cross(corral, i) for i in corral])
+    scale = float(np.max(kd)) if float(np.max(kd)) > 0.0 else 1.0
+    factor = _Factor(G, (y[corral] > 0).astype(float), scale)
     w = lam[corral].copy()
     it, n_hist, last = 0, 0, np.inf
     while True:
@@ -114,9 +196,15 @@ def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
         G = np.block([[G, row[:-1, None]], [row[None, :-1], row[-1:, None]]])
         corral.append(new)
         w = np.append(w, 0.0)
+        factor.append(row, (y[corral] > 0).astype(float))
         for _ in range(len(corral) + 1):  # minor cycles: each drops one point
             inP = (y[corral] > 0).astype(float)
-            target = _affine_minimiser(G, inP)
+            target = factor.solve(G, inP)
+            if target is None:  # no usable factor: refactor, else solve densely
+                factor = _Factor(G, inP, scale)
+                target = factor.solve(G, inP)
+                if target is None:
+                    target = _affine_minimiser(G, inP)
             if np.all(target > 0.0):
                 w = target
                 break
@@ -133,6 +221,7 @@ def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
             for i in (c for c, k in zip(corral, keep, strict=True) if not k):
                 columns.pop(i, None)
             corral = [c for c, k in zip(corral, keep, strict=True) if k]
+            factor.remove(np.flatnonzero(~keep))
             w, G = w[keep], G[np.ix_(keep, keep)]
             for side in (y[corral] > 0, y[corral] < 0):  # each side's weights sum to 1
                 w[side] /= w[side].sum()

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from maxmargin.algorithms import wolfe_hulls
 from maxmargin.algorithms.gilbert import gilbert_svm
 from maxmargin.algorithms.mdm import mdm_hulls
+from maxmargin.algorithms.wolfe import _FACTOR_MIN, _affine_minimiser, _Factor
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.formulations.primal import hard_margin_primal
 
@@ -68,7 +69,7 @@ def test_distance_property_against_oracle(
     assert_distance_matches_oracle(wolfe_hulls, seed, n, m, d, shift, shared)
 
 
-@pytest.mark.parametrize(("m", "d"), [(2000, 2), (2000, 20), (500, 60)])
+@pytest.mark.parametrize(("m", "d"), [(2000, 2), (2000, 20), (500, 60), (400, 120)])
 def test_close_hulls_to_1e8_against_clarabel(m: int, d: int) -> None:
     # The hard instance at test size: the exact corral gives the oracle's distance to
     # round-off, and the float64 certificate confirms the 1e-8 gap.
@@ -80,6 +81,41 @@ def test_close_hulls_to_1e8_against_clarabel(m: int, d: int) -> None:
     assert np.count_nonzero(sol.weights_p) + np.count_nonzero(sol.weights_q) <= d + 2
     mdm = mdm_hulls(P, Q, tol=1e-8)
     assert sol.distance <= mdm.distance * (1 + 1e-8)
+
+
+def test_factor_updates_match_a_fresh_factorisation() -> None:
+    # Wolfe's O(s^2) updates against the dense KKT solve and a Cholesky factor computed anew,
+    # through appends, deletions (inner and last) and an affinely dependent point.
+    rng = np.random.default_rng(7)
+    s, d = _FACTOR_MIN + 6, 90
+    A = rng.standard_normal((s + 4, d))
+    y = np.where(rng.random(s + 4) < 0.5, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    Ya = y[:, None] * A
+    G = Ya @ Ya.T
+    c = float(np.max(np.diag(G)))
+    idx = list(range(s))
+    inP = lambda: (y[idx] > 0).astype(float)  # noqa: E731
+    f = _Factor(G[np.ix_(idx, idx)], inP(), c)
+    for step in ("append", "append", "remove", "remove-last", "append"):
+        if step == "append":  # at most 3 appends: max(idx) + 1 <= s + 2
+            idx.append(max(idx) + 1)
+            f.append(G[np.ix_(idx, idx)][-1], inP())
+        else:
+            k = 3 if step == "remove" else len(idx) - 1
+            f.remove(np.array([k]))
+            del idx[k]
+        Gs = G[np.ix_(idx, idx)]
+        fresh = _Factor(Gs, inP(), c)
+        np.testing.assert_allclose(f.R.T @ f.R, fresh.R.T @ fresh.R, atol=1e-10)
+        np.testing.assert_allclose(f.solve(Gs, inP()), _affine_minimiser(Gs, inP()),
+                                   atol=1e-8)
+    # a point in the affine hull of the corral (the same point twice) has no pivot
+    idx.append(idx[0])
+    f.append(G[np.ix_(idx, idx)][-1], inP())
+    assert f.R is None and f.solve(G[np.ix_(idx, idx)], inP()) is None
+    # small corrals are solved densely
+    assert _Factor(G[:4, :4], (y[:4] > 0).astype(float), c).R is None
 
 
 @pytest.mark.parametrize("seed", [3, 4, 5])
