@@ -12,9 +12,13 @@ Families (``--only`` takes these names):
 =============  ===========================================================================
 smo_svc        :func:`~maxmargin.algorithms.smo.smo` vs scikit-learn ``SVC`` (LIBSVM), RBF and
                linear kernels, ``d = 20``, ``C = 1``, ``tol = 1e-3``, cache 200 MB, same gamma.
+smo_hard       ``smo`` vs ``SVC`` on the hard regimes (C = 100 / 1000, poly, linear d = 300,
+               unscaled breast cancer, d = 500), and ``smo(C=None)`` vs ``gilbert_svm`` with
+               MDM and Wolfe on hard-margin RBF problems.
 smo_cvxpy      ``smo`` vs the CVXPY dual oracle ``svm_dual`` with Clarabel and OSQP.
-hulls          ``gilbert_hulls`` and ``mdm_hulls`` vs ``hull_distance`` solved by Clarabel,
-               at relative duality gaps 1e-3, 1e-6, 1e-8.
+hulls          ``gilbert_hulls``, ``mdm_hulls`` and ``wolfe_hulls`` vs ``hull_distance``
+               solved by Clarabel and PIQP, at relative duality gaps 1e-3, 1e-6, 1e-8, on
+               clouds far apart and on close hulls (d = 2, 50, 500).
 perceptron     ``perceptron`` vs scikit-learn ``Perceptron`` run for the same number of epochs.
 compile        first-call (Numba compile) time of each compiled algorithm, empty and warm cache.
 verify         ``maxmargin verify --suite quick`` end to end (wall time, exit code).

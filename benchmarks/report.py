@@ -3,14 +3,15 @@ tables and figures from the results dict alone, written atomically."""
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks import hulls, perceptron, smo, startup, verify
+from benchmarks import hulls, perceptron, smo, smo_hard, startup, verify
 from benchmarks.harness import atomic_savefig, atomic_write, jsonable
-from benchmarks.tables import decorate, find_rows, fmt, md_multi, pairs, peak_delta
+from benchmarks.tables import decorate, find_rows, fmt, md_multi, peak_delta
 
 
 def evaluate_targets(rows: list[dict]) -> list[dict]:
@@ -84,8 +85,15 @@ def evaluate_targets(rows: list[dict]) -> list[dict]:
 
 
 def _headlines(rows: list[dict]) -> list[str]:
-    """The headline ratio lines of the report."""
+    """The headline ratio lines of the report: per family the worst and the best ratio to the
+    reference (the peer, or Clarabel for the hulls), then the chosen cases."""
     lines = []
+    for family, title in (("smo_svc", "SMO / SVC"), ("smo_hard", "SMO / SVC, hard regimes"),
+                          ("hulls", "fastest nearest-point method / Clarabel"),
+                          ("perceptron", "perceptron / sklearn Perceptron")):
+        span = _worst_best(rows, family)
+        if span:
+            lines.append(f"- {title}: {span}")
     for kernel in ("rbf", "linear"):
         parts = []
         for n in (1000, 5000, 10000, 100_000):
@@ -94,12 +102,6 @@ def _headlines(rows: list[dict]) -> list[str]:
                 parts.append(f"n={n:,}: {r['time_ratio']:.2f}x")
         if parts:
             lines.append(f"- SMO / SVC time, {kernel}: " + ", ".join(parts))
-    perc = [(o["n"], o["time_ratio"]) for _, o in pairs(rows, "perceptron") if o["time_ratio"]]
-    if perc:
-        lines.append(
-            "- perceptron / sklearn Perceptron time: "
-            + ", ".join(f"n={n:,}: {t:.2f}x" for n, t in perc)
-        )
     for r in find_rows(rows, benchmark="hulls", role="maxmargin"):
         if r["params"].get("tol") == 1e-8 and r.get("time_ratio") is not None:
             lines.append(
@@ -114,6 +116,27 @@ def _headlines(rows: list[dict]) -> list[str]:
             f"(exit code {v[0]['extra'].get('exit_code')})"
         )
     return lines
+
+
+def _worst_best(rows: list[dict], family: str) -> str:
+    """``worst Rx (case), best Rx (case)`` over the family's cases, each case represented by
+    its fastest maxmargin row against a peer or oracle (hulls: at gap 1e-8, target reached)."""
+    best_per_case: dict[str, dict] = {}
+    for r in find_rows(rows, benchmark=family, role="maxmargin"):
+        ok = r.get("time_ratio") is not None and r.get("reference") is not None
+        if family == "hulls":
+            ok = ok and r["params"].get("tol") == 1e-8 and (
+                r["extra"].get("gap_reached") or math.inf) <= 1e-8
+        if ok and (r["case"] not in best_per_case
+                   or r["time_ratio"] < best_per_case[r["case"]]["time_ratio"]):
+            best_per_case[r["case"]] = r
+    peer_rows = [r for r in best_per_case.values() if not r["reference"].startswith("maxmargin")]
+    if not peer_rows:
+        return ""
+    worst = max(peer_rows, key=lambda r: r["time_ratio"])
+    best = min(peer_rows, key=lambda r: r["time_ratio"])
+    return (f"worst {worst['time_ratio']:.2f}x ({worst['case']}, {worst['method']}), "
+            f"best {best['time_ratio']:.2f}x ({best['case']}, {best['method']})")
 
 
 def _command(results: dict) -> str:
@@ -167,6 +190,7 @@ def render_markdown(results: dict, figures: Sequence[str] = ()) -> str:
     families = {r["benchmark"] for r in rows}
     sections = [
         ("smo_svc", lambda: smo.markdown_svc(rows)),
+        ("smo_hard", lambda: smo_hard.markdown(rows)),
         (
             "smo_cvxpy",
             lambda: md_multi(

@@ -50,16 +50,40 @@ def svc_cases(suite: str) -> list[Case]:
     return cases
 
 
+#: Defaults of an SVM case; other values of these keys appear in the case's name.
+CASE_DEFAULTS = {"d": 20, "C": 1.0, "degree": 3, "data": "clouds"}
+
+
 def _svm_case(family: str, kernel: str, n: int, tol: float, **extra: Any) -> Case:
-    """One SVM case (``d = 20``, ``C = 1``, cache 200 MB); large ones in a process of their own."""
-    params = {"kernel": kernel, "n": n, "d": 20, "C": 1.0, "tol": tol, "cache_size": 200.0}
+    """One SVM case (``d = 20``, ``C = 1``, cache 200 MB, two Gaussian clouds unless ``extra``
+    says otherwise); large ones in a process of their own."""
+    params = {"kernel": kernel, "n": n, "tol": tol, "cache_size": 200.0, **CASE_DEFAULTS}
     params.update(extra)
     timeout = 600.0 + 0.05 * n  # generous; large RBF problems take minutes
     # large problems get a process of their own, so nothing earlier blurs their memory peak
-    name = f"{kernel} n={n}" + (f" tol={tol:g}" if family == "smo_svc" else "")
+    name = f"{kernel} n={n}" + "".join(
+        f" {k}={params[k]:g}" if isinstance(params[k], float | int) else f" {params[k]}"
+        for k in CASE_DEFAULTS
+        if params[k] != CASE_DEFAULTS[k] and (k != "degree" or kernel == "poly")
+    )
+    if family != "smo_cvxpy":
+        name += f" tol={tol:g}"
     if family == "smo_svc" and n >= 50_000:
         params["isolated_memory"] = True  # peak memory again with each solver alone
     return Case(family, name, params, timeout, isolate=n >= 20_000)
+
+
+def svm_data(p: dict, warm: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The case's ``X, y``: two Gaussian clouds (``make_clouds``) or scikit-learn's breast-cancer
+    data unscaled (``data="breast_cancer"``, |x| up to 4,254); ``warm``: a small problem of the
+    same kind for the untimed warm-up."""
+    if p["data"] == "breast_cancer":
+        from sklearn.datasets import load_breast_cancer
+
+        X, y01 = load_breast_cancer(return_X_y=True)
+        X, y = np.ascontiguousarray(X), 2.0 * y01 - 1.0
+        return (X[:100], y[:100]) if warm else (X, y)
+    return make_clouds(200, p["d"], seed=1) if warm else make_clouds(p["n"], p["d"], seed=p["n"])
 
 
 def cvxpy_cases(suite: str) -> list[Case]:
@@ -133,7 +157,9 @@ def _smo_call(X: np.ndarray, y: np.ndarray, p: dict, gamma: float | None, tol: f
     """``smo`` with the case's C, kernel, cache size and shrinking, at tolerance ``tol``."""
     from maxmargin.algorithms.smo import smo
 
-    kw = {"gamma": gamma} if gamma is not None else {}
+    kw: dict[str, Any] = {"gamma": gamma} if gamma is not None else {}
+    if p["kernel"] == "poly":
+        kw.update(degree=p["degree"], coef0=0.0)
     return smo(
         X,
         y,
@@ -152,12 +178,14 @@ def run_svc(case: Case, repeats: int, budget: float) -> list[dict]:
 
     from maxmargin.kernels import make_kernel
 
-    p = case.params
-    X, y = make_clouds(p["n"], p["d"], seed=p["n"])
-    Xw, yw = make_clouds(200, p["d"], seed=1)
-    gamma = _gamma_scale(X) if p["kernel"] == "rbf" else None
-    kernel = make_kernel(p["kernel"], gamma=gamma if gamma is not None else "scale")
-    svc_kw = {"kernel": p["kernel"], "C": p["C"], "tol": p["tol"], "cache_size": p["cache_size"]}
+    p = {**CASE_DEFAULTS, **case.params}
+    X, y = svm_data(p)
+    Xw, yw = svm_data(p, warm=True)
+    gamma = _gamma_scale(X) if p["kernel"] in ("rbf", "poly") else None
+    poly = {"degree": p["degree"], "coef0": 0.0} if p["kernel"] == "poly" else {}
+    kernel = make_kernel(p["kernel"], gamma=gamma if gamma is not None else "scale", **poly)
+    svc_kw = {"kernel": p["kernel"], "C": p["C"], "tol": p["tol"], "cache_size": p["cache_size"],
+              **poly}
     if gamma is not None:
         svc_kw["gamma"] = gamma
 
@@ -187,7 +215,8 @@ def run_svc(case: Case, repeats: int, budget: float) -> list[dict]:
     )
     row["extra"]["gram_matrix_mb"] = n * n * 8 / MB
     for r in (ref, row):
-        r["params"].update(kernel=p["kernel"], C=p["C"], gamma=gamma, cache_size=p["cache_size"])
+        r["params"].update(kernel=p["kernel"], C=p["C"], gamma=gamma, cache_size=p["cache_size"],
+                           data=p["data"], **poly)
     compare([ref, row], ref)
     return [ref, row]
 

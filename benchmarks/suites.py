@@ -6,7 +6,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 
-from benchmarks import hulls, perceptron, smo, startup, verify
+from benchmarks import hulls, perceptron, smo, smo_hard, startup, verify
 from benchmarks.harness import (
     SCHEMA,
     SETTINGS,
@@ -21,7 +21,7 @@ from benchmarks.harness import (
 from maxmargin._validation import check_choice, check_positive_int
 
 SUITES = ("smoke", "standard", "scale")
-FAMILIES = ("smo_svc", "smo_cvxpy", "hulls", "perceptron", "compile", "verify")
+FAMILIES = ("smo_svc", "smo_hard", "smo_cvxpy", "hulls", "perceptron", "compile", "verify")
 
 
 def plan_suite(suite: str, only: Sequence[str] | None = None) -> list[Case]:
@@ -35,6 +35,7 @@ def plan_suite(suite: str, only: Sequence[str] | None = None) -> list[Case]:
     families = list(FAMILIES) if only is None else [check_choice(f, "only", FAMILIES) for f in only]
     builders: dict[str, Callable[[str], list[Case]]] = {
         "smo_svc": smo.svc_cases,
+        "smo_hard": smo_hard.cases,
         "smo_cvxpy": smo.cvxpy_cases,
         "hulls": hulls.cases,
         "perceptron": perceptron.cases,
@@ -51,6 +52,7 @@ def plan_suite(suite: str, only: Sequence[str] | None = None) -> list[Case]:
 
 RUNNERS: dict[str, Callable[[Case, int, float], list[dict]]] = {
     "smo_svc": smo.run_svc,
+    "smo_hard": smo_hard.run,
     "smo_cvxpy": smo.run_cvxpy,
     "hulls": hulls.run,
     "perceptron": perceptron.run,

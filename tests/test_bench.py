@@ -59,6 +59,7 @@ def test_smoke_json_schema(smoke: tuple[int, Path, dict]) -> None:
     assert results["machine"]["cpu_count"] >= 1
     assert {r["benchmark"] for r in results["rows"]} == {
         "smo_svc",
+        "smo_hard",
         "smo_cvxpy",
         "hulls",
         "perceptron",
@@ -111,6 +112,28 @@ def test_smoke_smo_agrees_with_svc(smoke: tuple[int, Path, dict]) -> None:
         # the solver's own objective equals the one recomputed from its support vectors
         # (SMO's gradient accumulates float32 kernel-cache round-off: ~1e-7 relative seen)
         assert r["objective"] == pytest.approx(r["extra"]["reported_objective"], rel=1e-6)
+
+
+def test_smoke_smo_hard_regimes(smoke: tuple[int, Path, dict]) -> None:
+    _, out, results = smoke
+    high_c, raw = _rows(results, benchmark="smo_hard", method="maxmargin.smo")[:2]
+    assert high_c["params"]["C"] == 100.0 and high_c["status"] == "optimal"
+    assert high_c["reference"] == "sklearn.SVC" and high_c["rel_objective_diff"] < 1e-3
+    # unscaled breast cancer: SMO certifies its answer; LIBSVM's float32 cache leaves it
+    # below the optimum, so the recomputed dual objective of SMO is the larger one
+    assert raw["params"]["data"] == "breast_cancer" and raw["status"] == "optimal"
+    svc = _rows(results, benchmark="smo_hard", case=raw["case"], method="sklearn.SVC")[0]
+    assert raw["objective"] >= svc["objective"] * (1 - 1e-9)
+    hard = [r for r in _rows(results, benchmark="smo_hard") if r["case"].startswith("hard")]
+    assert [r["method"] for r in hard] == ["maxmargin.smo", "maxmargin.gilbert_svm/mdm",
+                                          "maxmargin.gilbert_svm/wolfe"]
+    for r in hard:
+        assert r["status"] == "optimal" and r["params"]["C"] is None
+    for r in hard[1:]:  # the nearest-point methods against SMO on the same hard margin
+        assert r["reference"] == "maxmargin.smo" and r["rel_objective_diff"] < 1e-3
+    md = (out / "benchmarks.md").read_text()
+    assert "### SMO on the hard regimes" in md
+    assert "- SMO / SVC, hard regimes: worst " in md
 
 
 def test_smoke_smo_agrees_with_cvxpy(smoke: tuple[int, Path, dict]) -> None:
