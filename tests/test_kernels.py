@@ -33,6 +33,10 @@ Y7 = np.array([1.0, -1.0, 1.0, -1.0, 1.0, 1.0, -1.0])
             lambda P, Q: polynomial_kernel(P, Q, degree=3, gamma=0.3, coef0=-0.5),
         ),
         (PolyKernel(2.0, 1, 0.0), lambda P, Q: polynomial_kernel(P, Q, degree=1, gamma=2, coef0=0)),
+        (
+            PolyKernel(0.4, 5, 1.5),
+            lambda P, Q: polynomial_kernel(P, Q, degree=5, gamma=0.4, coef0=1.5),
+        ),
     ],
 )
 def test_kernels_match_sklearn(kern, reference):
