@@ -73,9 +73,13 @@ runs to ``max_iter`` (the same data times ``1e3``: ``m - M`` stuck at ``4.26``; 
 there too). ``precision="double"`` keeps the cache in float64 (half as many columns per MB, so
 more kernel evaluations once the cache is full; otherwise about the same speed), which lowers
 the floor by ``2^29``: use it when ``tol`` is not far above ``1e-7 max_t K_tt sum(alpha)`` --
-unscaled features, large ``C``, tight ``tol``. The reported ``history["violation"]``, the stop
-test and the ``m - M`` in ``message`` are in the cache's precision; ``dual_objective`` and
-``primal_objective`` are recomputed in float64 either way.
+unscaled features, large ``C``, tight ``tol``. ``"auto"`` continues from the current alpha
+with the exact float64 gradient: in float32 with the warm cache (*refinement*, at most
+``MAX_REFINEMENTS`` times) when the measured error of the float32 gradient,
+``max_t |G_t - (y_t g_t - 1)|``, is at most ``FLOOR_FRACTION tol`` (the floor estimate is then
+recalibrated by that measurement), else with a float64 cache. The reported
+``history["violation"]``, the stop test and the ``m - M`` in ``message`` are in the cache's
+precision; ``dual_objective`` and ``primal_objective`` are recomputed in float64 either way.
 
 **Hard margin** (``C=None``, no upper bound). On data that no hyperplane (in feature space)
 separates, the dual is unbounded and SMO would run forever. Rule: write ``alpha = s (lam, mu)``
@@ -201,6 +205,9 @@ OPTIMAL, MAX_ITER, INFEASIBLE, PRECISION = 0, 1, 2, 3
 FLOOR_FRACTION = 0.125
 #: ``precision="auto"``: at most this many float64 continuations after the float32 run.
 MAX_CONTINUATIONS = 3
+#: ``precision="auto"``: at most this many float32 refinements (exact gradient, warm float32
+#: cache) before the float64 continuations.
+MAX_REFINEMENTS = 2
 #: The float32 cache is used only when ``max_i K(x_i, x_i)`` lies in this range (far from
 #: float32's overflow at 3.4e38 and its subnormals below 1.2e-38); ``"auto"`` otherwise runs
 #: in float64 from the start, ``"single"`` is refused.
@@ -861,7 +868,8 @@ def smo(
     precision : {"auto", "single", "double"}
         dtype of the cached ``Q``. ``"auto"`` (default): float32 (LIBSVM's speed), then, when the
         float64 certificate (or the estimated float32 rounding floor) says the float32 cache
-        hides violations, a float64 continuation from the current alpha. ``"single"``/
+        hides violations, a continuation from the current alpha with the exact gradient (float32
+        with the warm cache when its measured error is small, else float64). ``"single"``/
         ``"double"``: one cache dtype throughout. See the module docstring (**Precision**).
     sample_weight : (n,) array of positive numbers, optional
         Per-sample bounds ``C_i = C sample_weight_i`` (LIBSVM's weighted C; SVC's
@@ -915,7 +923,7 @@ def smo(
     run.finish_enabled = check_bool(finish, "finish")
     outcome = run.solve(first)
     g, cert = run.certify()
-    rounds = 0
+    rounds = refinements = 0
     while first == "auto" and rounds < MAX_CONTINUATIONS and (
         (outcome in (OPTIMAL, PRECISION) and not cert.kkt_violation < tol)
         # float32 cannot resolve hull distances below 1e-3 R: re-check in float64 unless the
@@ -923,11 +931,22 @@ def smo(
         or (outcome == INFEASIBLE and rounds == 0
             and _hull_bound(st.alpha, y, g) > HARD_MARGIN_HULL_EPS_DOUBLE * math.sqrt(radius2))
     ):
-        # float64 continuation from the current alpha, with the exact gradient (warm start)
+        # a continuation from the current alpha with the exact float64 gradient (warm start):
+        # with the warm float32 cache (iterative refinement) when the float32 gradient's
+        # measured error is far below tol, else with a float64 cache
+        drift = float(np.max(np.abs(st.G - (y * g - 1.0))))
+        refine = (refinements < MAX_REFINEMENTS and drift <= FLOOR_FRACTION * tol and (
+            (outcome == OPTIMAL and run.phases[-1].startswith("float32"))
+            or (outcome == PRECISION and run.phases[-1] == "float32")))
         run.restart_from(g)
-        outcome = run.solve("double")
+        if refine:  # the floor estimate, calibrated by the error measured at this alpha
+            run.floor_coeff = drift / max(_float32_floor(st), 1e-300)
+            outcome = run.solve("auto", refine=True)
+            refinements += 1
+        else:
+            outcome = run.solve("double")
+            rounds += 1
         g, cert = run.certify()
-        rounds += 1
     if (C is None and outcome != INFEASIBLE and not cert.meets(tol)
             and _hull_bound(st.alpha, y, g) <= HARD_MARGIN_HULL_EPS * math.sqrt(radius2)):
         outcome = INFEASIBLE  # the float64 bound on the hull distance is the certificate
@@ -962,17 +981,22 @@ class _Run:
         self.finished = ""  # what the exact finish did, for the message
         self.finish_enabled = True
         self.start = time.perf_counter()
+        #: ``precision="auto"``: the float32 rounding floor of ``m - M`` is estimated as this
+        #: times ``sqrt(sum alpha^2)`` (``_float32_floor``; recalibrated by a refinement)
+        self.floor_coeff = 2.0**-24 * radius2
 
-    def solve(self, precision: str) -> int:
-        """Run the chosen loop with a fresh ``precision`` cache until it stops; a run that
-        reaches a checkpoint (``FINISH_AFTER``...) without converging is handed to the exact
-        finish, and goes on from where it was if that does not certify it."""
+    def solve(self, precision: str, refine: bool = False) -> int:
+        """Run the chosen loop with a fresh ``precision`` cache (``refine``: the last one, still
+        warm) until it stops; a run that reaches a checkpoint (``FINISH_AFTER``...) without
+        converging is handed to the exact finish, and goes on from where it was (same cache)
+        if that does not certify it."""
         n = self.st.alpha.shape[0]
-        checkpoint = self.max_iter
+        checkpoint, keep_cache = self.max_iter, refine
         if self.finish_enabled:
             checkpoint = max(FINISH_AFTER, FINISH_AFTER_PER_POINT * n)
         while True:
-            outcome = self._loop(precision, min(checkpoint, self.max_iter))
+            outcome = self._loop(precision, min(checkpoint, self.max_iter), keep_cache, refine)
+            keep_cache = True
             if outcome != MAX_ITER or not self.finish_enabled:
                 return outcome
             if self.finish_exactly():
@@ -982,15 +1006,22 @@ class _Run:
             self.restart_from(self.certify()[0])
             checkpoint *= 4
 
-    def _loop(self, precision: str, cap: int) -> int:
-        """The compiled loop with a fresh ``precision`` cache, to at most ``cap`` iterations."""
+    def _loop(self, precision: str, cap: int, keep_cache: bool, refine: bool) -> int:
+        """The compiled loop with a fresh ``precision`` cache (``keep_cache``: the current one,
+        in a new epoch), to at most ``cap`` iterations; ``refine`` names the phase."""
         st, kd = self.st, self.kd
         n = st.alpha.shape[0]
-        self.cache = make_cache(n, self.cache_size, _CACHE_DTYPE[precision])
+        dtype = _CACHE_DTYPE[precision]
+        if keep_cache and self.cache is not None and self.cache.data.dtype == dtype:
+            self.cache.state[0] += 1  # partial columns of the old active set are stale
+        else:
+            self.cache = make_cache(n, self.cache_size, dtype)
+        phase = "float64" if precision == "double" else "float32"
+        if refine:
+            phase += " refinement"
         self.hull_eps = _HULL_EPS[precision]
         hull_bound2 = (self.hull_eps**2) * self.radius2
-        floor_coeff = 2.0**-24 * self.radius2 if precision == "auto" else 0.0
-        phase = "float64" if precision == "double" else "float32"
+        floor_coeff = self.floor_coeff if precision == "auto" else 0.0
         if not self.phases or self.phases[-1] != phase:
             self.phases.append(phase)
         with python_kernel(kd, self.kern, self.X):

@@ -55,6 +55,34 @@ def test_raw_breast_cancer_smo_is_right_by_default(raw_breast_cancer):
     _weakly_dual(sol, oracle)
 
 
+def test_float32_refinement_certifies_with_the_warm_cache():
+    # Two overlapping Gaussian clouds (Bayes error 10%), RBF, C = 100: the float32 floor
+    # estimate stops the float32 phase, but the measured error of its gradient is far below
+    # tol, so SMO refines in float32 from the exact float64 gradient (warm cache) instead of
+    # starting a float64 cache, and the float64 certificate confirms the answer. It agrees with
+    # the float64-only run (a different arithmetic) to the certified gap.
+    n = 2000
+    rng = np.random.default_rng(n)
+    y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    rng.shuffle(y)
+    X = rng.standard_normal((n, 2))
+    X[:, 0] += y * 1.2815515655446004  # centres +-Phi^-1(0.9): Bayes error 10%
+    kw = {"kernel": "rbf", "gamma": 1.0 / (2 * X.var()), "C": 100.0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        sol = smo(X, y, **kw)
+        ref = smo(X, y, precision="double", **kw)
+    assert sol.status == "optimal" and sol.certificate.meets(1e-3)
+    assert "float32 then float32 refinement kernel cache" in sol.message
+    assert "of float32" in sol.message  # no float64 cache was needed
+    assert ref.status == "optimal" and "of float64" in ref.message
+    scale = max(1.0, abs(ref.dual_objective))
+    assert abs(sol.dual_objective - ref.dual_objective) <= (
+        sol.certificate.gap + ref.certificate.gap) * scale
+    assert sol.dual_objective <= ref.certificate.primal_objective  # weak duality, both ways
+    assert ref.dual_objective <= sol.certificate.primal_objective
+
+
 def test_raw_breast_cancer_against_libsvm(raw_breast_cancer):
     # LIBSVM (SVC, float32 kernel cache like ours) has the same floor here: its answer, checked
     # by the certificate, violates KKT by far more than its tol, and its dual value is below
