@@ -77,6 +77,7 @@ def polish_alpha(
     max_iter: int | None = None,
     deadline: float | None = None,
     kkt_tol: float = 0.0,
+    linear_X: np.ndarray | None = None,
 ) -> np.ndarray | None:
     r"""Finish an interior-point alpha by a primal active-set method started on its active set.
 
@@ -101,7 +102,9 @@ def polish_alpha(
     step moves: no cycling). When the free set is right from the start this is one
     Newton step, like OSQP's polishing.
 
-    ``gram_rows(idx)`` returns the rows ``K[idx, :]`` of the Gram matrix. Returns the polished
+    ``gram_rows(idx)`` returns the rows ``K[idx, :]`` of the Gram matrix; with ``linear_X`` (the
+    points of a linear kernel) products go through ``X`` instead, ``K[:, F] v = X (X_F^T v)`` and
+    ``K_FF = X_F X_F^T``, never forming a row of length ``n``. Returns the polished
     alpha, or None when the method runs ``max_iter`` steps (default ``10 n + 100``), passes
     ``deadline`` (a ``time.perf_counter()`` value), or finds
     the problem unbounded (hard margin on meeting hulls): the caller keeps the solver's alpha.
@@ -117,7 +120,15 @@ def polish_alpha(
 
     def q_times(idx: np.ndarray, v: np.ndarray) -> np.ndarray:
         """``Q[:, idx] @ v``."""
+        if linear_X is not None:
+            return y * (linear_X @ (linear_X[idx].T @ (y[idx] * v)))
         return y * (gram_rows(idx).T @ (y[idx] * v))
+
+    def gram_block(idx: np.ndarray) -> np.ndarray:
+        """``K[idx][:, idx]``."""
+        if linear_X is not None:
+            return linear_X[idx] @ linear_X[idx].T
+        return gram_rows(idx)[:, idx]
 
     def gradient() -> np.ndarray:
         support = np.flatnonzero(a > 0)
@@ -136,7 +147,7 @@ def polish_alpha(
         refined = refined + 1 if same else 0
         if same:  # iterative refinement: the updated gradient has drifted by round-off
             g = gradient()
-        d, newton, lam, noise = _subproblem_step(free, y, g, gram_rows)
+        d, newton, lam, noise = _subproblem_step(free, y, g, gram_block)
         scale = float(np.max(a, initial=0.0)) or float(np.min(upper))
         tiny = float(np.max(np.abs(d), initial=0.0)) <= 1e-12 * (
             (scale if math.isfinite(scale) else 1.0) + noise)
@@ -193,7 +204,7 @@ def _best_multiplier(g: np.ndarray, y: np.ndarray, at0: np.ndarray, atC: np.ndar
 
 def _subproblem_step(
     free: np.ndarray, y: np.ndarray, g: np.ndarray,
-    gram_rows: Callable[[np.ndarray], np.ndarray],
+    gram_block: Callable[[np.ndarray], np.ndarray],
 ) -> tuple[np.ndarray, bool, float | None, float]:
     """The step ``d`` of :func:`polish_alpha` on the free set, whether it is the Newton step
     (else a zero-curvature descent direction), the multiplier ``lambda`` of ``y . alpha = 0``
@@ -203,7 +214,7 @@ def _subproblem_step(
     if m == 0:
         return np.zeros(0), True, None, 0.0
     yF = y[free]
-    Q = yF[:, None] * gram_rows(free)[:, free] * yF[None, :]
+    Q = yF[:, None] * gram_block(free) * yF[None, :]
     sigma = float(np.max(np.abs(Q))) or 1.0
     M = np.zeros((m + 1, m + 1))
     M[:m, :m] = Q / sigma
@@ -273,7 +284,8 @@ def finish_alpha(
         polished = polish_alpha(
             alpha, y, C, kernel_rows(kernel, X), max_iter=2 * alpha.size + 4 * n_free + 100,
             deadline=None if seconds is None else time.perf_counter() + seconds,
-            kkt_tol=kkt_tol)
+            kkt_tol=kkt_tol,
+            linear_X=X if kernel.kernel_id == 0 and isinstance(X, np.ndarray) else None)
     if polished is None:
         return None
     sv = np.flatnonzero(polished > 0)

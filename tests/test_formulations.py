@@ -445,15 +445,17 @@ def test_polish_finishes_low_rank_problems_from_any_feasible_start(seed, kernel,
         K = kern.gram(X)
     ref = svm_dual(X, y, C, kern).solve()
     assume(ref.status == "optimal")
-    polished = polish_alpha(np.zeros(len(y)), y, C, lambda idx: K[idx])
-    assert polished is not None
-    cert = certify_svm(polished, X, y, C, kern)
-    # two orders inside the oracle's own bar, or the round-off of the margins sum_j K_ij a_j y_j
-    roundoff = 1e-14 * float(np.max(np.abs(K) @ polished))
-    assert cert.meets(max(1e-2 * ORACLE_KKT, roundoff), max(1e-2 * ORACLE_GAP, roundoff)), (
-        cert.summary())
-    D = float(polished.sum() - 0.5 * (polished * y) @ K @ (polished * y))
-    assert D == pytest.approx(ref.dual_objective, rel=ORACLE_GAP, abs=1e-12)  # its own bar
+    # the linear kernel also through X (K_FF = X_F X_F^T, products X (X_F^T v)), as SMO's finish
+    for linear_X in [None] + ([X] if kernel == "linear" else []):
+        polished = polish_alpha(np.zeros(len(y)), y, C, lambda idx: K[idx], linear_X=linear_X)
+        assert polished is not None
+        cert = certify_svm(polished, X, y, C, kern)
+        # two orders inside the oracle's bar, or the round-off of the margins sum_j K_ij a_j y_j
+        roundoff = 1e-14 * float(np.max(np.abs(K) @ polished))
+        assert cert.meets(max(1e-2 * ORACLE_KKT, roundoff), max(1e-2 * ORACLE_GAP, roundoff)), (
+            cert.summary())
+        D = float(polished.sum() - 0.5 * (polished * y) @ K @ (polished * y))
+        assert D == pytest.approx(ref.dual_objective, rel=ORACLE_GAP, abs=1e-12)  # its own bar
 
 
 def test_polish_stops_on_an_unbounded_hard_margin():
