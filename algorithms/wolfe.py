@@ -145,6 +145,46 @@ class _Factor:
         return w
 
 
+class _Columns:
+    """Kernel columns ``K[:, i]`` of the corral in the slots of one ``(n, cap)`` Fortran array,
+    so that ``g = sum_i c_i K[:, i]`` is one matrix-vector product with no copy (the slots of
+    points that left have coefficient 0)."""
+
+    def __init__(self, data: tuple, n: int) -> None:
+        self.data = data
+        self.buf = np.zeros((n, 16), order="F")
+        self.slot: dict[int, int] = {}
+        self.free: list[int] = []
+        self.used = 0
+
+    def get(self, i: int) -> np.ndarray:
+        """``K[:, i]``, computed once while ``i`` is kept."""
+        if i not in self.slot:
+            if self.free:
+                k = self.free.pop()
+            else:
+                if self.used == self.buf.shape[1]:
+                    grown = np.zeros((self.buf.shape[0], 2 * self.used), order="F")
+                    grown[:, : self.used] = self.buf
+                    self.buf = grown
+                k, self.used = self.used, self.used + 1
+            kernel_column(self.data, i, self.buf[:, k])
+            self.slot[i] = k
+        return self.buf[:, self.slot[i]]
+
+    def drop(self, i: int) -> None:
+        """Release the slot of ``i`` (kept in ``buf``, unused until refilled)."""
+        k = self.slot.pop(i, None)
+        if k is not None:
+            self.free.append(k)
+
+    def combine(self, idx: list[int], coef: np.ndarray, out: np.ndarray) -> None:
+        """``out = sum_t coef_t K[:, idx_t]``."""
+        full = np.zeros(self.used)
+        full[[self.slot[i] for i in idx]] = coef
+        np.dot(self.buf[:, : self.used], full, out=out)
+
+
 def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
     """Wolfe's major and minor cycles (module docstring) on ``conv(P) - conv(Q)``.
 
@@ -159,14 +199,11 @@ def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
     n = y.shape[0]
     linear = kp[0] == 0
     corral = [int(i) for i in np.flatnonzero(lam)]
-    columns: dict[int, np.ndarray] = {}
+    columns = None if linear else _Columns(data, n)
 
     def column(i: int) -> np.ndarray:
         """``K[:, i]`` (kernels only; kept while ``i`` is in the corral)."""
-        if i not in columns:
-            columns[i] = np.empty(n)
-            kernel_column(data, i, columns[i])
-        return columns[i]
+        return columns.get(i)
 
     def cross(idx: list[int], i: int) -> np.ndarray:
         """``y_a y_i K(x_a, x_i)`` for ``a`` in ``idx``."""
@@ -218,8 +255,9 @@ def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
             for side in (inP > 0, inP == 0):
                 if not np.any(keep & side):
                     keep[np.flatnonzero(side)[np.argmax(w[side])]] = True
-            for i in (c for c, k in zip(corral, keep, strict=True) if not k):
-                columns.pop(i, None)
+            if columns is not None:
+                for i in (c for c, k in zip(corral, keep, strict=True) if not k):
+                    columns.drop(i)
             corral = [c for c, k in zip(corral, keep, strict=True) if k]
             factor.remove(np.flatnonzero(~keep))
             w, G = w[keep], G[np.ix_(keep, keep)]
@@ -232,7 +270,7 @@ def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
             z[:] = X[corral].T @ coef
             g[:] = X @ z
         else:
-            g[:] = np.column_stack([column(i) for i in corral]) @ coef
+            columns.combine(corral, coef, g)
         it += 1
 
 

@@ -17,11 +17,12 @@ from fixtures_nearest_point import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maxmargin.algorithms import wolfe_hulls
+from maxmargin.algorithms import _nearest_point, wolfe_hulls
 from maxmargin.algorithms.gilbert import gilbert_svm
 from maxmargin.algorithms.mdm import mdm_hulls
 from maxmargin.algorithms.wolfe import _FACTOR_MIN, _affine_minimiser, _Factor
 from maxmargin.exceptions import ConvergenceWarning
+from maxmargin.formulations.dual import svm_dual
 from maxmargin.formulations.primal import hard_margin_primal
 
 
@@ -135,6 +136,25 @@ def test_kernel_svm_against_dual_oracle(store_gram: bool, monkeypatch: pytest.Mo
     X, y, ora = rbf_disc_case(40, store_gram, monkeypatch)
     sol = gilbert_svm(X, y, method="wolfe", kernel="rbf", gamma=2.0, finish=False)
     assert sol.status == "optimal" and sol.w is None
+    assert sol.dual_objective == pytest.approx(ora.dual_objective, rel=1e-6)
+    f_ora = ora.decision_function(X)
+    np.testing.assert_allclose(sol.decision_function(X), f_ora, atol=1e-5 * np.abs(f_ora).max())
+
+
+@pytest.mark.parametrize("store_gram", [True, False], ids=["gram", "columns"])
+def test_large_kernel_corral_against_dual_oracle(store_gram: bool,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # RBF gamma = 50 on 200 points: a corral of over 100 points, so the column slots grow
+    # (16 -> 128) and are reused, and the Cholesky factor (>= 64 points) carries the solves.
+    if not store_gram:
+        monkeypatch.setattr(_nearest_point, "GRAM_MAX_BYTES", 0)
+    rng = np.random.default_rng(7)
+    X = rng.uniform(-1, 1, size=(200, 2))
+    y = np.where(np.hypot(X[:, 0], X[:, 1]) < 0.6, 1.0, -1.0)
+    ora = svm_dual(X, y, C=None, kernel="rbf", gamma=50.0).solve()
+    sol = gilbert_svm(X, y, method="wolfe", kernel="rbf", gamma=50.0, finish=False)
+    assert ora.status == "optimal" and sol.status == "optimal"
+    assert np.count_nonzero(sol.alpha) > 100
     assert sol.dual_objective == pytest.approx(ora.dual_objective, rel=1e-6)
     f_ora = ora.decision_function(X)
     np.testing.assert_allclose(sol.decision_function(X), f_ora, atol=1e-5 * np.abs(f_ora).max())
