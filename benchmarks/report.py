@@ -94,6 +94,12 @@ def _headlines(rows: list[dict]) -> list[str]:
         span = _worst_best(rows, family)
         if span:
             lines.append(f"- {title}: {span}")
+    onedal = [(r["extra"]["ratio_vs_sklearnex_1thread"], r["case"], r["benchmark"])
+              for r in rows if r["extra"].get("ratio_vs_sklearnex_1thread") is not None]
+    if onedal:
+        (hi, hi_case, hi_f), (lo, lo_case, lo_f) = max(onedal), min(onedal)
+        lines.append(f"- SMO / scikit-learn-intelex SVC (oneDAL, 1 thread): worst {hi:.2f}x "
+                     f"({hi_f} {hi_case}), best {lo:.2f}x ({lo_f} {lo_case})")
     for kernel in ("rbf", "linear"):
         parts = []
         for n in (1000, 5000, 10000, 100_000):

@@ -129,18 +129,20 @@ def _smo_row(
 
 
 def _svc_row(
-    case: Case, X: np.ndarray, y: np.ndarray, kernel: Any, m: Measured, tol: float
+    case: Case, X: np.ndarray, y: np.ndarray, kernel: Any, m: Measured, tol: float,
+    method: str = "sklearn.SVC",
 ) -> dict:
-    """Row of a fitted scikit-learn SVC, scored like :func:`_smo_row`."""
+    """Row of a fitted scikit-learn (or scikit-learn-intelex) SVC, scored like
+    :func:`_smo_row`."""
     svc = m.value
     if svc is None:
-        return make_row(case, "sklearn.SVC", "peer", m, params={"tol": tol})
+        return make_row(case, method, "peer", m, params={"tol": tol})
     sv = np.asarray(svc.support_)
     coef = np.asarray(svc.dual_coef_[0])
     scores = svm_scores(X, y, sv, coef, float(svc.intercept_[0]), kernel)
     return make_row(
         case,
-        "sklearn.SVC",
+        method,
         "peer",
         m,
         params={"tol": tol},
@@ -200,11 +202,19 @@ def run_svc(case: Case, repeats: int, budget: float) -> list[dict]:
         fit = fits[p["only"]]
         m = measure(fit(X, y), fit(Xw, yw), 1, 0.0)
         return [make_row(case, p["only"], "probe", m, status="error" if m.error else "done")]
-    m_svc, m_smo = measure_many(
-        [(fit_svc(X, y), fit_svc(Xw, yw)), (fit_smo(X, y), fit_smo(Xw, yw))], repeats, budget
-    )
+    calls = [(fit_svc(X, y), fit_svc(Xw, yw)), (fit_smo(X, y), fit_smo(Xw, yw))]
+    intelex = _intelex_fits(svc_kw) if p["n"] < 50_000 else []
+    calls += [(fit(X, y), fit(Xw, yw)) for _, fit in intelex]
+    m_svc, m_smo, *m_intelex = measure_many(calls, repeats, budget)
     ref = _svc_row(case, X, y, kernel, m_svc, p["tol"])
     row = _smo_row(case, X, y, kernel, m_smo, "maxmargin.smo", p["tol"])
+    extra_rows = []
+    for (threads, _), m in zip(intelex, m_intelex, strict=True):
+        r = _svc_row(case, X, y, kernel, m, p["tol"], f"sklearnex.SVC/{threads}thread")
+        r["params"]["threads"] = threads
+        extra_rows.append(r)
+        if r["time_s"] and row["time_s"]:  # maxmargin / oneDAL, the strongest CPU SVC
+            row["extra"][f"ratio_vs_sklearnex_{threads}thread"] = row["time_s"] / r["time_s"]
     if p.get("isolated_memory"):
         del m_svc, m_smo
         for r in (ref, row):
@@ -214,11 +224,31 @@ def run_svc(case: Case, repeats: int, budget: float) -> list[dict]:
         p["cache_size"] + (MEM_X_COPIES * n * d * 8 + MEM_N_ARRAYS * n * 8) / MB
     )
     row["extra"]["gram_matrix_mb"] = n * n * 8 / MB
-    for r in (ref, row):
+    for r in (ref, row, *extra_rows):
         r["params"].update(kernel=p["kernel"], C=p["C"], gamma=gamma, cache_size=p["cache_size"],
                            data=p["data"], **poly)
-    compare([ref, row], ref)
-    return [ref, row]
+    compare([ref, row, *extra_rows], ref)
+    return [ref, row, *extra_rows]
+
+
+def _intelex_fits(svc_kw: dict) -> list[tuple[int, Callable]]:
+    """``(threads, fit)`` for scikit-learn-intelex's SVC (oneDAL) on 1 and 2 threads, when it
+    is installed (the ``bench`` extra); none otherwise."""
+    try:
+        import daal4py
+        from sklearnex.svm import SVC as IntelexSVC
+    except ImportError:
+        return []
+
+    def fitter(threads: int) -> Callable:
+        def fit(A: np.ndarray, b: np.ndarray) -> Callable[[], Any]:
+            def run() -> Any:
+                daal4py.daalinit(threads)
+                return IntelexSVC(shrinking=True, **svc_kw).fit(A, b)
+            return run
+        return fit
+
+    return [(1, fitter(1)), (2, fitter(2))]
 
 
 def _isolated_memory(case: Case, method: str) -> dict[str, Any]:
@@ -305,6 +335,8 @@ def markdown_svc(rows: list[dict]) -> str:
                 fmt(ours["rel_objective_diff"], ".1e"),
                 fmt(ours["b_diff"], ".1e"),
                 fmt(ours["accuracy_diff"], "+.4f"),
+                fmt(ours["extra"].get("ratio_vs_sklearnex_1thread")),
+                fmt(ours["extra"].get("ratio_vs_sklearnex_2thread")),
                 peer["iterations"],
                 ours["iterations"],
                 peak_delta(peer),
@@ -324,6 +356,8 @@ def markdown_svc(rows: list[dict]) -> str:
             "rel dD",
             "abs db",
             "d acc",
+            "vs oneDAL 1t",
+            "vs oneDAL 2t",
             "SVC iter",
             "smo iter",
             "SVC peak +MB",
@@ -334,7 +368,9 @@ def markdown_svc(rows: list[dict]) -> str:
         "Two Gaussian clouds (Bayes error 10%), d = 20, C = 1, cache 200 MB, shrinking on, the "
         "same gamma float (`scale`). ratio = smo / SVC time (best of k after a warm-up); rel dD "
         "= |D_smo - D_svc| / max(1, |D_svc|) with both objectives recomputed from the support "
-        "vectors; d acc = training accuracy smo - SVC; peak +MB = peak RSS increase in the call "
-        "(for n >= 50,000 measured again with each solver alone in a fresh process, shown here).",
+        "vectors; d acc = training accuracy smo - SVC; vs oneDAL 1t / 2t = smo time / the time "
+        "of scikit-learn-intelex's SVC (oneDAL) on 1 / 2 threads (when installed; LIBSVM and "
+        "smo's loop run on one thread); peak +MB = peak RSS increase in the call (for "
+        "n >= 50,000 measured again with each solver alone in a fresh process, shown here).",
     )
 
