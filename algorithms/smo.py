@@ -984,6 +984,8 @@ class _Run:
         #: ``precision="auto"``: the float32 rounding floor of ``m - M`` is estimated as this
         #: times ``sqrt(sum alpha^2)`` (``_float32_floor``; recalibrated by a refinement)
         self.floor_coeff = 2.0**-24 * radius2
+        #: ``(alpha, sum_{alpha_j = C_j} C_j y_j K(x_j, .))`` from the last :meth:`certify`
+        self._bounded_part: tuple[np.ndarray, np.ndarray] | None = None
 
     def solve(self, precision: str, refine: bool = False) -> int:
         """Run the chosen loop with a fresh ``precision`` cache (``refine``: the last one, still
@@ -1051,11 +1053,19 @@ class _Run:
         return True
 
     def certify(self) -> tuple[np.ndarray, Certificate]:
-        """``g = K (alpha y)`` in float64 (blocked) and the certificate of the current alpha."""
-        alpha, X, y = self.st.alpha, self.X, self.y
-        sv = np.flatnonzero(alpha > 0)
-        g = decision_values(self.kern, X, X[sv], alpha[sv] * y[sv])
-        return g, certify_svm(alpha, X, y, self.box, self.kern, g=g)
+        """``g = K (alpha y)`` in float64 (blocked) and the certificate of the current alpha.
+
+        ``g`` is summed from the bounded and the free support vectors, and the bounded part
+        ``sum_{alpha_j = C_j} C_j y_j K(x_j, .)`` is kept for :meth:`restart_from` (its
+        ``G_bar``), so a continuation needs no second kernel pass."""
+        alpha, X, y, C = self.st.alpha, self.X, self.y, self.box
+        at = np.zeros(alpha.shape, dtype=bool) if C is None else alpha >= C
+        free = np.flatnonzero((alpha > 0) & ~at)
+        bounded = np.flatnonzero(at)
+        g_at = decision_values(self.kern, X, X[bounded], alpha[bounded] * y[bounded])
+        g = g_at + decision_values(self.kern, X, X[free], alpha[free] * y[free])
+        self._bounded_part = (alpha.copy(), g_at)
+        return g, certify_svm(alpha, X, y, C, self.kern, g=g)
 
     def restart_from(self, g: np.ndarray) -> None:
         """Reset the solver's state around the current alpha: exact ``G = y g - 1`` and
@@ -1067,6 +1077,8 @@ class _Run:
         st.G[:] = y * g - 1.0
         if C is None:
             st.G_bar[:] = 0.0
+        elif self._bounded_part is not None and np.array_equal(self._bounded_part[0], alpha):
+            st.G_bar[:] = y * self._bounded_part[1]  # from the certificate's kernel pass
         else:
             at = np.flatnonzero(alpha >= C)
             st.G_bar[:] = y * decision_values(self.kern, self.X, self.X[at], C[at] * y[at])

@@ -94,12 +94,19 @@ def _headlines(rows: list[dict]) -> list[str]:
         span = _worst_best(rows, family)
         if span:
             lines.append(f"- {title}: {span}")
+    for method in ("maxmargin.gilbert_svm/wolfe", "maxmargin.gilbert_svm/mdm"):
+        hard = [(r["time_ratio"], r["case"]) for r in find_rows(rows, method=method)
+                if r.get("time_ratio") is not None]
+        if hard:
+            (hi, hi_case), (lo, lo_case) = max(hard), min(hard)
+            lines.append(f"- {method} / smo on the RBF hard margin: worst {hi:.3g}x ({hi_case}), "
+                         f"best {lo:.3g}x ({lo_case})")
     onedal = [(r["extra"]["ratio_vs_sklearnex_1thread"], r["case"], r["benchmark"])
               for r in rows if r["extra"].get("ratio_vs_sklearnex_1thread") is not None]
     if onedal:
         (hi, hi_case, hi_f), (lo, lo_case, lo_f) = max(onedal), min(onedal)
-        lines.append(f"- SMO / scikit-learn-intelex SVC (oneDAL, 1 thread): worst {hi:.2f}x "
-                     f"({hi_f} {hi_case}), best {lo:.2f}x ({lo_f} {lo_case})")
+        lines.append(f"- SMO / scikit-learn-intelex SVC (oneDAL, 1 thread): worst {hi:.3g}x "
+                     f"({hi_f} {hi_case}), best {lo:.3g}x ({lo_f} {lo_case})")
     for kernel in ("rbf", "linear"):
         parts = []
         for n in (1000, 5000, 10000, 100_000):
@@ -141,8 +148,8 @@ def _worst_best(rows: list[dict], family: str) -> str:
         return ""
     worst = max(peer_rows, key=lambda r: r["time_ratio"])
     best = min(peer_rows, key=lambda r: r["time_ratio"])
-    return (f"worst {worst['time_ratio']:.2f}x ({worst['case']}, {worst['method']}), "
-            f"best {best['time_ratio']:.2f}x ({best['case']}, {best['method']})")
+    return (f"worst {worst['time_ratio']:.3g}x ({worst['case']}, {worst['method']}), "
+            f"best {best['time_ratio']:.3g}x ({best['case']}, {best['method']})")
 
 
 def _command(results: dict) -> str:
