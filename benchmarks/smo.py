@@ -102,9 +102,11 @@ def _gamma_scale(X: np.ndarray) -> float:
 
 
 def _smo_row(
-    case: Case, X: np.ndarray, y: np.ndarray, kernel: Any, m: Measured, method: str, tol: float
+    case: Case, X: np.ndarray, y: np.ndarray, kernel: Any, m: Measured, method: str,
+    tol: float | None,
 ) -> dict:
-    """Row of an SVMSolution (maxmargin.smo or a CVXPY oracle) with recomputed scores."""
+    """Row of an SVMSolution (maxmargin.smo, gilbert_svm or a CVXPY oracle) with recomputed
+    scores."""
     sol = m.value
     role = "maxmargin" if method.startswith("maxmargin") else "oracle"
     if sol is None:
@@ -180,7 +182,7 @@ def run_svc(case: Case, repeats: int, budget: float) -> list[dict]:
 
     from maxmargin.kernels import make_kernel
 
-    p = {**CASE_DEFAULTS, **case.params}
+    p = case.params  # _svm_case filled in CASE_DEFAULTS
     X, y = svm_data(p)
     Xw, yw = svm_data(p, warm=True)
     gamma = _gamma_scale(X) if p["kernel"] in ("rbf", "poly") else None

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.data import make_clouds, svm_scores
-from benchmarks.harness import Case, compare, join_messages, make_row, measure_many
-from benchmarks.smo import _gamma_scale, _svm_case, run_svc
+from benchmarks.data import make_clouds
+from benchmarks.harness import Case, compare, measure_many
+from benchmarks.smo import _gamma_scale, _smo_row, _svm_case, run_svc
 from benchmarks.tables import md_multi
 
 #: Bayes error of the clouds of the hard-margin cases: nearly separable, so the RBF hard margin
@@ -77,16 +77,8 @@ def _run_hard_margin(case: Case, repeats: int, budget: float) -> list[dict]:
     rows = []
     for name, m in zip(names, measured, strict=True):
         method = "maxmargin.smo" if name == "smo" else f"maxmargin.gilbert_svm/{name}"
-        row = make_row(case, method, "maxmargin", m, params={"kernel": "rbf", "gamma": gamma,
-                                                            "C": None})
-        sol = m.value
-        if sol is not None:
-            sv = np.flatnonzero(sol.alpha > 0)
-            scores = svm_scores(X, y, sv, sol.alpha[sv] * y[sv], sol.b, kernel)
-            row.update(status=sol.status, iterations=sol.iterations,
-                       objective=scores["dual_objective"], b=sol.b, accuracy=scores["accuracy"],
-                       message=join_messages(m.message, sol.message),
-                       extra={"n_sv": int(sv.size)})
+        row = _smo_row(case, X, y, kernel, m, method, None)  # each at its default tolerance
+        row["params"].update(kernel="rbf", gamma=gamma, C=None)
         rows.append(row)
     compare(rows, rows[0])
     return rows
