@@ -23,16 +23,15 @@ of ``A``; between two "unshrink" events the active set only shrinks, so each slo
 
 Kernel values are computed row-block-wise with vectorisable loops over the data transposed
 (``XT``, shape ``(d, n)``) and squared norms precomputed, ``||x - z||^2 = x.x + z.z - 2 x.z``.
-The RBF exponential uses :func:`_exp_nonpositive` (range reduction and a degree-11 Taylor
-polynomial, relative error below 1e-14 before the cache's rounding) because it vectorises where
-``math.exp`` does not.
+The RBF exponential is :func:`maxmargin.kernels.exp_scaled_inplace` (range reduction and a
+degree-13 Taylor polynomial, float64-accurate before the cache's rounding) because it vectorises
+where ``math.exp`` does not.
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
-import math
 import mmap
 from collections.abc import Iterator
 from typing import NamedTuple
@@ -41,7 +40,7 @@ import numpy as np
 from numba import njit, objmode
 from numpy.typing import DTypeLike
 
-from maxmargin.kernels import Kernel
+from maxmargin.kernels import Kernel, exp_scaled_inplace
 
 __all__ = [
     "FULL",
@@ -59,10 +58,6 @@ __all__ = [
 
 #: ``epoch_of[slot]`` value of a slot that holds all ``n`` rows of its column.
 FULL = -1
-_LOG2E = 1.4426950408889634
-_LN2_HI = 0.6931471803691238
-_LN2_LO = 1.9082149292705877e-10
-_INV_FACT = tuple(1.0 / math.factorial(m) for m in range(12))  # Taylor coefficients of exp
 
 
 class KernelData(NamedTuple):
@@ -234,32 +229,6 @@ def make_cache(n: int, cache_size: float, dtype: DTypeLike = np.float32) -> Colu
 
 
 @njit(cache=True)
-def _exp_nonpositive(x: float) -> tuple[float, int]:
-    """``exp(x) = p * 2^k`` for ``x <= 0``: returns ``(p, k)`` with ``|r| <= ln2 / 2``.
-
-    ``k = round(x / ln 2)``, ``r = x - k ln 2`` (ln 2 split in two for exactness), and
-    ``p = sum_{m=0}^{11} r^m / m!`` (truncation error below 1e-14 relative). ``x`` is clamped at
-    -700, where ``exp`` is far below float32's smallest number anyway.
-    """
-    x = max(x, -700.0)
-    k = np.floor(x * _LOG2E + 0.5)
-    r = (x - k * _LN2_HI) - k * _LN2_LO
-    p = _INV_FACT[11]  # Horner, unrolled by hand so that the loop over rows vectorises
-    p = p * r + _INV_FACT[10]
-    p = p * r + _INV_FACT[9]
-    p = p * r + _INV_FACT[8]
-    p = p * r + _INV_FACT[7]
-    p = p * r + _INV_FACT[6]
-    p = p * r + _INV_FACT[5]
-    p = p * r + _INV_FACT[4]
-    p = p * r + _INV_FACT[3]
-    p = p * r + _INV_FACT[2]
-    p = p * r + _INV_FACT[1]
-    p = p * r + _INV_FACT[0]
-    return p, np.int64(k)
-
-
-@njit(cache=True)
 def _finish_kernel(kd: KernelData, m: int) -> None:
     """Turn ``kd.dots[:m]`` into kernel values, in place, with index-free (SIMD) loops.
 
@@ -270,15 +239,7 @@ def _finish_kernel(kd: KernelData, m: int) -> None:
     """
     dots = kd.dots[:m]
     if kd.kind == 1:
-        gamma = kd.gamma
-        bits = kd.bits[:m]
-        for k in range(m):
-            p, e = _exp_nonpositive(-gamma * dots[k])
-            dots[k] = p
-            bits[k] = (e + 1023) << 52
-        scale = bits.view(np.float64)
-        for k in range(m):
-            dots[k] *= scale[k]
+        exp_scaled_inplace(dots, kd.bits[:m], kd.gamma)
     elif kd.kind == 2:
         gamma, coef0, degree = kd.gamma, kd.coef0, kd.degree
         for k in range(m):

@@ -43,6 +43,7 @@ this certifies ``rho <= zero_atol``.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 import warnings
@@ -52,7 +53,7 @@ from typing import Any
 
 import numpy as np
 from numba import njit
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from maxmargin._validation import (
     check_hull_pair,
@@ -63,7 +64,7 @@ from maxmargin._validation import (
 from maxmargin.algorithms._kernel_cache import fill_column, make_kernel_data, python_kernel
 from maxmargin.algorithms._kernel_cache import kernel_value as engine_value
 from maxmargin.algorithms.active_set import finish_alpha
-from maxmargin.certificate import Certificate, certify_hulls, certify_svm
+from maxmargin.certificate import Certificate, certify_hulls, certify_svm, decision_values
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.kernels import Kernel, LinearKernel
 from maxmargin.results import HullPairSolution, SVMSolution, join_messages
@@ -94,8 +95,6 @@ LOG_GRID = 64
 #: Non-linear kernels store the Gram matrix when it takes at most this many bytes (n <= 4096);
 #: then a kernel column is a row read, O(n), instead of O(n d) arithmetic and n exponentials.
 GRAM_MAX_BYTES = 128 * 2**20
-#: Columns of the Gram matrix computed at once when recomputing g exactly at the end.
-_CHUNK = 512
 
 
 # --------------------------------------------------------------------------------------------
@@ -306,6 +305,12 @@ class NearestPointRun:
     zero_atol: float
 
 
+@functools.cache
+def _blas() -> ThreadpoolController:
+    """The process's thread pools, found once (a fresh search costs about 0.4 ms a call)."""
+    return ThreadpoolController()
+
+
 def check_common(tol: Any, max_iter: Any, history_every: Any, default_iter: int) -> tuple:
     """Validate ``tol > 0``, ``max_iter`` (None -> ``default_iter``) and ``history_every``
     (None -> ``ceil(max_iter / 2000)``, so at most about 2000 records)."""
@@ -319,16 +324,9 @@ def check_common(tol: Any, max_iter: Any, history_every: Any, default_iter: int)
 
 
 def exact_g(X: np.ndarray, y: np.ndarray, lam: np.ndarray, kernel: Kernel) -> np.ndarray:
-    """``g_i = <z, phi(x_i)> = sum_j y_j lam_j K(x_j, x_i)`` from scratch (blocks of columns)."""
-    coef = y * lam
+    """``g_i = <z, phi(x_i)> = sum_j y_j lam_j K(x_j, x_i)`` from scratch (row blocks)."""
     S = np.flatnonzero(lam)
-    if kernel.kernel_id == 0:
-        return X @ (X[S].T @ coef[S])
-    g = np.zeros(X.shape[0])
-    for lo in range(0, S.size, _CHUNK):
-        idx = S[lo : lo + _CHUNK]
-        g += kernel(X, X[idx]) @ coef[idx]
-    return g
+    return decision_values(kernel, X, X[S], y[S] * lam[S])
 
 
 def run_nearest_point(
@@ -340,6 +338,7 @@ def run_nearest_point(
     max_iter: int,
     every: int,
     hull_eps: float = 0.0,
+    gram: bool = True,
 ) -> NearestPointRun:
     """Run a compiled nearest-point ``loop`` (Gilbert or MDM) on validated data.
 
@@ -369,13 +368,13 @@ def run_nearest_point(
     hist_it = np.zeros(size, dtype=np.int64)
     hist_gap, hist_dist = np.zeros(size), np.zeros(size)
     G = np.zeros((0, 0))
-    if kp[0] != 0 and 8 * n * n <= GRAM_MAX_BYTES:
+    if gram and kp[0] != 0 and 8 * n * n <= GRAM_MAX_BYTES:
         # the compiled engine's columns (vectorised exp) where it has them
         G = engine_gram(ke, n) if ke.kind in (1, 2) else kernel.gram(X)
     data, state = (points, diag, y, kp, G, ke), (lam, g, z, col)
     # One BLAS thread: a threaded gemv of this size spends more on synchronisation than it
     # saves (10,000 x 50 on 2 busy cores: 0.08 ms single-threaded, 0.4-5 ms with 2 threads).
-    with threadpool_limits(limits=1, user_api="blas"), python_kernel(ke, kernel, X):
+    with _blas().limit(limits=1, user_api="blas"), python_kernel(ke, kernel, X):
         start(data, state)
         iterations, code, n_hist = loop(
             data, state, (tol, zero_atol, max_iter, every), (hist_it, hist_gap, hist_dist)

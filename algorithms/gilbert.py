@@ -177,10 +177,12 @@ def gilbert_hulls(
 
 
 #: ``gilbert_svm(method=...)``: the loop, its default ``tol`` and ``max_iter``.
+#: method -> (loop, default tol, default max_iter, store the Gram matrix when it fits): Gilbert
+#: and MDM read two kernel columns per step; Wolfe keeps only the corral's columns itself
 _METHODS = {
-    "gilbert": (gilbert_loop, GILBERT_TOL, GILBERT_MAX_ITER),
-    "mdm": (mdm_loop, MDM_TOL, MDM_MAX_ITER),
-    "wolfe": (wolfe_loop, WOLFE_TOL, WOLFE_MAX_ITER),
+    "gilbert": (gilbert_loop, GILBERT_TOL, GILBERT_MAX_ITER, True),
+    "mdm": (mdm_loop, MDM_TOL, MDM_MAX_ITER, True),
+    "wolfe": (wolfe_loop, WOLFE_TOL, WOLFE_MAX_ITER, False),
 }
 
 
@@ -258,7 +260,7 @@ def gilbert_svm(
     kernel, X = precomputed(kernel, X)  # "precomputed": the Gram matrix and indices
     X, y = check_Xy(X, y, points=own_points(kernel))
     method = check_choice(method, "method", tuple(_METHODS))
-    loop, default_tol, default_iter = _METHODS[method]
+    loop, default_tol, default_iter, gram = _METHODS[method]
     tol, max_iter, every = check_common(
         default_tol if tol is None else tol, max_iter, history_every, default_iter
     )
@@ -267,5 +269,6 @@ def gilbert_svm(
     if clash is not None:
         return infeasible_solution(X, y, kern, method, opposite_duplicates_message(clash))
     finish = check_bool(finish, "finish")
-    run = run_nearest_point(loop, X, y, kern, tol, max_iter, every, hull_eps=SVM_HULL_EPS)
+    run = run_nearest_point(loop, X, y, kern, tol, max_iter, every, hull_eps=SVM_HULL_EPS,
+                            gram=gram)
     return svm_from_run(run, X, y, kern, method, tol, finish)

@@ -74,6 +74,16 @@ def _affine_minimiser(G: np.ndarray, inP: np.ndarray) -> np.ndarray:
     return sol[:s]
 
 
+def _bordered(G: np.ndarray, row: np.ndarray) -> np.ndarray:
+    """``[[G, row[:-1]], [row[:-1]^T, row[-1]]]``: the corral's matrix with a point added."""
+    s = G.shape[0]
+    out = np.empty((s + 1, s + 1))
+    out[:s, :s] = G
+    out[s, :] = row
+    out[:s, s] = row[:s]
+    return out
+
+
 class _Factor:
     """Upper Cholesky factor ``R`` of ``H = G / c + E E^T`` on the corral (``R^T R = H``).
 
@@ -230,7 +240,7 @@ def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
         if new in corral:
             return it, STALLED, n_hist
         row = cross(corral + [new], new)
-        G = np.block([[G, row[:-1, None]], [row[None, :-1], row[-1:, None]]])
+        G = _bordered(G, row)
         corral.append(new)
         w = np.append(w, 0.0)
         factor.append(row, (y[corral] > 0).astype(float))

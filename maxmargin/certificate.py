@@ -135,17 +135,11 @@ def decision_values(
     if isinstance(kernel, LinearKernel):
         return X @ (X_sv.T @ coef)
     n, m = X.shape[0], X_sv.shape[0]
-    out = np.empty(n)
     if m == 0:
-        out[:] = 0.0
-        return out
-    X, X_sv = kernel._check_pair(X, X_sv)  # once; the blocks below are slices of valid data
+        return np.zeros(n)
+    X, X_sv = kernel._check_pair(X, X_sv)  # once; the blocks are slices of valid data
     rows = max(1, BLOCK_BYTES // (8 * m))
-    for start in range(0, n, rows):
-        stop = min(n, start + rows)
-        block = kernel._values(lambda a=X[start:stop]: kernel._block(a, X_sv), "`X`")
-        out[start:stop] = block @ coef
-    return out
+    return kernel._values(lambda: kernel._weighted(X, X_sv, coef, rows), "`X`")
 
 
 def max_violation(alpha: np.ndarray, y: np.ndarray, g: np.ndarray, C: Any) -> float:
@@ -273,9 +267,10 @@ def opposite_duplicates(X: np.ndarray, y: np.ndarray) -> tuple[int, int] | None:
         first = np.zeros(len(keys), dtype=np.int64)
     elif X.ndim == 1:  # strings
         _, first, inverse = np.unique(X.astype(str), return_index=True, return_inverse=True)
-    else:
-        _, first, inverse = np.unique(X, axis=0, return_index=True, return_inverse=True)
-        inverse = inverse.ravel()
+    else:  # rows as raw bytes (+ 0.0 turns -0.0 into 0.0): float equality of finite rows
+        rows = np.ascontiguousarray(X + 0.0)
+        rows = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+        _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
     pos = np.full(first.size, -1)
     neg = np.full(first.size, -1)
     pos[inverse[y > 0]] = np.flatnonzero(y > 0)

@@ -20,6 +20,7 @@ into a kernel object, resolving ``gamma="scale"`` (1 / (d * X.var())) and ``gamm
 
 from __future__ import annotations
 
+import math
 import numbers
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -49,6 +50,83 @@ __all__ = [
 KERNEL_NAMES = ("linear", "rbf", "poly", "sigmoid")
 #: RBF: a squared distance below this fraction of ``a.a + b.b`` is recomputed from differences.
 CANCEL_RTOL = 1e-6
+_LOG2E = 1.4426950408889634
+_LN2_HI = 0.6931471803691238
+_LN2_LO = 1.9082149292705877e-10
+_INV_FACT = tuple(1.0 / math.factorial(m) for m in range(14))  # Taylor coefficients of exp
+
+
+@njit(cache=True)
+def exp_nonpositive(x: float) -> tuple[float, int]:
+    """``exp(x) = p 2^k`` for ``x <= 0``: returns ``(p, k)``.
+
+    ``k = round(x / ln 2)``, ``r = x - k ln 2`` (``ln 2`` split in two, so ``r`` is exact to
+    float64 rounding, ``|r| <= ln 2 / 2``), ``p = sum_{m=0}^{13} r^m / m!`` (truncation below
+    ``(ln 2 / 2)^14 / 14! = 4e-18``, so ``p`` is float64-accurate up to Horner's rounding).
+    ``x`` is clamped at -700 (``exp(-700) = 1e-304``). Unlike ``math.exp`` it vectorises: see
+    :func:`exp_scaled_inplace`.
+    """
+    x = max(x, -700.0)
+    k = np.floor(x * _LOG2E + 0.5)
+    r = (x - k * _LN2_HI) - k * _LN2_LO
+    p = _INV_FACT[13]
+    for m in range(12, -1, -1):  # Horner; constant trip count, unrolled by the compiler
+        p = p * r + _INV_FACT[m]
+    return p, np.int64(k)
+
+
+@njit(cache=True)
+def exp_scaled_inplace(values: np.ndarray, bits: np.ndarray, scale: float) -> None:
+    """``values[k] <- exp(-scale values[k])`` in place for ``values >= 0`` (``bits``: an int64
+    scratch of the same length), with index-free loops that vectorise: the polynomial part of
+    :func:`exp_nonpositive`, then the power of two built from its exponent bits."""
+    m = values.shape[0]
+    for k in range(m):
+        p, e = exp_nonpositive(-scale * values[k])
+        values[k] = p
+        bits[k] = (e + 1023) << 52
+    powers = bits[:m].view(np.float64)
+    for k in range(m):
+        values[k] *= powers[k]
+
+
+@njit(cache=True)
+def _rbf_weighted_rows(
+    D: np.ndarray, A: np.ndarray, B: np.ndarray, a2: np.ndarray, b2: np.ndarray, gamma: float,
+    coef: np.ndarray, out: np.ndarray,
+) -> None:
+    """``out[i] = sum_j coef_j exp(-gamma ||a_i - b_j||^2)`` from the products ``D = A B^T``.
+
+    ``||a - b||^2 = a.a + b.b - 2 a.b``; where that is below ``CANCEL_RTOL (a.a + b.b)`` (near
+    duplicates) it is recomputed from the differences, as :meth:`RBFKernel._block` does. One
+    pass over each row of ``D``.
+    """
+    k = D.shape[1]
+    d2 = np.empty(k)
+    bits = np.empty(k, dtype=np.int64)
+    for i in range(D.shape[0]):
+        row = D[i]
+        a2_i = a2[i]
+        near = False
+        for j in range(k):
+            v = a2_i + b2[j] - 2.0 * row[j]
+            d2[j] = v
+            near |= v < CANCEL_RTOL * (a2_i + b2[j])
+        if near:
+            for j in range(k):
+                if d2[j] < CANCEL_RTOL * (a2_i + b2[j]):
+                    s = 0.0
+                    for f in range(A.shape[1]):
+                        t = A[i, f] - B[j, f]
+                        s += t * t
+                    d2[j] = s
+        for j in range(k):
+            d2[j] = max(d2[j], 0.0)
+        exp_scaled_inplace(d2, bits, gamma)
+        s = 0.0
+        for j in range(k):
+            s += coef[j] * d2[j]
+        out[i] = s
 
 
 def _dot(A: Any, B: Any) -> np.ndarray:
@@ -105,6 +183,16 @@ class Kernel(ABC):
 
     def _check_pair(self, A: Any, B: Any) -> tuple[Any, Any]:
         return check_kernel_pair(A, B)
+
+    def _weighted(self, A: Any, B: Any, coef: np.ndarray, rows: int) -> np.ndarray:
+        """``K(A, B) @ coef`` for validated ``A``, ``B``, evaluated ``rows`` rows of ``A`` at a
+        time (bounded memory); values checked finite."""
+        out = np.empty(A.shape[0])
+        for start in range(0, A.shape[0], rows):
+            stop = min(A.shape[0], start + rows)
+            block = self._values(lambda a=A[start:stop]: self._block(a, B), "`X`")
+            out[start:stop] = block @ coef
+        return out
 
     def __call__(self, A: Any, B: Any) -> np.ndarray:
         """The cross matrix ``K[i, j] = K(A[i], B[j])`` of shape ``(len(A), len(B))``."""
@@ -203,6 +291,29 @@ class RBFKernel(Kernel):
 
     def _diag(self, X: np.ndarray) -> np.ndarray:
         return np.ones(X.shape[0])
+
+    def _weighted(self, A: Any, B: Any, coef: np.ndarray, rows: int) -> np.ndarray:
+        """``K(A, B) @ coef``: on dense data one BLAS product per block of rows, then one
+        compiled pass (:func:`_rbf_weighted_rows`: distances, cancellation fix, exponential
+        and the sum) instead of the block's NumPy passes; the same centring as :meth:`_block`."""
+        if hasattr(A, "multiply") or hasattr(B, "multiply"):
+            return super()._weighted(A, B, coef, rows)
+        centre = B.mean(axis=0)
+        Bc = np.ascontiguousarray(B - centre)
+        b2 = _row_norms2(Bc)
+        coef = np.ascontiguousarray(coef, dtype=np.float64)
+        out = np.empty(A.shape[0])
+        for start in range(0, A.shape[0], rows):
+            stop = min(A.shape[0], start + rows)
+            a = np.ascontiguousarray(A[start:stop] - centre)
+            a2 = _row_norms2(a)
+            if not math.isfinite(4.0 * (float(a2.max()) + float(b2.max()))):
+                # squared norms near overflow: NumPy's block reports them by name
+                out[start:stop] = self._values(lambda a=A[start:stop]: self._block(a, B),
+                                               "`X`") @ coef
+                continue
+            _rbf_weighted_rows(a @ Bc.T, a, Bc, a2, b2, self.gamma, coef, out[start:stop])
+        return out
 
     def gram(self, X: Any) -> np.ndarray:
         G = super().gram(X)

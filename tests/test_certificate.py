@@ -122,6 +122,45 @@ def test_blocked_decision_values_match_one_product(monkeypatch):
                                atol=1e-14 * float(np.abs(coef).sum()))
 
 
+def _rbf_sums_long_double(X, Xs, coef, gamma):
+    """``sum_j coef_j exp(-gamma ||x_i - xs_j||^2)`` from differences, in extended precision."""
+    A, B = X.astype(np.longdouble), Xs.astype(np.longdouble)
+    d2 = ((A[:, None, :] - B[None, :, :]) ** 2).sum(axis=2)
+    return (np.exp(-np.longdouble(gamma) * d2) @ coef.astype(np.longdouble)).astype(float)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 60), st.integers(1, 40), st.integers(1, 12), st.integers(0, 2**31),
+       st.sampled_from([1e-3, 0.1, 1.0, 30.0, 1e6]), st.sampled_from([1e-3, 1.0, 1e3]))
+def test_rbf_decision_values_match_extended_precision(n, m, d, seed, gamma, scale):
+    """The compiled RBF sum (one BLAS product, then distances, cancellation fix, exponential
+    and sum in one pass) against a brute force in long double, with exact and near duplicates
+    of the support vectors among the rows (the cancellation branch) and an offset far from the
+    origin."""
+    rng = np.random.default_rng(seed)
+    Xs = scale * rng.normal(size=(m, d)) + 1e3 * scale
+    X = scale * rng.normal(size=(n, d)) + 1e3 * scale
+    X[: min(n, m) // 2] = Xs[: min(n, m) // 2]
+    X[min(n, m) // 2 : min(n, m)] = Xs[min(n, m) // 2 : min(n, m)] * (1 + 1e-12)
+    coef = rng.normal(size=m)
+    gamma = gamma / (d * scale**2)
+    got = decision_values(RBFKernel(gamma=gamma), X, Xs, coef)
+    ref = _rbf_sums_long_double(X, Xs, coef, gamma)
+    # each kernel value is off by a few ulps of the squared distance's rounding (relative to
+    # the norms, 1e3 scale away from the origin before centring): bound by |coef| sums
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12 * float(np.abs(coef).sum()))
+
+
+def test_exp_nonpositive_is_float64_accurate():
+    from maxmargin.kernels import exp_scaled_inplace
+
+    x = np.concatenate([-np.geomspace(1e-12, 700, 20001), [0.0, -0.5 * math.log(2)]])
+    values = -x.copy()
+    exp_scaled_inplace(values, np.empty(x.size, dtype=np.int64), 1.0)
+    ref = np.array([math.exp(v) for v in x])
+    assert np.max(np.abs(values - ref) / ref) <= 4 * np.finfo(float).eps
+
+
 def test_hull_certificate_of_the_hand_segment():
     # Segment from (1, 0) to (0, 1): the nearest point to the origin is (1/2, 1/2) (hand), with
     # weights (1/2, 1/2); <z, q_i> = 1/2 = ||z||^2 for both, so gap 0; distance 1/sqrt(2).
@@ -133,3 +172,24 @@ def test_hull_certificate_of_the_hand_segment():
     # the vertex (1, 0) alone: <z, q_2> = 0, gap (1 - 0) / 1 = 1
     off = certify_hulls(Q, np.zeros((0, 2)), np.array([1.0, 0.0]), np.zeros(0))
     assert off.gap == pytest.approx(1.0) and not off.meets(1e-3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 4), st.integers(0, 2**31))
+def test_opposite_duplicates_match_brute_force(n, d, seed):
+    """Identical rows with opposite labels, against all pairs compared as floats (-0.0 == 0.0),
+    on small integer data where duplicates are common."""
+    from maxmargin.certificate import opposite_duplicates
+
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-1, 2, size=(n, d)).astype(float)
+    X[rng.random((n, d)) < 0.2] = -0.0
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    pairs = {(i, j) for i in range(n) for j in range(n)
+             if y[i] > 0 > y[j] and np.array_equal(X[i], X[j])}
+    got = opposite_duplicates(X, y)
+    if not pairs:
+        assert got is None
+    else:
+        assert got is not None and y[got[0]] > 0 > y[got[1]]
+        assert np.array_equal(X[got[0]], X[got[1]])
