@@ -12,13 +12,16 @@ from benchmarks.tables import fmt, md_table, pairs
 
 
 def cases(suite: str) -> list[Case]:
-    """The suite's separable data sets (``n``, ``d = 20``, margin)."""
-    sizes = {"smoke": [2000]}.get(suite, [10_000, 30_000, 100_000])
+    """The suite's separable data sets (``n``, ``d``, margin): d = 20, and d = 100 at the
+    largest n (wider rows: the dot products dominate)."""
+    sizes = {"smoke": [(2000, 20)]}.get(
+        suite, [(10_000, 20), (30_000, 20), (100_000, 20), (100_000, 100)])
     # margin 0.01: hundreds of epochs (Novikoff's bound (R / margin)^2 is ~3e5 mistakes)
     margin = 0.03 if suite == "smoke" else 0.01
     return [
-        Case("perceptron", f"n={n}", {"n": n, "d": 20, "margin": margin, "max_epochs": 5000})
-        for n in sizes
+        Case("perceptron", f"n={n}" + ("" if d == 20 else f" d={d}"),
+             {"n": n, "d": d, "margin": margin, "max_epochs": 5000})
+        for n, d in sizes
     ]
 
 
@@ -114,7 +117,8 @@ def markdown(rows: list[dict]) -> str:
             "status",
         ],
         body,
-        f"Separable data (margin {margins}), d = 20, cyclic order, eta = 1, w = 0, b = 0. sklearn: "
+        f"Separable data (margin {margins}), d = 20 unless named, cyclic order, eta = 1, w = 0, "
+        "b = 0. sklearn: "
         "`Perceptron(shuffle=False, tol=None, max_iter=E, eta0=1, alpha=0)` with E = the epochs "
         "maxmargin needed (sklearn has no stop-on-a-clean-pass rule); errors = training errors "
         "after training; norm dw = ||w_maxmargin - coef_||.",

@@ -114,6 +114,23 @@ def test_smoke_smo_agrees_with_svc(smoke: tuple[int, Path, dict]) -> None:
         assert r["objective"] == pytest.approx(r["extra"]["reported_objective"], rel=1e-6)
 
 
+def test_smoke_liblinear_rows_on_linear_cases(smoke: tuple[int, Path, dict]) -> None:
+    """LIBLINEAR (another problem: regularised bias) appears beside the linear SMO rows; its
+    (w, b) is feasible for the SVM primal, so by weak duality its primal value is at least the
+    dual objective SMO certified, up to SMO's tolerance."""
+    _, out, results = smoke
+    lin = _rows(results, benchmark="smo_svc", method="sklearn.LinearSVC (LIBLINEAR)")
+    assert len(lin) == 1 and lin[0]["params"]["kernel"] == "linear"
+    ours = _rows(results, benchmark="smo_svc", case=lin[0]["case"], method="maxmargin.smo")[0]
+    assert lin[0]["status"] == "optimal" and lin[0]["time_s"] > 0
+    assert lin[0]["objective"] >= ours["objective"] * (1 - 1e-3)
+    assert ours["extra"]["ratio_vs_liblinear"] > 0
+    rbf_cases = {r["case"] for r in _rows(results, benchmark="smo_svc")
+                 if r["params"].get("kernel") == "rbf"}
+    assert rbf_cases and not [r for r in lin if r["case"] in rbf_cases]
+    assert "- SMO / LIBLINEAR (LinearSVC" in (out / "benchmarks.md").read_text()
+
+
 def test_smoke_smo_hard_regimes(smoke: tuple[int, Path, dict]) -> None:
     _, out, results = smoke
     high_c, raw = _rows(results, benchmark="smo_hard", method="maxmargin.smo")[:2]
