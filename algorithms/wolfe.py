@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 from scipy.linalg import cholesky, qr_delete, solve_triangular
+from scipy.linalg.lapack import dgesv
 
 from maxmargin.algorithms._nearest_point import (
     STALLED,
@@ -60,16 +61,13 @@ def _affine_minimiser(G: np.ndarray, inP: np.ndarray) -> np.ndarray:
     or in the least-squares sense when the corral is affinely dependent (round-off)."""
     s = G.shape[0]
     M = np.zeros((s + 2, s + 2))
-    M[:s, :s] = G / (float(np.max(np.abs(G))) or 1.0)
+    np.divide(G, float(np.abs(G).max()) or 1.0, out=M[:s, :s])
     M[:s, s] = M[s, :s] = inP
     M[:s, s + 1] = M[s + 1, :s] = 1.0 - inP
     rhs = np.zeros(s + 2)
     rhs[s:] = 1.0
-    try:
-        sol = np.linalg.solve(M, rhs)
-    except np.linalg.LinAlgError:
-        sol = np.full(s + 2, np.nan)
-    if not np.all(np.isfinite(sol)) or np.linalg.norm(M @ sol - rhs) > _KKT_RTOL:
+    sol, info = dgesv(M, rhs)[2:]  # LAPACK directly: these systems are tiny, call overhead rules
+    if info != 0 or not np.all(np.isfinite(sol)) or np.linalg.norm(M @ sol - rhs) > _KKT_RTOL:
         sol = np.linalg.lstsq(M, rhs, rcond=None)[0]
     return sol[:s]
 
