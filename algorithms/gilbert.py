@@ -176,9 +176,9 @@ def gilbert_hulls(
     )
 
 
-#: ``gilbert_svm(method=...)``: the loop, its default ``tol`` and ``max_iter``.
-#: method -> (loop, default tol, default max_iter, store the Gram matrix when it fits): Gilbert
-#: and MDM read two kernel columns per step; Wolfe keeps only the corral's columns itself
+#: ``gilbert_svm(method=...)``: the loop, its default ``tol`` and ``max_iter``, and whether to
+#: store the Gram matrix when it fits (Gilbert and MDM read two kernel columns per step; Wolfe
+#: keeps only its corral's columns itself).
 _METHODS = {
     "gilbert": (gilbert_loop, GILBERT_TOL, GILBERT_MAX_ITER, True),
     "mdm": (mdm_loop, MDM_TOL, MDM_MAX_ITER, True),

@@ -308,9 +308,8 @@ class RBFKernel(Kernel):
             a = np.ascontiguousarray(A[start:stop] - centre)
             a2 = _row_norms2(a)
             if not math.isfinite(4.0 * (float(a2.max()) + float(b2.max()))):
-                # squared norms near overflow: NumPy's block reports them by name
-                out[start:stop] = self._values(lambda a=A[start:stop]: self._block(a, B),
-                                               "`X`") @ coef
+                # squared norms near overflow: the checked NumPy block reports them by name
+                out[start:stop] = super()._weighted(A[start:stop], B, coef, rows)
                 continue
             _rbf_weighted_rows(a @ Bc.T, a, Bc, a2, b2, self.gamma, coef, out[start:stop])
         return out
