@@ -1,31 +1,33 @@
-"""Kernel columns on demand for SMO: compiled evaluation and an LRU cache bounded in megabytes.
+"""Kernel columns on demand for SMO: compiled evaluation and an LRU cache in LIBSVM's layout.
 
 SMO touches the matrix ``Q_ij = y_i y_j K(x_i, x_j)`` one column at a time. Like LIBSVM's
 ``Cache`` class, this module keeps the most recently used columns in a fixed budget of
 ``cache_size`` MB, stored in float32 (LIBSVM's ``Qfloat``, the default) or float64 (SMO's
-``precision="double"``: half as many columns per MB); the solver's gradient stays in float64.
-The code is dtype-generic: Numba compiles one specialisation per cache dtype. Everything here
-is preallocated arrays and ``@njit`` functions so the whole SMO loop runs in compiled code:
+``precision="double"``); the solver's gradient stays in float64. The code is dtype-generic:
+Numba compiles one specialisation per cache dtype.
 
-* :class:`ColumnCache` -- the slots (a ``(n_slots, n)`` float32 or float64 block,
-  ``n_slots = budget / (itemsize n)``, at least 2), who owns which slot, and a doubly linked
-  LRU list over the slots.
-* :func:`get_column` -- the slot holding column ``i`` of ``Q``, computing it on a miss after
-  evicting the least recently used column.
-* :func:`kernel_value` (one float64 entry) and :func:`quadratic_form` (``v^T K v`` in float64,
-  for the exact objective at the end of a run).
+**Layout.** The variables are kept in an order (``KernelData.order``: position ``k`` holds
+variable ``order[k]``; ``pos`` is the inverse) whose first ``L`` positions, the *layout*, hold
+every active variable. A cached column stores ``Q[order[k], i]`` for the positions ``k < L``
+only, so the budget holds ``budget / L`` columns: as shrinking makes the active set small, the
+cache holds correspondingly more columns (LIBSVM's columns have the active length for the same
+reason). :func:`compact_layout` moves the active variables to the front (stable) and repacks the
+cached columns in place when the active set has shrunk by a good fraction; :func:`grow_layout`
+extends the layout to all ``n`` variables (unshrinking), keeping the most recently used columns
+as valid prefixes (``len_of``) that :func:`get_column` completes on demand. The features are
+kept transposed in layout order (``XT``, ``sqT``, ``yT``), so every column is computed by one
+contiguous, vectorised loop.
 
-Shrinking (see :mod:`maxmargin.algorithms.smo`) only needs the rows of the *active* variables.
-A column computed while the active set was ``A`` is valid as long as the active set stays a subset
-of ``A``; between two "unshrink" events the active set only shrinks, so each slot remembers the
-*epoch* (number of unshrinks so far) in which it was filled, or :data:`FULL` when it holds all
-``n`` rows. A partial column from an older epoch is recomputed.
+* :class:`ColumnCache` -- a flat block of the cache dtype, slots of the layout length, who owns
+  which slot, and a doubly linked LRU list over the slots.
+* :func:`get_column` -- the layout part of column ``i`` of ``Q``, computing what is missing.
+* :func:`kernel_value` (one float64 entry) and :func:`quadratic_form` (``v^T K v`` in float64).
 
-Kernel values are computed row-block-wise with vectorisable loops over the data transposed
-(``XT``, shape ``(d, n)``) and squared norms precomputed, ``||x - z||^2 = x.x + z.z - 2 x.z``.
-The RBF exponential is :func:`maxmargin.kernels.exp_scaled_inplace` (range reduction and a
-degree-13 Taylor polynomial, float64-accurate before the cache's rounding) because it vectorises
-where ``math.exp`` does not.
+Kernel values are computed block-wise with vectorisable loops over ``XT`` with squared norms
+precomputed, ``||x - z||^2 = x.x + z.z - 2 x.z``. The RBF exponential is
+:func:`maxmargin.kernels.exp_scaled_inplace` (range reduction and a degree-13 Taylor
+polynomial, float64-accurate before the cache's rounding) because it vectorises where
+``math.exp`` does not.
 """
 
 from __future__ import annotations
@@ -43,11 +45,12 @@ from numpy.typing import DTypeLike
 from maxmargin.kernels import Kernel, exp_scaled_inplace
 
 __all__ = [
-    "FULL",
     "ColumnCache",
     "KernelData",
+    "compact_layout",
     "fill_column",
     "get_column",
+    "grow_layout",
     "kernel_value",
     "make_cache",
     "make_kernel_data",
@@ -56,17 +59,21 @@ __all__ = [
     "quadratic_form",
 ]
 
-#: ``epoch_of[slot]`` value of a slot that holds all ``n`` rows of its column.
-FULL = -1
+# cache state c.state[...]
+S_LEN, S_SLOTS, S_HITS, S_MISSES, S_ROWS, S_COMPACTIONS = 0, 1, 2, 3, 4, 5
 
 
 class KernelData(NamedTuple):
     """What compiled code needs to evaluate ``Q_ij = y_i y_j K(x_i, x_j)``."""
 
-    X: np.ndarray  # (n, d) float64, rows = points (for gathers of a few rows)
-    XT: np.ndarray  # (d, n) float64, the transpose (for contiguous, vectorised columns)
-    sq: np.ndarray  # (n,) squared norms x_i . x_i
-    y: np.ndarray  # (n,) labels +-1
+    X: np.ndarray  # (n, d) float64, rows = points in the original order
+    XT: np.ndarray  # (d, n) float64, the points transposed in layout order: XT[:, k] = X[order[k]]
+    sq: np.ndarray  # (n,) squared norms x_i . x_i (original order)
+    sqT: np.ndarray  # (n,) the same in layout order
+    y: np.ndarray  # (n,) labels +-1 (original order)
+    yT: np.ndarray  # (n,) the same in layout order
+    order: np.ndarray  # (n,) int64: the variable at each layout position
+    pos: np.ndarray  # (n,) int64: the layout position of each variable (order's inverse)
     kind: int  # 0 linear, 1 rbf, 2 poly (compiled); 3 any other kernel or sparse data (Python)
     token: int  # kind 3: the key of (kernel, X) in _PYTHON_KERNELS
     gamma: float
@@ -77,16 +84,17 @@ class KernelData(NamedTuple):
 
 
 class ColumnCache(NamedTuple):
-    """An LRU cache of columns of ``Q`` (float32 or float64) within a byte budget (LIBSVM's
-    ``Cache``)."""
+    """An LRU cache of the layout part of columns of ``Q`` within a byte budget (LIBSVM's
+    ``Cache``). Slot ``s`` is ``data[s L : s L + L]`` for the layout length ``L``."""
 
-    data: np.ndarray  # (n_slots, n) float32 (LIBSVM's Qfloat) or float64
+    data: np.ndarray  # flat float32 (LIBSVM's Qfloat) or float64 block
+    col: np.ndarray  # (n,) the cache's dtype: scratch for values outside the layout
     slot_of: np.ndarray  # (n,) slot holding column i, or -1
-    owner: np.ndarray  # (n_slots,) column held by the slot, or -1 when empty
-    epoch_of: np.ndarray  # (n_slots,) epoch the slot was filled in, FULL for complete columns
-    prev: np.ndarray  # (n_slots + 1,) LRU list; node n_slots is the sentinel (head)
-    next: np.ndarray  # (n_slots + 1,)  next[head] = least recently used slot
-    state: np.ndarray  # (4,) int64: current epoch, hits, misses, kernel rows computed
+    owner: np.ndarray  # (max_slots,) column held by the slot, or -1 when empty
+    len_of: np.ndarray  # (max_slots,) positions 0..len-1 of the slot's column are valid
+    prev: np.ndarray  # (max_slots + 1,) LRU list; node max_slots is the sentinel (head)
+    next: np.ndarray  # (max_slots + 1,)  next[head] = least recently used slot
+    state: np.ndarray  # int64: layout length, slots, hits, misses, rows computed, compactions
 
 
 #: Kernels evaluated in Python (kind 3) while a solver runs: token -> (kernel, X).
@@ -139,89 +147,91 @@ def python_kernel(kd: KernelData, kernel: Kernel, X: object) -> Iterator[None]:
 
 
 def make_kernel_data(kernel: Kernel, X: object, y: np.ndarray) -> KernelData:
-    """Pack a validated kernel and data set for :func:`get_column`.
+    """Pack a validated kernel and data set for :func:`get_column`, in the identity layout.
 
     The built-in kernels on dense data are evaluated by compiled code (kinds 0-2); any other
     kernel object, and sparse data, by the kernel object itself (kind 3, called from the
     compiled loop; register it with :func:`python_kernel` while solving).
     """
     n = X.shape[0]
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    layout = {
+        "y": y, "yT": y.copy(), "order": np.arange(n, dtype=np.int64),
+        "pos": np.arange(n, dtype=np.int64), "dots": np.empty(n),
+        "bits": np.empty(n, dtype=np.int64),
+    }
     if kernel.kernel_id not in (0, 1, 2) or not isinstance(X, np.ndarray):
         empty = np.zeros((0, 0))
-        return KernelData(
-            X=empty, XT=empty, sq=np.zeros(0), y=np.ascontiguousarray(y, dtype=np.float64),
-            kind=3, token=next(_TOKENS), gamma=0.0, coef0=0.0, degree=1, dots=np.empty(n),
-            bits=np.empty(n, dtype=np.int64),
-        )
+        return KernelData(X=empty, XT=empty, sq=np.zeros(0), sqT=np.zeros(0), kind=3,
+                          token=next(_TOKENS), gamma=0.0, coef0=0.0, degree=1, **layout)
     gamma, coef0, degree = kernel.params
     X = np.ascontiguousarray(X, dtype=np.float64)
     if kernel.kernel_id == 1:  # RBF is translation invariant: centring shrinks the cancellation
         X = np.ascontiguousarray(X - X.mean(axis=0))   # in x.x + z.z - 2 x.z
-    n = X.shape[0]
+    sq = np.einsum("ij,ij->i", X, X)
     return KernelData(
-        X=X,
-        XT=np.ascontiguousarray(X.T),
-        sq=np.einsum("ij,ij->i", X, X),
-        y=np.ascontiguousarray(y, dtype=np.float64),
-        kind=int(kernel.kernel_id),
-        token=0,
-        gamma=float(gamma),
-        coef0=float(coef0),
-        degree=int(degree),
-        dots=np.empty(n),
-        bits=np.empty(n, dtype=np.int64),
+        X=X, XT=X.T.copy(), sq=sq,  # a copy even when X.T is contiguous (d = 1): it is permuted
+        sqT=sq.copy(), kind=int(kernel.kernel_id),
+        token=0, gamma=float(gamma), coef0=float(coef0), degree=int(degree), **layout,
     )
 
 
 def n_slots_for(n: int, cache_size: float, itemsize: int = 4) -> int:
-    """Columns that fit in ``cache_size`` MB: ``floor(cache_size 2^20 / (itemsize n))``.
+    """Full-length columns that fit in ``cache_size`` MB: ``floor(cache_size 2^20 / (itemsize
+    n))``, at least 2 (SMO needs two columns at once) and at most ``n``.
 
-    ``itemsize`` is 4 for float32, 8 for float64. At least 2 (SMO needs two columns at once)
-    and at most ``n``.
+    ``itemsize`` is 4 for float32, 8 for float64. A layout of length ``L < n`` holds
+    ``n_slots_for(L, ...)`` columns (at most ``n``).
     """
     return int(max(2, min(n, int(cache_size * 2**20) // (itemsize * n))))
 
 
-def _column_block(slots: int, n: int, dtype: np.dtype) -> np.ndarray:
-    """An uninitialised ``(slots, n)`` block of ``dtype``, on transparent huge pages when possible.
+def _column_block(size: int, dtype: np.dtype) -> np.ndarray:
+    """An uninitialised flat block of ``size`` entries, on transparent huge pages when possible.
 
     The cache is written column by column as SMO runs; with 4 KiB pages every new column costs
     page faults (expensive in virtual machines), with 2 MiB pages (``MADV_HUGEPAGE``, an anonymous
     ``mmap``) far fewer. Falls back to ``np.empty`` where ``madvise`` is unavailable.
     """
-    nbytes = slots * n * dtype.itemsize
+    nbytes = size * dtype.itemsize
     advice = getattr(mmap, "MADV_HUGEPAGE", None)
     if advice is None or nbytes < 2**22:
-        return np.empty((slots, n), dtype=dtype)
+        return np.empty(size, dtype=dtype)
     try:
         buf = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
         buf.madvise(advice)
     except (OSError, ValueError, AttributeError):
-        return np.empty((slots, n), dtype=dtype)
-    return np.frombuffer(buf, dtype=dtype).reshape(slots, n)  # keeps `buf` alive
+        return np.empty(size, dtype=dtype)
+    return np.frombuffer(buf, dtype=dtype)  # keeps `buf` alive
 
 
 def make_cache(n: int, cache_size: float, dtype: DTypeLike = np.float32) -> ColumnCache:
-    """An empty cache for ``n`` variables within ``cache_size`` MB (see ``n_slots_for``).
+    """An empty cache for ``n`` variables within ``cache_size`` MB, layout length ``n``.
 
-    ``dtype`` is ``np.float32`` (LIBSVM's ``Qfloat``) or ``np.float64``.
+    ``dtype`` is ``np.float32`` (LIBSVM's ``Qfloat``) or ``np.float64``. The block has
+    ``max(budget / itemsize, 2 n)`` entries (two full columns at least).
     """
     dtype = np.dtype(dtype)
+    size = max(int(cache_size * 2**20) // dtype.itemsize, 2 * n)
+    max_slots = max(n, 2)
     slots = n_slots_for(n, cache_size, dtype.itemsize)
-    head = slots
-    order = np.arange(slots + 1, dtype=np.int64)
-    # circular list head -> 0 -> 1 -> ... -> slots-1 -> head: empty slots are used first
-    nxt = np.roll(order, -1)
-    prv = np.roll(order, 1)
-    nxt[head], prv[head] = 0, slots - 1
+    state = np.zeros(6, dtype=np.int64)
+    state[S_LEN], state[S_SLOTS] = n, slots
+    # the circular list head -> 0 -> 1 -> ... -> slots-1 -> head (head = max_slots)
+    ring = np.append(np.arange(slots, dtype=np.int64), max_slots)
+    nxt = np.zeros(max_slots + 1, dtype=np.int64)
+    prv = np.zeros(max_slots + 1, dtype=np.int64)
+    nxt[ring] = np.roll(ring, -1)
+    prv[ring] = np.roll(ring, 1)
     return ColumnCache(
-        data=_column_block(slots, n, dtype),
+        data=_column_block(size, dtype),
+        col=np.empty(n, dtype=dtype),
         slot_of=np.full(n, -1, dtype=np.int64),
-        owner=np.full(slots, -1, dtype=np.int64),
-        epoch_of=np.full(slots, FULL, dtype=np.int64),
+        owner=np.full(max_slots, -1, dtype=np.int64),
+        len_of=np.zeros(max_slots, dtype=np.int64),
         prev=prv,
         next=nxt,
-        state=np.zeros(4, dtype=np.int64),
+        state=state,
     )
 
 
@@ -251,80 +261,60 @@ def _finish_kernel(kd: KernelData, m: int) -> None:
 
 
 @njit(cache=True)
-def _contiguous_dots(kd: KernelData, i: int) -> None:
-    """``dots[t] = x_t . x_i`` (rbf: ``||x_t - x_i||^2``) for all rows ``t``.
+def _layout_dots(kd: KernelData, i: int, lo: int, hi: int) -> None:
+    """``dots[k - lo] = x_t . x_i`` (rbf: ``||x_t - x_i||^2``) for the layout positions
+    ``lo <= k < hi`` (``t = order[k]``).
 
     Runs over ``XT`` with unit stride, one feature at a time over blocks of 512 rows (kept in
-    L1), which vectorises. Squared distances ``x.x + z.z - 2 x.z`` are clamped at 0.
+    L1), which vectorises. Squared distances ``x.x + z.z - 2 x.z`` are clamped at 0. The sum
+    over features runs in the same order for every column and in :func:`kernel_value`, so
+    ``Q_ij = Q_ji`` bit for bit: SMO solves one fixed (cache-rounded) problem exactly, as
+    LIBSVM does.
     """
-    XT, sq = kd.XT, kd.sq
-    n = XT.shape[1]
-    sq_i = sq[i]
-    for b0 in range(0, n, 512):
-        b1 = min(n, b0 + 512)
+    XT, sqT = kd.XT, kd.sqT
+    xi = kd.X[i]
+    sq_i = kd.sq[i]
+    for b0 in range(lo, hi, 512):
+        b1 = min(hi, b0 + 512)
         m = b1 - b0
-        dots = kd.dots[b0:b1]
+        dots = kd.dots[b0 - lo : b1 - lo]
         for k in range(m):
             dots[k] = 0.0
         for f in range(XT.shape[0]):
             row = XT[f, b0:b1]
-            xf = XT[f, i]
+            xf = xi[f]
             for k in range(m):
                 dots[k] += row[k] * xf
         if kd.kind == 1:
-            sqb = sq[b0:b1]
+            sqb = sqT[b0:b1]
             for k in range(m):
                 dots[k] = max(sqb[k] + sq_i - 2.0 * dots[k], 0.0)
 
 
 @njit(cache=True)
-def _gather_dots(kd: KernelData, i: int, idx: np.ndarray) -> None:
-    """``dots[k] = x_{idx[k]} . x_i`` (rbf: the squared distance), from rows of ``X``.
-
-    The sum over features runs in the same order as in :func:`_contiguous_dots`, so every path
-    gives bit-identical, symmetric ``Q_ij = Q_ji``: SMO then solves one fixed (cache-rounded)
-    problem exactly, as LIBSVM does, instead of chasing inconsistent copies of the matrix.
-    """
-    X, sq, dots = kd.X, kd.sq, kd.dots
-    xi = X[i]
-    sq_i = sq[i]
-    rbf = kd.kind == 1
-    for k in range(idx.shape[0]):
-        t = idx[k]
-        xt = X[t]
-        s = 0.0
-        for f in range(xi.shape[0]):
-            s += xt[f] * xi[f]
-        dots[k] = max(sq[t] + sq_i - 2.0 * s, 0.0) if rbf else s
+def _is_identity(order: np.ndarray) -> bool:
+    for k in range(order.shape[0]):
+        if order[k] != k:
+            return False
+    return True
 
 
 @njit(cache=True)
-def fill_column(
-    kd: KernelData, i: int, rows: np.ndarray, m: int, contiguous: bool, out: np.ndarray
-) -> None:
-    """``out[t] = y_i y_t K(x_t, x_i)`` for ``t`` in ``rows[:m]``, rounded to ``out``'s dtype.
-
-    The products are float64; the assignment into ``out`` (float32 or float64) rounds to nearest.
-    ``contiguous`` means all rows in order (``rows[k] == k``, ``m == n``): the vectorised path.
-    """
+def fill_column(kd: KernelData, i: int, lo: int, hi: int, out: np.ndarray) -> None:
+    """``out[k] = y_i y_t K(x_t, x_i)``, ``t = order[k]``, for the positions ``lo <= k < hi``,
+    rounded to ``out``'s dtype (the products are float64)."""
+    m = hi - lo
     if kd.kind == 3:
-        _python_column(kd.token, i, rows[:m], contiguous, kd.dots)
-    elif contiguous:
-        _contiguous_dots(kd, i)
+        rows = kd.order[lo:hi]
+        whole = m == kd.order.shape[0] and _is_identity(rows)
+        _python_column(kd.token, i, rows, whole, kd.dots)
     else:
-        _gather_dots(kd, i, rows[:m])
+        _layout_dots(kd, i, lo, hi)
     _finish_kernel(kd, m)
-    dots, y = kd.dots[:m], kd.y
-    y_i = y[i]
-    if contiguous:
-        o = out[:m]
-        yc = y[:m]
-        for k in range(m):
-            o[k] = y_i * yc[k] * dots[k]
-    else:
-        for k in range(m):
-            t = rows[k]
-            out[t] = y_i * y[t] * dots[k]
+    dots, o, yT = kd.dots[:m], out[lo:hi], kd.yT[lo:hi]
+    y_i = kd.y[i]
+    for k in range(m):
+        o[k] = y_i * yT[k] * dots[k]
 
 
 # --- the LRU cache -------------------------------------------------------------------------
@@ -337,38 +327,45 @@ def _lru_unlink(c: ColumnCache, s: int) -> None:
 
 
 @njit(cache=True, inline="always")
-def _lru_append(c: ColumnCache, s: int) -> None:
-    """Make slot ``s`` the most recently used (just before the sentinel)."""
-    head = c.owner.shape[0]
-    last = c.prev[head]
-    c.prev[s] = last
-    c.next[s] = head
-    c.next[last] = s
-    c.prev[head] = s
+def _lru_link(c: ColumnCache, s: int, after: int) -> None:
+    """Insert slot ``s`` into the LRU list just after node ``after``."""
+    following = c.next[after]
+    c.prev[s] = after
+    c.next[s] = following
+    c.prev[following] = s
+    c.next[after] = s
 
 
 @njit(cache=True, inline="always")
-def get_column(
-    c: ColumnCache, kd: KernelData, i: int, act: np.ndarray, m: int, full: bool
-) -> np.ndarray:
-    """Column ``i`` of ``Q`` (the cache's dtype, indexed by the original row numbers).
+def _lru_append(c: ColumnCache, s: int) -> None:
+    """Make slot ``s`` the most recently used (just before the sentinel)."""
+    _lru_link(c, s, c.prev[c.owner.shape[0]])
 
-    Valid on the active rows ``act[:m]``, or on all ``n`` rows when ``full`` (or ``m == n``).
-    A cached column is reused if it is complete, or if it was filled in the current epoch (the
-    active set has only shrunk since). Otherwise the least recently used slot (or the column's own
-    stale slot) is refilled. The slot becomes the most recently used, so two consecutive calls
-    never evict each other's column when there are at least two slots.
+
+@njit(cache=True, inline="always")
+def _lru_prepend(c: ColumnCache, s: int) -> None:
+    """Make slot ``s`` the least recently used (the next to be taken)."""
+    _lru_link(c, s, c.owner.shape[0])
+
+
+@njit(cache=True, inline="always")
+def get_column(c: ColumnCache, kd: KernelData, i: int) -> np.ndarray:
+    """The layout part of column ``i`` of ``Q``: ``out[k] = Q[order[k], i]`` for ``k < L``.
+
+    A cached column is completed if only a prefix of it is valid (after :func:`grow_layout`);
+    otherwise the least recently used slot is refilled. The slot becomes the most recently used,
+    so two consecutive calls never evict each other's column (there are at least two slots).
     """
-    n = c.slot_of.shape[0]
-    s = c.slot_of[i]
     st = c.state
+    L = st[S_LEN]
+    s = c.slot_of[i]
     if s >= 0:
-        ep = c.epoch_of[s]
-        if ep == FULL or (not full and ep == st[0]):
-            _lru_unlink(c, s)
-            _lru_append(c, s)
-            st[1] += 1
-            return c.data[s]
+        have = c.len_of[s]
+        _lru_unlink(c, s)
+        _lru_append(c, s)
+        if have >= L:
+            st[S_HITS] += 1
+            return c.data[s * L : s * L + L]
     else:
         head = c.owner.shape[0]
         s = c.next[head]
@@ -377,16 +374,151 @@ def get_column(
             c.slot_of[old] = -1
         c.owner[s] = i
         c.slot_of[i] = s
-    # the contiguous SIMD path over all n rows costs about as much as gathering n / 2 rows
-    whole = full or 2 * m >= n
-    rows = n if whole else m
-    fill_column(kd, i, act, rows, whole, c.data[s])
-    c.epoch_of[s] = FULL if whole else st[0]
-    st[3] += rows
-    _lru_unlink(c, s)
-    _lru_append(c, s)
-    st[2] += 1
-    return c.data[s]
+        have = 0
+        _lru_unlink(c, s)
+        _lru_append(c, s)
+    column = c.data[s * L : s * L + L]
+    fill_column(kd, i, have, L, column)
+    c.len_of[s] = L
+    st[S_ROWS] += L - have
+    st[S_MISSES] += 1
+    return column
+
+
+@njit(cache=True)
+def _slots_for(c: ColumnCache, L: int) -> int:
+    return max(2, min(c.owner.shape[0], c.data.shape[0] // max(L, 1)))
+
+
+@njit(cache=True)
+def _permute(values: np.ndarray, perm: np.ndarray, tmp: np.ndarray) -> None:
+    """``values[k] = values_old[perm[k]]`` for ``k < len(perm)`` (``tmp``: scratch)."""
+    m = perm.shape[0]
+    for k in range(m):
+        tmp[k] = values[k]
+    for k in range(m):
+        values[k] = tmp[perm[k]]
+
+
+@njit(cache=True)
+def compact_layout(c: ColumnCache, kd: KernelData, perm: np.ndarray, new_len: int) -> None:
+    """Reorder the layout's positions, ``new[k] = old[perm[k]]`` for ``k < L``, and shorten it
+    to ``new_len``; every cached column keeps its valid entries, repacked in place.
+
+    ``perm[:new_len]`` must be increasing (a stable move to the front): then each entry moves to
+    a lower address and one forward pass repacks the block. The slots become shorter, so there
+    are more of them; the new ones are empty and the next to be used.
+    """
+    st = c.state
+    L = st[S_LEN]
+    slots = st[S_SLOTS]
+    data = c.data
+    for s in range(slots):
+        if c.owner[s] < 0:
+            continue
+        have, new_have = c.len_of[s], 0
+        src, dst = s * L, s * new_len
+        for k in range(new_len):
+            p = perm[k]
+            if p >= have:
+                break
+            data[dst + k] = data[src + p]
+            new_have = k + 1
+        c.len_of[s] = new_have
+    new_slots = _slots_for(c, new_len)
+    for s in range(slots, new_slots):
+        c.owner[s] = -1
+        c.len_of[s] = 0
+        _lru_prepend(c, s)
+    p = perm[:L]
+    _permute(kd.order[:L], p, kd.bits)
+    _permute(kd.yT[:L], p, kd.dots)
+    if kd.kind != 3:
+        _permute(kd.sqT[:L], p, kd.dots)
+        for f in range(kd.XT.shape[0]):
+            _permute(kd.XT[f, :L], p, kd.dots)
+    for k in range(L):
+        kd.pos[kd.order[k]] = k
+    st[S_LEN] = new_len
+    st[S_SLOTS] = new_slots
+    st[S_COMPACTIONS] += 1
+
+
+@njit(cache=True)
+def grow_layout(c: ColumnCache, kd: KernelData, new_len: int) -> None:
+    """Lengthen the layout to ``new_len`` positions (the order is kept).
+
+    Longer slots mean fewer: the most recently used columns are kept (moved into the low slots
+    first), the others dropped; the kept ones stay valid on their prefixes, which
+    :func:`get_column` completes when they are next used.
+    """
+    st = c.state
+    L = st[S_LEN]
+    if new_len <= L:
+        return
+    slots, new_slots = st[S_SLOTS], _slots_for(c, new_len)
+    head = c.owner.shape[0]
+    data = c.data
+    keep = kd.bits  # the kept slots, most recently used first
+    n_keep = 0
+    s = c.prev[head]
+    while s != head and n_keep < new_slots:
+        if c.owner[s] >= 0:
+            keep[n_keep] = s
+            n_keep += 1
+        s = c.prev[s]
+    # move kept columns living in high slots into low slots whose columns are dropped
+    is_kept = kd.pos  # borrowed as a flag array, restored below
+    for s in range(slots):
+        is_kept[s] = 0
+    for k in range(n_keep):
+        is_kept[keep[k]] = 1
+    free_low = 0
+    for k in range(n_keep):
+        s = keep[k]
+        if s < new_slots:
+            continue
+        while is_kept[free_low] == 1:
+            free_low += 1
+        target = free_low
+        is_kept[target] = 1
+        if c.owner[target] >= 0:
+            c.slot_of[c.owner[target]] = -1
+        for e in range(c.len_of[s]):
+            data[target * L + e] = data[s * L + e]
+        c.len_of[target] = c.len_of[s]
+        c.owner[target] = c.owner[s]
+        keep[k] = target
+    for s in range(slots):
+        if is_kept[s] == 0 and c.owner[s] >= 0:
+            c.slot_of[c.owner[s]] = -1
+    for s in range(new_slots):
+        if is_kept[s] == 0:
+            c.owner[s] = -1
+            c.len_of[s] = 0
+        else:
+            c.slot_of[c.owner[s]] = s
+    for s in range(new_slots, slots):
+        c.owner[s] = -1
+        c.len_of[s] = 0
+    # longer slots: relocate backwards (each entry moves to a higher address)
+    for s in range(new_slots - 1, -1, -1):
+        if c.owner[s] < 0:
+            continue
+        src, dst = s * L, s * new_len
+        for k in range(c.len_of[s] - 1, -1, -1):
+            data[dst + k] = data[src + k]
+    # the LRU list: empty slots first, then the kept ones from least to most recently used
+    c.next[head] = c.prev[head] = head
+    for s in range(new_slots):
+        if c.owner[s] < 0:
+            _lru_append(c, s)
+    for k in range(n_keep - 1, -1, -1):
+        _lru_append(c, keep[k])
+    for k in range(kd.order.shape[0]):
+        kd.pos[kd.order[k]] = k
+    st[S_LEN] = new_len
+    st[S_SLOTS] = new_slots
 
 
 @njit(cache=True)

@@ -136,16 +136,15 @@ def kernel_column(data: tuple, j: int, out: np.ndarray) -> None:
     elif kp[0] == 0:
         out[:] = np.dot(X, X[j])
     else:
-        fill_column(ke, j, np.empty(0, dtype=np.int64), out.shape[0], True, out)  # ke.y = 1: K
+        fill_column(ke, j, 0, out.shape[0], out)  # ke.y = 1: K
 
 
 @njit(cache=True)
 def engine_gram(ke: Any, n: int) -> np.ndarray:
     """The ``n x n`` Gram matrix from the kernel engine's columns (compiled kernels only)."""
     G = np.empty((n, n))
-    none = np.empty(0, dtype=np.int64)
     for j in range(n):
-        fill_column(ke, j, none, n, True, G[j])
+        fill_column(ke, j, 0, n, G[j])
     return G
 
 

@@ -56,7 +56,10 @@ some), one maximal-violating-pair step is taken, so the ``m - M < tol`` rule is 
 (LIBSVM's ``do_shrinking``, every ``min(n, 1000)`` iterations) variables at a bound that cannot
 enter a violating pair are removed from the active set; the gradient of the others is rebuilt
 (``reconstruct_gradient``, from ``G_bar = sum_{a_j = C} C Q_{:j}``) before the final check, so the
-answer is the same.
+answer is the same. When the active set falls below ``COMPACT_FRACTION`` of the cache's layout,
+the layout is compacted to it: cached columns then hold only the active rows, and the budget holds
+correspondingly more of them (LIBSVM's active-length columns). ``G`` stays exact on the whole
+layout; the rows of ``G_bar`` outside it are brought up to date when they are next needed.
 
 **Precision.** ``precision="single"`` (LIBSVM's ``Qfloat``) stores the cached ``Q`` in
 float32 (the first phase of the default ``"auto"``, which continues in float64 when the float64
@@ -154,12 +157,19 @@ from maxmargin._validation import (
     check_Xy,
 )
 from maxmargin.algorithms._kernel_cache import (
+    S_HITS,
+    S_LEN,
+    S_MISSES,
     ColumnCache,
     KernelData,
+    compact_layout,
+    fill_column,
     get_column,
+    grow_layout,
     kernel_value,
     make_cache,
     make_kernel_data,
+    n_slots_for,
     python_kernel,
 )
 from maxmargin.algorithms.active_set import finish_alpha
@@ -196,7 +206,7 @@ LOWER, UPPER, FREE = 0, 1, 2
 F_C, F_TOL, F_DUAL, F_SUM, F_B, F_GMAX, F_PAIR = 0, 1, 2, 3, 4, 5, 6
 PLATT_PAIR_FRACTION = 0.1  # Platt: a pair must violate by this fraction of m - M (or tol)
 # int state ist[...]
-I_ACTIVE, I_ITER, I_UNSHRUNK, I_HIST, I_STRIDE, I_IMAX = 0, 1, 2, 3, 4, 5
+I_ACTIVE, I_ITER, I_UNSHRUNK, I_HIST, I_STRIDE, I_IMAX, I_NPEND = 0, 1, 2, 3, 4, 5, 6
 STALE = -2  # ist[I_IMAX] when the argmax of -y G over I_up must be recomputed
 # outcomes of the compiled drivers
 OPTIMAL, MAX_ITER, INFEASIBLE, PRECISION = 0, 1, 2, 3
@@ -219,6 +229,9 @@ SUM_CAP = 8.0 * (1.0 + 1e-6)
 #: ``max(FINISH_AFTER, FINISH_AFTER_PER_POINT n)`` iterations, then after 4 times as many...
 FINISH_AFTER = 200_000
 FINISH_AFTER_PER_POINT = 100
+#: Shrinking: the cache's layout is compacted to the active variables when fewer than this
+#: fraction of its positions are active (see :mod:`maxmargin.algorithms._kernel_cache`).
+COMPACT_FRACTION = 0.8
 
 
 class _State(NamedTuple):
@@ -230,9 +243,11 @@ class _State(NamedTuple):
     Cs: np.ndarray  # per-sample upper bounds C_i (inf for the hard margin)
     status: np.ndarray  # LOWER / UPPER / FREE
     in_up: np.ndarray  # t in I_up (y_t alpha_t can increase)
-    in_low: np.ndarray  # t in I_low (y_t alpha_t can decrease)
-    act: np.ndarray  # permutation: act[:active] active, the rest shrunk
+    in_low: np.ndarray  # t in I_low (y_t alpha_t can decrease); both False once shrunk
+    act: np.ndarray  # the cache's layout order (KernelData.order): act[:L] holds the active
     scratch: np.ndarray
+    pend: np.ndarray  # G_bar outside the layout is owed sum_j pend_j Q_:j (see _owe_bounded)
+    touched: np.ndarray  # the j with pend_j set, ist[I_NPEND] of them
     QD: np.ndarray  # Q_ii = K_ii in float64
     y: np.ndarray
     fs: np.ndarray  # max C_i (inf = hard margin), tol, dual objective, sum(alpha), Platt's b, m
@@ -306,11 +321,11 @@ def _two_variable_update(
 
 
 @njit(cache=True)
-def _extremes(st: _State) -> tuple[float, int, float, int]:
+def _extremes(st: _State, c: ColumnCache) -> tuple[float, int, float, int]:
     """``m = max_{I_up} -y G`` and ``-M = max_{I_low} y G`` over the active set, with argmaxes."""
     G, y, act, in_up, in_low = st.G, st.y, st.act, st.in_up, st.in_low
     g_up, i_up, g_low, i_low = -np.inf, -1, -np.inf, -1
-    for k in range(st.ist[I_ACTIVE]):
+    for k in range(c.state[S_LEN]):
         t = act[k]
         v = -y[t] * G[t]
         if in_up[t] and v >= g_up:
@@ -321,9 +336,9 @@ def _extremes(st: _State) -> tuple[float, int, float, int]:
 
 
 @njit(cache=True)
-def _select_wss1(st: _State) -> tuple[int, int, float]:
+def _select_wss1(st: _State, c: ColumnCache) -> tuple[int, int, float]:
     """Maximal violating pair; ``(-1, -1, gap)`` when ``gap = m - M < tol``."""
-    g_up, i, g_low, j = _extremes(st)
+    g_up, i, g_low, j = _extremes(st, c)
     gap = g_up + g_low
     if gap < st.fs[F_TOL] or i < 0 or j < 0:
         return -1, -1, gap
@@ -338,17 +353,16 @@ def _select_wss2(st: _State, c: ColumnCache, kd: KernelData) -> tuple[int, int, 
     ``j`` minimises ``-b_it^2 / a_it``, compared without division as ``b^2 a' >= b'^2 a``.
     """
     G, y, QD, act, in_low = st.G, st.y, st.QD, st.act, st.in_low
-    m = st.ist[I_ACTIVE]
     i = st.ist[I_IMAX]
     g_max = st.fs[F_GMAX]
     if i == STALE:
-        g_max, i, _, _ = _extremes(st)
+        g_max, i, _, _ = _extremes(st, c)
     g_max2, j = -np.inf, -1
     if i >= 0:
-        Q_i = get_column(c, kd, i, act, m, False)
+        Q_i = get_column(c, kd, i)
         QD_i, y_i = QD[i], y[i]
         best_num, best_den = 0.0, 1.0
-        for k in range(m):
+        for k in range(Q_i.shape[0]):
             t = act[k]
             if not in_low[t]:
                 continue
@@ -356,7 +370,7 @@ def _select_wss2(st: _State, c: ColumnCache, kd: KernelData) -> tuple[int, int, 
             g_max2 = max(g_max2, yg)
             b_it = g_max + yg
             if b_it > 0.0:
-                a_it = QD_i + QD[t] - 2.0 * y_i * y[t] * Q_i[t]
+                a_it = QD_i + QD[t] - 2.0 * y_i * y[t] * Q_i[k]
                 if a_it <= 0.0:
                     a_it = TAU
                 num = b_it * b_it
@@ -412,32 +426,66 @@ def _apply_step(
     _set_status(st, i)
     _set_status(st, j)
     g_max, i_max = -np.inf, -1
-    for k in range(st.ist[I_ACTIVE]):
+    for k in range(Q_i.shape[0]):
         t = act[k]
-        g = G[t] + Q_i[t] * d_i + Q_j[t] * d_j
+        g = G[t] + Q_i[k] * d_i + Q_j[k] * d_j
         G[t] = g
         v = -y[t] * g
         if v >= g_max and in_up[t]:
             g_max, i_max = v, t
     st.fs[F_GMAX] = g_max
     st.ist[I_IMAX] = i_max
-    n = alpha.shape[0]
     for t, was_upper in ((i, was_upper_i), (j, was_upper_j)):
         if was_upper != (st.status[t] == UPPER):
-            Q_t = get_column(c, kd, t, act, st.ist[I_ACTIVE], True)
-            sign = -st.Cs[t] if was_upper else st.Cs[t]
-            for u in range(n):
-                st.G_bar[u] += sign * Q_t[u]
+            _owe_bounded(st, c, kd, t, -st.Cs[t] if was_upper else st.Cs[t])
+
+
+@njit(cache=True)
+def _owe_bounded(st: _State, c: ColumnCache, kd: KernelData, t: int, coef: float) -> None:
+    """``G_bar += coef Q_:t`` (``alpha_t`` reached or left its upper bound ``C_t``).
+
+    The layout's rows are updated now from the cached column; the rows outside it are owed
+    (``pend_t += coef``) until :func:`_settle_bounded` computes them, once per variable.
+    """
+    Q_t = get_column(c, kd, t)
+    act, G_bar = st.act, st.G_bar
+    for k in range(Q_t.shape[0]):
+        G_bar[act[k]] += coef * Q_t[k]
+    if Q_t.shape[0] == act.shape[0]:
+        return
+    if st.ist[I_NPEND] == act.shape[0]:
+        _settle_bounded(st, c, kd)
+    if st.pend[t] == 0.0:
+        st.touched[st.ist[I_NPEND]] = t
+        st.ist[I_NPEND] += 1
+    st.pend[t] += coef
+
+
+@njit(cache=True)
+def _settle_bounded(st: _State, c: ColumnCache, kd: KernelData) -> None:
+    """Pay what :func:`_owe_bounded` owes: ``G_bar_t += sum_j pend_j Q_tj`` for the rows ``t``
+    outside the layout (columns computed there only, rounded to the cache's dtype)."""
+    L = c.state[S_LEN]
+    n = st.act.shape[0]
+    for q in range(st.ist[I_NPEND]):
+        j = st.touched[q]
+        coef = st.pend[j]
+        if coef == 0.0:
+            continue
+        st.pend[j] = 0.0
+        fill_column(kd, j, L, n, c.col)
+        for k in range(L, n):
+            st.G_bar[st.act[k]] += coef * c.col[k]
+    st.ist[I_NPEND] = 0
 
 
 @njit(cache=True, inline="always")
 def _step(st: _State, c: ColumnCache, kd: KernelData, i: int, j: int) -> None:
     """One SMO iteration on the pair ``(i, j)`` (columns from the cache)."""
-    m = st.ist[I_ACTIVE]
-    Q_i = get_column(c, kd, i, st.act, m, False)
-    Q_j = get_column(c, kd, j, st.act, m, False)
+    Q_i = get_column(c, kd, i)
+    Q_j = get_column(c, kd, j)
     y = st.y
-    Q_ij = float(Q_i[j])
+    Q_ij = float(Q_i[kd.pos[j]])
     eta = st.QD[i] + st.QD[j] - 2.0 * y[i] * y[j] * Q_ij
     new_i, new_j = _two_variable_update(
         st.alpha[i], st.alpha[j], y[i], y[j], st.G[i], st.G[j], eta, st.Cs[i], st.Cs[j]
@@ -450,48 +498,51 @@ def _step(st: _State, c: ColumnCache, kd: KernelData, i: int, j: int) -> None:
 
 @njit(cache=True)
 def _reconstruct_gradient(st: _State, c: ColumnCache, kd: KernelData) -> None:
-    """Exact ``G`` on the shrunk rows, then make every variable active again (a new epoch).
+    """Exact ``G`` on the rows outside the layout, then make every variable active again.
 
-    ``G_t = G_bar_t - 1 + sum_{free j} alpha_j Q_tj`` for inactive ``t``: by columns of the
-    inactive ``t`` over the active rows, or by full columns of the free ``j``, whichever is
-    cheaper (LIBSVM's choice).
+    Inside the layout ``G`` is kept exact (shrunk variables there are only left out of the
+    selection). Outside it, ``G_t = G_bar_t - 1 + sum_{free j} alpha_j Q_tj``: by columns of
+    the outside ``t`` over the layout, or by the free ``j``'s columns completed to all ``n``
+    rows, whichever is cheaper (LIBSVM's choice); the layout then grows to all ``n``.
     """
     n = st.alpha.shape[0]
-    m = st.ist[I_ACTIVE]
-    if m == n:
+    L = c.state[S_LEN]
+    if L == n and st.ist[I_ACTIVE] == n:
         return
     alpha, G, act, status = st.alpha, st.G, st.act, st.status
-    for k in range(m, n):
-        t = act[k]
-        G[t] = st.G_bar[t] - 1.0
-    n_free = 0
-    for k in range(m):
-        if status[act[k]] == FREE:
-            n_free += 1
-    if n_free * n > 2 * m * (n - m):
-        for k in range(m, n):
+    if L < n:
+        _settle_bounded(st, c, kd)
+        for k in range(L, n):
             t = act[k]
-            Q_t = get_column(c, kd, t, act, m, False)
-            s = 0.0
-            for k2 in range(m):
+            G[t] = st.G_bar[t] - 1.0
+        n_free = 0
+        for k in range(L):
+            if status[act[k]] == FREE:
+                n_free += 1
+        if n_free * n > 2 * L * (n - L):
+            for k in range(L, n):
+                t = act[k]
+                Q_t = get_column(c, kd, t)
+                s = 0.0
+                for k2 in range(L):
+                    u = act[k2]
+                    if status[u] == FREE:
+                        s += alpha[u] * Q_t[k2]
+                G[t] += s
+            grow_layout(c, kd, n)
+        else:
+            grow_layout(c, kd, n)
+            for k2 in range(L):
                 u = act[k2]
                 if status[u] == FREE:
-                    s += alpha[u] * Q_t[u]
-            G[t] += s
-    else:
-        for k2 in range(m):
-            u = act[k2]
-            if status[u] == FREE:
-                Q_u = get_column(c, kd, u, act, m, True)
-                a_u = alpha[u]
-                for k in range(m, n):
-                    t = act[k]
-                    G[t] += a_u * Q_u[t]
-    for k in range(n):
-        act[k] = k
+                    Q_u = get_column(c, kd, u)
+                    a_u = alpha[u]
+                    for k in range(L, n):
+                        G[act[k]] += a_u * Q_u[k]
+    for t in range(n):
+        _set_status(st, t)
     st.ist[I_ACTIVE] = n
     st.ist[I_IMAX] = STALE
-    c.state[0] += 1  # new epoch: partial columns of the old active set are stale
 
 
 @njit(cache=True)
@@ -507,31 +558,39 @@ def _be_shrunk(st: _State, t: int, g_up: float, g_low: float) -> bool:
 
 @njit(cache=True)
 def _do_shrinking(st: _State, c: ColumnCache, kd: KernelData) -> None:
-    """Remove the variables :func:`_be_shrunk` says cannot move (keeping ``act`` ordered).
+    """Leave out of the selection the variables :func:`_be_shrunk` says cannot move, and compact
+    the cache's layout to the active ones when they are fewer than ``COMPACT_FRACTION`` of it.
 
     The first time ``m - M <= 10 tol``, the gradient is rebuilt and everything is unshrunk once,
     as in LIBSVM, so that wrongly shrunk variables come back before the final iterations.
     """
-    g_up, _, g_low, _ = _extremes(st)
+    g_up, _, g_low, _ = _extremes(st, c)
     if st.ist[I_UNSHRUNK] == 0 and g_up + g_low <= 10.0 * st.fs[F_TOL]:
         st.ist[I_UNSHRUNK] = 1
         _reconstruct_gradient(st, c, kd)
-    act, tmp = st.act, st.scratch
-    m = st.ist[I_ACTIVE]
+    act, perm, in_up, in_low = st.act, st.scratch, st.in_up, st.in_low
+    L = c.state[S_LEN]
     kept = 0
-    dropped = 0
-    for k in range(m):
+    for k in range(L):
         t = act[k]
+        if not (in_up[t] or in_low[t]):
+            continue
         if _be_shrunk(st, t, g_up, g_low):
-            tmp[dropped] = t
-            dropped += 1
+            in_up[t] = in_low[t] = False
         else:
-            act[kept] = t
+            perm[kept] = k
             kept += 1
-    for k in range(dropped):
-        act[kept + k] = tmp[k]
     st.ist[I_ACTIVE] = kept
     st.ist[I_IMAX] = STALE
+    if 0 < kept < COMPACT_FRACTION * L:
+        _settle_bounded(st, c, kd)
+        dropped = kept
+        for k in range(L):
+            t = act[k]
+            if not (in_up[t] or in_low[t]):
+                perm[dropped] = k
+                dropped += 1
+        compact_layout(c, kd, perm[:L], kept)
 
 
 # --- history, hard-margin check ----------------------------------------------------------
@@ -646,13 +705,13 @@ def _solve_pairs(
         if second_order:
             i, j, gap = _select_wss2(st, c, kd)
         else:
-            i, j, gap = _select_wss1(st)
+            i, j, gap = _select_wss1(st, c)
         if i < 0:
             _reconstruct_gradient(st, c, kd)
             if second_order:
                 i, j, gap = _select_wss2(st, c, kd)
             else:
-                i, j, gap = _select_wss1(st)
+                i, j, gap = _select_wss1(st, c)
             if i < 0:
                 break
             counter = 1  # shrink at the next iteration
@@ -694,11 +753,10 @@ def _platt_take_step(st: _State, c: ColumnCache, kd: KernelData, i1: int, i2: in
     )
     if abs(a2 - alpha[i2]) < PLATT_EPS * (a2 + alpha[i2] + PLATT_EPS):
         return False
-    n = alpha.shape[0]
-    Q_1 = get_column(c, kd, i1, st.act, n, True)
-    Q_2 = get_column(c, kd, i2, st.act, n, True)
+    Q_1 = get_column(c, kd, i1)
+    Q_2 = get_column(c, kd, i2)
     if st.ist[I_ITER] % st.ist[I_STRIDE] == 0:
-        _record(st, _violation(st), False)
+        _record(st, _violation(st, c), False)
     st.ist[I_ITER] += 1
     _apply_step(st, c, kd, i1, i2, a1, a2, Q_1, Q_2, Q_12)
     b1, b2 = -y[i1] * G[i1], -y[i2] * G[i2]
@@ -742,9 +800,9 @@ def _platt_examine(st: _State, c: ColumnCache, kd: KernelData, i2: int) -> int:
 
 
 @njit(cache=True)
-def _violation(st: _State) -> float:
+def _violation(st: _State, c: ColumnCache) -> float:
     """``m(alpha) - M(alpha)`` over the active set."""
-    g_up, _, g_low, _ = _extremes(st)
+    g_up, _, g_low, _ = _extremes(st, c)
     return g_up + g_low
 
 
@@ -757,7 +815,7 @@ def _solve_platt(
     n = st.alpha.shape[0]
     hard = math.isinf(st.fs[F_C])
     examine_all = True
-    st.fs[F_PAIR] = max(st.fs[F_TOL], PLATT_PAIR_FRACTION * _violation(st))
+    st.fs[F_PAIR] = max(st.fs[F_TOL], PLATT_PAIR_FRACTION * _violation(st, c))
     while True:
         changed = 0
         for t in range(n):
@@ -767,7 +825,7 @@ def _solve_platt(
                 return INFEASIBLE  # the hull bound by the sum alone (module docstring)
             if examine_all or st.status[t] == FREE:
                 changed += _platt_examine(st, c, kd, t)
-        gap = _violation(st)
+        gap = _violation(st, c)
         if gap < st.fs[F_TOL]:
             return OPTIMAL
         st.fs[F_PAIR] = max(st.fs[F_TOL], PLATT_PAIR_FRACTION * gap)
@@ -777,7 +835,7 @@ def _solve_platt(
             return INFEASIBLE
         if examine_all:
             if changed == 0:
-                i, j, gap = _select_wss1(st)
+                i, j, gap = _select_wss1(st, c)
                 _record(st, gap, False)
                 st.ist[I_ITER] += 1
                 _step(st, c, kd, i, j)
@@ -790,14 +848,15 @@ def _solve_platt(
 
 
 def _new_state(
-    y: np.ndarray, QD: np.ndarray, C: float | np.ndarray | None, tol: float, stride: int
+    kd: KernelData, QD: np.ndarray, C: float | np.ndarray | None, tol: float, stride: int
 ) -> _State:
+    y = kd.y
     n = y.shape[0]
     Cs = np.full(n, math.inf) if C is None else np.array(np.broadcast_to(C, (n,)), dtype=float)
     fs = np.zeros(7)
     fs[F_C] = math.inf if C is None else float(Cs.max())
     fs[F_TOL] = tol
-    ist = np.zeros(6, dtype=np.int64)
+    ist = np.zeros(7, dtype=np.int64)
     ist[I_IMAX] = STALE
     ist[I_ACTIVE] = n
     ist[I_STRIDE] = stride
@@ -809,8 +868,10 @@ def _new_state(
         status=np.full(n, LOWER, dtype=np.int8),
         in_up=y > 0,
         in_low=y < 0,
-        act=np.arange(n, dtype=np.int64),
+        act=kd.order,
         scratch=np.empty(n, dtype=np.int64),
+        pend=np.zeros(n),
+        touched=np.zeros(n, dtype=np.int64),
         QD=np.ascontiguousarray(QD, dtype=np.float64),
         y=y,
         fs=fs,
@@ -917,7 +978,7 @@ def smo(
                 f"{FLOAT32_RANGE[1]:g}]): use 'auto' or 'double', or rescale `X`."
             )
         first = "double"  # "auto": no float32 phase
-    st = _new_state(y, QD, box, tol, history_every)
+    st = _new_state(kd, QD, box, tol, history_every)
     run = _Run(st, kd, kern, X, y, C, sw, tol, working_set, shrinking, max_iter, cache_size,
                radius2)
     run.finish_enabled = check_bool(finish, "finish")
@@ -1015,7 +1076,7 @@ class _Run:
         n = st.alpha.shape[0]
         dtype = _CACHE_DTYPE[precision]
         if keep_cache and self.cache is not None and self.cache.data.dtype == dtype:
-            self.cache.state[0] += 1  # partial columns of the old active set are stale
+            grow_layout(self.cache, kd, n)  # every variable is active again
         else:
             self.cache = make_cache(n, self.cache_size, dtype)
         phase = "float64" if precision == "double" else "float32"
@@ -1088,7 +1149,8 @@ class _Run:
         pos = y > 0
         st.in_up[:] = np.where(pos, status != UPPER, status != LOWER)
         st.in_low[:] = np.where(pos, status != LOWER, status != UPPER)
-        st.act[:] = np.arange(n)
+        st.pend[:] = 0.0  # G_bar is exact on every row
+        st.ist[I_NPEND] = 0
         st.fs[F_SUM] = float(alpha.sum())
         st.fs[F_DUAL] = float(alpha.sum()) - 0.5 * float((alpha * y) @ g)
         st.ist[I_ACTIVE] = n
@@ -1103,7 +1165,7 @@ class _Run:
         st, X, y, C, tol = self.st, self.X, self.y, self.box, self.tol
         alpha = st.alpha
         cache = self.cache
-        solver_gap = float(_violation(st))
+        solver_gap = float(_violation(st, cache))
         _record(st, solver_gap, True)
         h = int(st.ist[I_HIST])
         history = {
@@ -1116,12 +1178,14 @@ class _Run:
         w2 = max(float((alpha * y) @ g), 0.0)
         slack = 0.0 if C is None else float(C @ np.maximum(0.0, 1.0 - y * (g + b)))
         iterations = int(st.ist[I_ITER])
-        hits, misses = int(cache.state[1]), int(cache.state[2])
+        hits, misses = int(cache.state[S_HITS]), int(cache.state[S_MISSES])
         dtype = "float32" if cache.data.dtype == np.float32 else "float64"
+        full = n_slots_for(alpha.shape[0], self.cache_size, cache.data.dtype.itemsize)
         stats = (
             f"{iterations} iterations ({' then '.join(self.phases)} kernel cache), solver's "
-            f"m - M = {solver_gap:.3g}, last cache {cache.data.shape[0]} columns of {dtype} "
-            f"({hits} hits, {misses} misses){self.finished}; {cert.summary()}"
+            f"m - M = {solver_gap:.3g}, last cache {full} columns of {dtype} at full length, "
+            f"more as the active set shrinks ({hits} hits, {misses} misses){self.finished}; "
+            f"{cert.summary()}"
         )
         status, message = _status(outcome, cert, tol, precision, iterations, self.hull_eps,
                                   dtype, stats)

@@ -478,13 +478,26 @@ def test_fast_exp_accuracy() -> None:
     X = np.vstack([np.zeros((1, 1)), X])
     kd = kc.make_kernel_data(RBFKernel(1.0), X, np.ones(len(X)))
     out = np.empty(len(X), dtype=np.float32)
-    kc.fill_column(kd, 0, np.arange(len(X)), len(X), True, out)
+    kc.fill_column(kd, 0, 0, len(X), out)
     np.testing.assert_allclose(out, np.exp(-X[:, 0] ** 2).astype(np.float32), rtol=1e-7, atol=0)
     # RBF data are centred (translation invariance); the exponent is the same expansion
     # x.x + z.z - 2 x.z on the centred data, so the fast exp is checked against np.exp of it
     Xc = kd.X[:, 0]
     d2 = np.maximum(kd.sq + kd.sq[0] - 2.0 * Xc * Xc[0], 0.0)
     np.testing.assert_allclose(kd.dots[1:], np.exp(-d2[1:]), rtol=1e-13, atol=0)  # not float32
+
+
+def _check_cache_invariants(cache: kc.ColumnCache) -> None:
+    """Every cached column sits in a live slot that names it; the LRU ring holds the slots."""
+    slots = int(cache.state[kc.S_SLOTS])
+    for i in np.flatnonzero(cache.slot_of >= 0):
+        s = cache.slot_of[i]
+        assert s < slots and cache.owner[s] == i
+    head, ring, s = cache.owner.shape[0], [], cache.next[cache.owner.shape[0]]
+    while s != head:
+        ring.append(int(s))
+        s = cache.next[s]
+    assert sorted(ring) == list(range(slots))
 
 
 @pytest.mark.parametrize(
@@ -500,31 +513,79 @@ def test_cache_columns_are_exact_q_columns(kernel, dtype) -> None:
     assert cache.data.dtype == dtype
     # float32: Q rounded to float32 (within the fast exp's error); float64: Q itself
     rtol, atol = (2e-7, 1e-7) if dtype == np.float32 else (1e-13, 1e-15)
-    act = np.arange(70, dtype=np.int64)
     for i in (0, 13, 69):
-        col = kc.get_column(cache, kd, i, act, 70, False)
+        col = kc.get_column(cache, kd, i)
         np.testing.assert_allclose(col, Q[:, i].astype(dtype), rtol=rtol, atol=atol)
-    # a partial (shrunk) column: only the active rows, gathered from rows of X
-    rng = np.random.default_rng(0)
-    act = rng.permutation(70).astype(np.int64)
-    col = kc.get_column(cache, kd, 5, act, 20, False).copy()
-    rows = act[:20]
-    np.testing.assert_allclose(col[rows], Q[rows, 5].astype(dtype), rtol=rtol, atol=atol)
+    # a compacted layout: 20 variables, in a new order, columns over them alone
+    keep = np.sort(np.random.default_rng(0).choice(70, 20, replace=False))
+    perm = np.concatenate([keep, np.setdiff1d(np.arange(70), keep)]).astype(np.int64)
+    kc.compact_layout(cache, kd, perm, 20)
+    np.testing.assert_array_equal(kd.order[:20], keep)
+    np.testing.assert_array_equal(kd.pos[kd.order], np.arange(70))
+    for i in (13, 5):  # a repacked cached column, a new one
+        col = kc.get_column(cache, kd, i)
+        assert col.shape == (20,)
+        np.testing.assert_allclose(col, Q[keep, i].astype(dtype), rtol=rtol, atol=atol)
+    kc.grow_layout(cache, kd, 70)  # cached prefixes are completed on demand
+    for i in (13, 5, 40):
+        col = kc.get_column(cache, kd, i)
+        np.testing.assert_allclose(col, Q[kd.order, i].astype(dtype), rtol=rtol, atol=atol)
+    _check_cache_invariants(cache)
+
+
+@settings(max_examples=40, deadline=None)
+@given(ops=st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2**31)), min_size=1,
+                    max_size=40), budget=st.integers(2, 12), d=st.sampled_from([1, 3]))
+def test_cache_layout_against_brute_force(ops, budget, d) -> None:
+    """Random gets, compactions and growths with a cache of a few columns: every column served
+    is ``Q[order[:L], i]`` (float32), every slot is consistent, the most recent two survive,
+    and the caller's points are untouched (d = 1: ``X.T`` is contiguous, a view of ``X``)."""
+    n = 23
+    X, y = clouds(n, d, sep=1.0, seed=3)
+    X_before = X.copy()
+    kernel = RBFKernel(0.7)
+    Q = ((y[:, None] * y[None, :]) * kernel(X, X)).astype(np.float32)
+    kd = kc.make_kernel_data(kernel, X, y)
+    cache = kc.make_cache(n, budget * n * 4 / 2**20)
+    assert cache.state[kc.S_SLOTS] == budget
+    recent: list[int] = []
+    for op, seed in ops:
+        rng = np.random.default_rng(seed)
+        L = int(cache.state[kc.S_LEN])
+        if op == 0 and L > 2:  # shrink to a random subset, kept in order
+            new_len = int(rng.integers(2, L))
+            keep = np.sort(rng.choice(L, new_len, replace=False))
+            perm = np.concatenate([keep, np.setdiff1d(np.arange(L), keep)]).astype(np.int64)
+            kc.compact_layout(cache, kd, perm, new_len)
+        elif op == 1:
+            kc.grow_layout(cache, kd, int(rng.integers(L, n + 1)))
+        else:
+            i = int(rng.integers(0, n))
+            col = kc.get_column(cache, kd, i)
+            np.testing.assert_allclose(col, Q[kd.order[:L], i], rtol=2e-7, atol=1e-7)
+            recent = [i, *[j for j in recent if j != i]][:2]
+        _check_cache_invariants(cache)
+        np.testing.assert_array_equal(np.sort(kd.order), np.arange(n))
+        np.testing.assert_array_equal(kd.pos[kd.order], np.arange(n))
+        np.testing.assert_allclose(kd.XT.T, kd.X[kd.order])
+        np.testing.assert_array_equal(kd.yT, kd.y[kd.order])
+    for i in recent:
+        assert cache.slot_of[i] >= 0
+    np.testing.assert_array_equal(X, X_before)
 
 
 def test_lru_eviction() -> None:
     X, y = clouds(10, 2, sep=1.0, seed=0)
     kd = kc.make_kernel_data(LinearKernel(), X, y)
     cache = kc.make_cache(10, 3 * 40 / 2**20)  # room for 3 columns of 10 float32
-    act = np.arange(10, dtype=np.int64)
-    assert cache.data.shape == (3, 10)
+    assert cache.state[kc.S_SLOTS] == 3
     for i in (0, 1, 2):
-        kc.get_column(cache, kd, i, act, 10, False)
-    kc.get_column(cache, kd, 0, act, 10, False)  # hit: 0 becomes most recent
-    kc.get_column(cache, kd, 3, act, 10, False)  # evicts 1, the least recently used
+        kc.get_column(cache, kd, i)
+    kc.get_column(cache, kd, 0)  # hit: 0 becomes most recent
+    kc.get_column(cache, kd, 3)  # evicts 1, the least recently used
     assert cache.slot_of[1] == -1
     assert all(cache.slot_of[i] >= 0 for i in (0, 2, 3))
-    hits, misses = cache.state[1], cache.state[2]
+    hits, misses = cache.state[kc.S_HITS], cache.state[kc.S_MISSES]
     assert (hits, misses) == (1, 4)
 
 
@@ -556,19 +617,20 @@ def test_duplicate_points_zero_curvature() -> None:
 
 
 def test_shrunk_partial_columns_are_used_and_exact() -> None:
-    """With shrinking the active set falls below n/2 and columns are computed on it alone."""
+    """With shrinking the layout is compacted and columns are computed on it alone."""
     smo_module = importlib.import_module("maxmargin.algorithms.smo")
     n = 600
     X, y = clouds(n, 5, sep=4.0, seed=2)
     kern = RBFKernel(0.5)
     kd = kc.make_kernel_data(kern, X, y)
-    st = smo_module._new_state(y, kern.diag(X), 10.0, 1e-6, 1)
+    st = smo_module._new_state(kd, kern.diag(X), 10.0, 1e-6, 1)
     cache = kc.make_cache(n, 0.05)
     outcome = smo_module._solve_pairs(st, cache, kd, True, True, 10**6, 0.0, 0.0)
     assert outcome == smo_module.OPTIMAL
-    rows_computed, misses = int(cache.state[3]), int(cache.state[2])
-    assert rows_computed < n * misses  # some columns were partial (shrunk rows only)
-    assert cache.state[0] >= 1  # and the gradient was rebuilt (new epoch) at least once
+    rows_computed, misses = int(cache.state[kc.S_ROWS]), int(cache.state[kc.S_MISSES])
+    assert rows_computed < n * misses  # some columns were short (the active rows only)
+    assert cache.state[kc.S_COMPACTIONS] >= 1
+    assert cache.state[kc.S_LEN] == n  # and everything was made active again at the end
     K = kern(X, X)
     Q = (y[:, None] * y[None, :]) * K
     np.testing.assert_allclose(st.G, Q @ st.alpha - 1.0, atol=1e-4)  # float32 Q, alpha <= 10
