@@ -55,6 +55,7 @@ __all__ = [
     "make_cache",
     "make_kernel_data",
     "n_slots_for",
+    "permute_prefix",
     "python_kernel",
     "quadratic_form",
 ]
@@ -391,7 +392,7 @@ def _slots_for(c: ColumnCache, L: int) -> int:
 
 
 @njit(cache=True)
-def _permute(values: np.ndarray, perm: np.ndarray, tmp: np.ndarray) -> None:
+def permute_prefix(values: np.ndarray, perm: np.ndarray, tmp: np.ndarray) -> None:
     """``values[k] = values_old[perm[k]]`` for ``k < len(perm)`` (``tmp``: scratch)."""
     m = perm.shape[0]
     for k in range(m):
@@ -431,12 +432,12 @@ def compact_layout(c: ColumnCache, kd: KernelData, perm: np.ndarray, new_len: in
         c.len_of[s] = 0
         _lru_prepend(c, s)
     p = perm[:L]
-    _permute(kd.order[:L], p, kd.bits)
-    _permute(kd.yT[:L], p, kd.dots)
+    permute_prefix(kd.order[:L], p, kd.bits)
+    permute_prefix(kd.yT[:L], p, kd.dots)
     if kd.kind != 3:
-        _permute(kd.sqT[:L], p, kd.dots)
+        permute_prefix(kd.sqT[:L], p, kd.dots)
         for f in range(kd.XT.shape[0]):
-            _permute(kd.XT[f, :L], p, kd.dots)
+            permute_prefix(kd.XT[f, :L], p, kd.dots)
     for k in range(L):
         kd.pos[kd.order[k]] = k
     st[S_LEN] = new_len

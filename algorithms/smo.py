@@ -170,6 +170,7 @@ from maxmargin.algorithms._kernel_cache import (
     make_cache,
     make_kernel_data,
     n_slots_for,
+    permute_prefix,
     python_kernel,
 )
 from maxmargin.algorithms.active_set import finish_alpha
@@ -238,13 +239,16 @@ class _State(NamedTuple):
     """The solver's arrays (preallocated; shared by the compiled functions)."""
 
     alpha: np.ndarray
-    G: np.ndarray  # gradient Q alpha - e (exact on the active set)
+    G: np.ndarray  # gradient Q alpha - e by layout position: G[k] of variable act[k]
     G_bar: np.ndarray  # sum over alpha_j = C_j of C_j Q_:j (all rows)
     Cs: np.ndarray  # per-sample upper bounds C_i (inf for the hard margin)
     status: np.ndarray  # LOWER / UPPER / FREE
-    in_up: np.ndarray  # t in I_up (y_t alpha_t can increase)
-    in_low: np.ndarray  # t in I_low (y_t alpha_t can decrease); both False once shrunk
+    in_up: np.ndarray  # by position: act[k] in I_up (y alpha can increase)
+    in_low: np.ndarray  # by position: act[k] in I_low (y alpha can decrease); both False if shrunk
     act: np.ndarray  # the cache's layout order (KernelData.order): act[:L] holds the active
+    pos: np.ndarray  # its inverse (KernelData.pos): the position of each variable
+    yT: np.ndarray  # y by position (KernelData.yT)
+    QDT: np.ndarray  # QD by position
     scratch: np.ndarray
     pend: np.ndarray  # G_bar outside the layout is owed sum_j pend_j Q_:j (see _owe_bounded)
     touched: np.ndarray  # the j with pend_j set, ist[I_NPEND] of them
@@ -323,15 +327,16 @@ def _two_variable_update(
 @njit(cache=True)
 def _extremes(st: _State, c: ColumnCache) -> tuple[float, int, float, int]:
     """``m = max_{I_up} -y G`` and ``-M = max_{I_low} y G`` over the active set, with argmaxes."""
-    G, y, act, in_up, in_low = st.G, st.y, st.act, st.in_up, st.in_low
-    g_up, i_up, g_low, i_low = -np.inf, -1, -np.inf, -1
+    G, yT, in_up, in_low = st.G, st.yT, st.in_up, st.in_low
+    g_up, k_up, g_low, k_low = -np.inf, -1, -np.inf, -1
     for k in range(c.state[S_LEN]):
-        t = act[k]
-        v = -y[t] * G[t]
-        if in_up[t] and v >= g_up:
-            g_up, i_up = v, t
-        if in_low[t] and -v >= g_low:
-            g_low, i_low = -v, t
+        v = -yT[k] * G[k]
+        if in_up[k] and v >= g_up:
+            g_up, k_up = v, k
+        if in_low[k] and -v >= g_low:
+            g_low, k_low = -v, k
+    i_up = st.act[k_up] if k_up >= 0 else -1
+    i_low = st.act[k_low] if k_low >= 0 else -1
     return g_up, i_up, g_low, i_low
 
 
@@ -352,7 +357,7 @@ def _select_wss2(st: _State, c: ColumnCache, kd: KernelData) -> tuple[int, int, 
     ``i = argmax_{I_up} -y_t G_t`` comes from the previous gradient update when it is fresh.
     ``j`` minimises ``-b_it^2 / a_it``, compared without division as ``b^2 a' >= b'^2 a``.
     """
-    G, y, QD, act, in_low = st.G, st.y, st.QD, st.act, st.in_low
+    G, yT, QDT, in_low = st.G, st.yT, st.QDT, st.in_low
     i = st.ist[I_IMAX]
     g_max = st.fs[F_GMAX]
     if i == STALE:
@@ -360,22 +365,23 @@ def _select_wss2(st: _State, c: ColumnCache, kd: KernelData) -> tuple[int, int, 
     g_max2, j = -np.inf, -1
     if i >= 0:
         Q_i = get_column(c, kd, i)
-        QD_i, y_i = QD[i], y[i]
-        best_num, best_den = 0.0, 1.0
+        QD_i, y_i = st.QD[i], st.y[i]
+        best_num, best_den, best = 0.0, 1.0, -1
         for k in range(Q_i.shape[0]):
-            t = act[k]
-            if not in_low[t]:
+            if not in_low[k]:
                 continue
-            yg = y[t] * G[t]
+            yg = yT[k] * G[k]
             g_max2 = max(g_max2, yg)
             b_it = g_max + yg
             if b_it > 0.0:
-                a_it = QD_i + QD[t] - 2.0 * y_i * y[t] * Q_i[k]
+                a_it = QD_i + QDT[k] - 2.0 * y_i * yT[k] * Q_i[k]
                 if a_it <= 0.0:
                     a_it = TAU
                 num = b_it * b_it
                 if num * best_den >= best_num * a_it:
-                    best_num, best_den, j = num, a_it, t
+                    best_num, best_den, best = num, a_it, k
+        if best >= 0:
+            j = st.act[best]
     gap = g_max + g_max2
     if gap < st.fs[F_TOL] or j < 0:
         return -1, -1, gap
@@ -388,9 +394,10 @@ def _set_status(st: _State, t: int) -> None:
     a = st.alpha[t]
     s = UPPER if a >= st.Cs[t] else (LOWER if a <= 0.0 else FREE)
     st.status[t] = s
-    pos = st.y[t] > 0
-    st.in_up[t] = s != (UPPER if pos else LOWER)
-    st.in_low[t] = s != (LOWER if pos else UPPER)
+    positive = st.y[t] > 0
+    k = st.pos[t]
+    st.in_up[k] = s != (UPPER if positive else LOWER)
+    st.in_low[k] = s != (LOWER if positive else UPPER)
 
 
 @njit(cache=True, inline="always")
@@ -412,10 +419,10 @@ def _apply_step(
     1/2 (Q_ii d_i^2 + 2 Q_ij d_i d_j + Q_jj d_j^2)`` (with the old gradient). The same pass
     finds ``m = max_{I_up} -y_t G_t`` and its argmax for the next working-set selection.
     """
-    alpha, G, act, y, in_up = st.alpha, st.G, st.act, st.y, st.in_up
+    alpha, G, act, yT, in_up = st.alpha, st.G, st.act, st.yT, st.in_up
     d_i = new_i - alpha[i]
     d_j = new_j - alpha[j]
-    st.fs[F_DUAL] -= G[i] * d_i + G[j] * d_j + 0.5 * (
+    st.fs[F_DUAL] -= G[st.pos[i]] * d_i + G[st.pos[j]] * d_j + 0.5 * (
         st.QD[i] * d_i * d_i + 2.0 * Q_ij * d_i * d_j + st.QD[j] * d_j * d_j
     )
     st.fs[F_SUM] += d_i + d_j
@@ -425,16 +432,15 @@ def _apply_step(
     alpha[j] = new_j
     _set_status(st, i)
     _set_status(st, j)
-    g_max, i_max = -np.inf, -1
+    g_max, k_max = -np.inf, -1
     for k in range(Q_i.shape[0]):
-        t = act[k]
-        g = G[t] + Q_i[k] * d_i + Q_j[k] * d_j
-        G[t] = g
-        v = -y[t] * g
-        if v >= g_max and in_up[t]:
-            g_max, i_max = v, t
+        g = G[k] + Q_i[k] * d_i + Q_j[k] * d_j
+        G[k] = g
+        v = -yT[k] * g
+        if v >= g_max and in_up[k]:
+            g_max, k_max = v, k
     st.fs[F_GMAX] = g_max
-    st.ist[I_IMAX] = i_max
+    st.ist[I_IMAX] = act[k_max] if k_max >= 0 else -1
     for t, was_upper in ((i, was_upper_i), (j, was_upper_j)):
         if was_upper != (st.status[t] == UPPER):
             _owe_bounded(st, c, kd, t, -st.Cs[t] if was_upper else st.Cs[t])
@@ -488,7 +494,8 @@ def _step(st: _State, c: ColumnCache, kd: KernelData, i: int, j: int) -> None:
     Q_ij = float(Q_i[kd.pos[j]])
     eta = st.QD[i] + st.QD[j] - 2.0 * y[i] * y[j] * Q_ij
     new_i, new_j = _two_variable_update(
-        st.alpha[i], st.alpha[j], y[i], y[j], st.G[i], st.G[j], eta, st.Cs[i], st.Cs[j]
+        st.alpha[i], st.alpha[j], y[i], y[j], st.G[st.pos[i]], st.G[st.pos[j]], eta, st.Cs[i],
+        st.Cs[j],
     )
     _apply_step(st, c, kd, i, j, new_i, new_j, Q_i, Q_j, Q_ij)
 
@@ -513,8 +520,7 @@ def _reconstruct_gradient(st: _State, c: ColumnCache, kd: KernelData) -> None:
     if L < n:
         _settle_bounded(st, c, kd)
         for k in range(L, n):
-            t = act[k]
-            G[t] = st.G_bar[t] - 1.0
+            G[k] = st.G_bar[act[k]] - 1.0
         n_free = 0
         for k in range(L):
             if status[act[k]] == FREE:
@@ -528,7 +534,7 @@ def _reconstruct_gradient(st: _State, c: ColumnCache, kd: KernelData) -> None:
                     u = act[k2]
                     if status[u] == FREE:
                         s += alpha[u] * Q_t[k2]
-                G[t] += s
+                G[k] += s
             grow_layout(c, kd, n)
         else:
             grow_layout(c, kd, n)
@@ -538,7 +544,7 @@ def _reconstruct_gradient(st: _State, c: ColumnCache, kd: KernelData) -> None:
                     Q_u = get_column(c, kd, u)
                     a_u = alpha[u]
                     for k in range(L, n):
-                        G[act[k]] += a_u * Q_u[k]
+                        G[k] += a_u * Q_u[k]
     for t in range(n):
         _set_status(st, t)
     st.ist[I_ACTIVE] = n
@@ -546,13 +552,14 @@ def _reconstruct_gradient(st: _State, c: ColumnCache, kd: KernelData) -> None:
 
 
 @njit(cache=True)
-def _be_shrunk(st: _State, t: int, g_up: float, g_low: float) -> bool:
-    """A variable at a bound whose gradient keeps it out of every violating pair."""
-    s = st.status[t]
+def _be_shrunk(st: _State, k: int, g_up: float, g_low: float) -> bool:
+    """The variable at position ``k`` is at a bound and its gradient keeps it out of every
+    violating pair."""
+    s = st.status[st.act[k]]
     if s == UPPER:
-        return -st.G[t] > (g_up if st.y[t] > 0 else g_low)
+        return -st.G[k] > (g_up if st.yT[k] > 0 else g_low)
     if s == LOWER:
-        return st.G[t] > (g_low if st.y[t] > 0 else g_up)
+        return st.G[k] > (g_low if st.yT[k] > 0 else g_up)
     return False
 
 
@@ -572,11 +579,10 @@ def _do_shrinking(st: _State, c: ColumnCache, kd: KernelData) -> None:
     L = c.state[S_LEN]
     kept = 0
     for k in range(L):
-        t = act[k]
-        if not (in_up[t] or in_low[t]):
+        if not (in_up[k] or in_low[k]):
             continue
-        if _be_shrunk(st, t, g_up, g_low):
-            in_up[t] = in_low[t] = False
+        if _be_shrunk(st, k, g_up, g_low):
+            in_up[k] = in_low[k] = False
         else:
             perm[kept] = k
             kept += 1
@@ -586,11 +592,17 @@ def _do_shrinking(st: _State, c: ColumnCache, kd: KernelData) -> None:
         _settle_bounded(st, c, kd)
         dropped = kept
         for k in range(L):
-            t = act[k]
-            if not (in_up[t] or in_low[t]):
+            if not (in_up[k] or in_low[k]):
                 perm[dropped] = k
                 dropped += 1
+        permute_prefix(st.G, perm[:L], kd.dots)
+        permute_prefix(st.QDT, perm[:L], kd.dots)
         compact_layout(c, kd, perm[:L], kept)
+        for k in range(L):  # the kept are the active ones, the others shrunk
+            if k < kept:
+                _set_status(st, act[k])
+            else:
+                in_up[k] = in_low[k] = False
 
 
 # --- history, hard-margin check ----------------------------------------------------------
@@ -634,8 +646,9 @@ def _hulls_within(st: _State, c: ColumnCache, kd: KernelData, bound2: float) -> 
     _reconstruct_gradient(st, c, kd)
     w2 = 0.0
     total = 0.0
-    for t in range(st.alpha.shape[0]):
-        w2 += st.alpha[t] * (st.G[t] + 1.0)
+    for k in range(st.alpha.shape[0]):
+        t = st.act[k]
+        w2 += st.alpha[t] * (st.G[k] + 1.0)
         total += st.alpha[t]
     return total > 0.0 and 4.0 * w2 <= bound2 * total * total
 
@@ -740,16 +753,17 @@ def _platt_take_step(st: _State, c: ColumnCache, kd: KernelData, i1: int, i2: in
     if i1 == i2:
         return False
     y, alpha, G = st.y, st.alpha, st.G
-    v1, v2, tol = -y[i1] * G[i1], -y[i2] * G[i2], st.fs[F_PAIR]
+    k1, k2 = st.pos[i1], st.pos[i2]
+    v1, v2, tol = -y[i1] * G[k1], -y[i2] * G[k2], st.fs[F_PAIR]
     if not (
-        (st.in_up[i1] and st.in_low[i2] and v1 - v2 > tol)
-        or (st.in_up[i2] and st.in_low[i1] and v2 - v1 > tol)
+        (st.in_up[k1] and st.in_low[k2] and v1 - v2 > tol)
+        or (st.in_up[k2] and st.in_low[k1] and v2 - v1 > tol)
     ):
         return False
     Q_12 = y[i1] * y[i2] * kernel_value(kd, i1, i2)
     eta = st.QD[i1] + st.QD[i2] - 2.0 * y[i1] * y[i2] * Q_12
     a1, a2 = _two_variable_update(
-        alpha[i1], alpha[i2], y[i1], y[i2], G[i1], G[i2], eta, st.Cs[i1], st.Cs[i2]
+        alpha[i1], alpha[i2], y[i1], y[i2], G[k1], G[k2], eta, st.Cs[i1], st.Cs[i2]
     )
     if abs(a2 - alpha[i2]) < PLATT_EPS * (a2 + alpha[i2] + PLATT_EPS):
         return False
@@ -759,7 +773,7 @@ def _platt_take_step(st: _State, c: ColumnCache, kd: KernelData, i1: int, i2: in
         _record(st, _violation(st, c), False)
     st.ist[I_ITER] += 1
     _apply_step(st, c, kd, i1, i2, a1, a2, Q_1, Q_2, Q_12)
-    b1, b2 = -y[i1] * G[i1], -y[i2] * G[i2]
+    b1, b2 = -y[i1] * G[k1], -y[i2] * G[k2]
     free1, free2 = st.status[i1] == FREE, st.status[i2] == FREE
     if free1 and not free2:
         st.fs[F_B] = b1
@@ -776,16 +790,17 @@ def _platt_examine(st: _State, c: ColumnCache, kd: KernelData, i2: int) -> int:
     y, alpha, G, status = st.y, st.alpha, st.G, st.status
     n = alpha.shape[0]
     b = st.fs[F_B]
-    r2 = G[i2] + y[i2] * b  # y2 E2 = y2 f(x2) - 1
+    G2 = G[st.pos[i2]]
+    r2 = G2 + y[i2] * b  # y2 E2 = y2 f(x2) - 1
     ktol = 0.5 * st.fs[F_TOL]
     if not ((r2 < -ktol and alpha[i2] < st.Cs[i2]) or (r2 > ktol and alpha[i2] > 0.0)):
         return 0
-    e2 = y[i2] * G[i2]  # E2 - b
+    e2 = y[i2] * G2  # E2 - b
     n_free, best, i1 = 0, -1.0, -1
     for t in range(n):
         if status[t] == FREE:
             n_free += 1
-            gap = abs(y[t] * G[t] - e2)
+            gap = abs(y[t] * G[st.pos[t]] - e2)
             if gap > best:
                 best, i1 = gap, t
     if n_free > 1 and _platt_take_step(st, c, kd, i1, i2):
@@ -866,9 +881,12 @@ def _new_state(
         G_bar=np.zeros(n),
         Cs=Cs,
         status=np.full(n, LOWER, dtype=np.int8),
-        in_up=y > 0,
-        in_low=y < 0,
+        in_up=kd.yT > 0,
+        in_low=kd.yT < 0,
         act=kd.order,
+        pos=kd.pos,
+        yT=kd.yT,
+        QDT=np.ascontiguousarray(QD, dtype=np.float64)[kd.order],
         scratch=np.empty(n, dtype=np.int64),
         pend=np.zeros(n),
         touched=np.zeros(n, dtype=np.int64),
@@ -995,7 +1013,7 @@ def smo(
         # a continuation from the current alpha with the exact float64 gradient (warm start):
         # with the warm float32 cache (iterative refinement) when the float32 gradient's
         # measured error is far below tol, else with a float64 cache
-        drift = float(np.max(np.abs(st.G - (y * g - 1.0))))
+        drift = float(np.max(np.abs(st.G - (y * g - 1.0)[st.act])))
         refine = (refinements < MAX_REFINEMENTS and drift <= FLOOR_FRACTION * tol and (
             (outcome == OPTIMAL and run.phases[-1].startswith("float32"))
             or (outcome == PRECISION and run.phases[-1] == "float32")))
@@ -1135,7 +1153,7 @@ class _Run:
         st, y, C = self.st, self.y, self.box
         alpha = st.alpha
         n = alpha.shape[0]
-        st.G[:] = y * g - 1.0
+        st.G[:] = (y * g - 1.0)[st.act]  # by layout position
         if C is None:
             st.G_bar[:] = 0.0
         elif self._bounded_part is not None and np.array_equal(self._bounded_part[0], alpha):
@@ -1147,8 +1165,8 @@ class _Run:
         status = np.where(alpha >= upper, UPPER, np.where(alpha <= 0.0, LOWER, FREE))
         st.status[:] = status
         pos = y > 0
-        st.in_up[:] = np.where(pos, status != UPPER, status != LOWER)
-        st.in_low[:] = np.where(pos, status != LOWER, status != UPPER)
+        st.in_up[:] = np.where(pos, status != UPPER, status != LOWER)[st.act]
+        st.in_low[:] = np.where(pos, status != LOWER, status != UPPER)[st.act]
         st.pend[:] = 0.0  # G_bar is exact on every row
         st.ist[I_NPEND] = 0
         st.fs[F_SUM] = float(alpha.sum())
