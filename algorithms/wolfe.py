@@ -56,18 +56,24 @@ _KKT_RTOL = 1e-8
 _PIVOT_RTOL = 1e-12
 
 
-def _affine_minimiser(G: np.ndarray, inP: np.ndarray) -> np.ndarray:
-    """``w`` of the minor cycle: the KKT system equilibrated by ``max |G|``, solved directly,
-    or in the least-squares sense when the corral is affinely dependent (round-off)."""
+def _affine_minimiser(G: np.ndarray, inP: np.ndarray, scale: float) -> np.ndarray:
+    """``w`` of the minor cycle: the KKT system equilibrated by ``scale >= max |G|`` (the largest
+    ``K_ii``), solved directly, or in the least-squares sense when the corral is affinely
+    dependent (round-off)."""
     s = G.shape[0]
-    M = np.zeros((s + 2, s + 2))
-    np.divide(G, float(np.abs(G).max()) or 1.0, out=M[:s, :s])
+    M = np.empty((s + 2, s + 2))
+    np.multiply(G, 1.0 / scale, out=M[:s, :s])
     M[:s, s] = M[s, :s] = inP
     M[:s, s + 1] = M[s + 1, :s] = 1.0 - inP
+    M[s:, s:] = 0.0
     rhs = np.zeros(s + 2)
     rhs[s:] = 1.0
-    sol, info = dgesv(M, rhs)[2:]  # LAPACK directly: these systems are tiny, call overhead rules
-    if info != 0 or not np.all(np.isfinite(sol)) or np.linalg.norm(M @ sol - rhs) > _KKT_RTOL:
+    # LAPACK directly: these systems are tiny, call overhead rules; dgesv overwrites its copy
+    lu, _, sol, info = dgesv(M, rhs)
+    if info == 0:
+        r = M @ sol - rhs
+        ok = float(r @ r) <= _KKT_RTOL**2  # false for nan and inf too
+    if info != 0 or not ok:
         sol = np.linalg.lstsq(M, rhs, rcond=None)[0]
     return sol[:s]
 
@@ -245,12 +251,12 @@ def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
         for _ in range(len(corral) + 1):  # minor cycles: each drops one point
             inP = (y[corral] > 0).astype(float)
             target = factor.solve(G, inP)
-            if target is None:  # no usable factor: refactor, else solve densely
+            if target is None and len(corral) >= _FACTOR_MIN:  # refactor, else solve densely
                 factor = _Factor(G, inP, scale)
                 target = factor.solve(G, inP)
-                if target is None:
-                    target = _affine_minimiser(G, inP)
-            if np.all(target > 0.0):
+            if target is None:
+                target = _affine_minimiser(G, inP, scale)
+            if target.min() > 0.0:
                 w = target
                 break
             with np.errstate(divide="ignore", invalid="ignore"):

@@ -109,7 +109,7 @@ def test_factor_updates_match_a_fresh_factorisation() -> None:
         Gs = G[np.ix_(idx, idx)]
         fresh = _Factor(Gs, inP(), c)
         np.testing.assert_allclose(f.R.T @ f.R, fresh.R.T @ fresh.R, atol=1e-10)
-        np.testing.assert_allclose(f.solve(Gs, inP()), _affine_minimiser(Gs, inP()),
+        np.testing.assert_allclose(f.solve(Gs, inP()), _affine_minimiser(Gs, inP(), c),
                                    atol=1e-8)
     # a point in the affine hull of the corral (the same point twice) has no pivot
     idx.append(idx[0])
