@@ -160,6 +160,7 @@ from maxmargin.algorithms._kernel_cache import (
     S_HITS,
     S_LEN,
     S_MISSES,
+    S_SLOTS,
     ColumnCache,
     KernelData,
     compact_layout,
@@ -231,8 +232,12 @@ SUM_CAP = 8.0 * (1.0 + 1e-6)
 FINISH_AFTER = 200_000
 FINISH_AFTER_PER_POINT = 100
 #: Shrinking: the cache's layout is compacted to the active variables when fewer than this
-#: fraction of its positions are active (see :mod:`maxmargin.algorithms._kernel_cache`).
+#: fraction of its positions are active (see :mod:`maxmargin.algorithms._kernel_cache`), except
+#: when the cache holds every column at the layout's length and kernel values are dear
+#: (``EXPENSIVE_FEATURES`` features or more, or a kernel evaluated in Python): compaction then
+#: gains no columns, and those filled on the shorter layout must be completed after unshrinking.
 COMPACT_FRACTION = 0.8
+EXPENSIVE_FEATURES = 64
 
 
 class _State(NamedTuple):
@@ -588,7 +593,9 @@ def _do_shrinking(st: _State, c: ColumnCache, kd: KernelData) -> None:
             kept += 1
     st.ist[I_ACTIVE] = kept
     st.ist[I_IMAX] = STALE
-    if 0 < kept < COMPACT_FRACTION * L:
+    roomy = c.state[S_SLOTS] >= act.shape[0]  # every column fits at the current length
+    dear = kd.kind == 3 or kd.XT.shape[0] >= EXPENSIVE_FEATURES
+    if 0 < kept < COMPACT_FRACTION * L and not (roomy and dear):
         _settle_bounded(st, c, kd)
         dropped = kept
         for k in range(L):
