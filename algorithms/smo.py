@@ -420,9 +420,9 @@ def _apply_step(
 ) -> None:
     """Move ``alpha_i, alpha_j`` to their new values and update ``G``, ``D``, status, ``G_bar``.
 
-    ``G_t += Q_ti d_i + Q_tj d_j`` on the active rows; ``D -= G_i d_i + G_j d_j +
-    1/2 (Q_ii d_i^2 + 2 Q_ij d_i d_j + Q_jj d_j^2)`` (with the old gradient). The same pass
-    finds ``m = max_{I_up} -y_t G_t`` and its argmax for the next working-set selection.
+    ``G_t += Q_ti d_i + Q_tj d_j`` on the layout's rows (a loop that vectorises); ``D -= G_i d_i
+    + G_j d_j + 1/2 (Q_ii d_i^2 + 2 Q_ij d_i d_j + Q_jj d_j^2)`` (with the old gradient). A second
+    pass finds ``m = max_{I_up} -y_t G_t`` and its argmax for the next working-set selection.
     """
     alpha, G, act, yT, in_up = st.alpha, st.G, st.act, st.yT, st.in_up
     d_i = new_i - alpha[i]
@@ -437,11 +437,13 @@ def _apply_step(
     alpha[j] = new_j
     _set_status(st, i)
     _set_status(st, j)
+    L = Q_i.shape[0]
+    Gl, Qi, Qj = G[:L], Q_i[:L], Q_j[:L]
+    for k in range(L):  # vectorised
+        Gl[k] = Gl[k] + Qi[k] * d_i + Qj[k] * d_j
     g_max, k_max = -np.inf, -1
-    for k in range(Q_i.shape[0]):
-        g = G[k] + Q_i[k] * d_i + Q_j[k] * d_j
-        G[k] = g
-        v = -yT[k] * g
+    for k in range(L):
+        v = -yT[k] * Gl[k]
         if v >= g_max and in_up[k]:
             g_max, k_max = v, k
     st.fs[F_GMAX] = g_max
