@@ -946,8 +946,9 @@ def smo(
     working_set : {"wss2", "wss1", "platt"}
         Second-order (LIBSVM), maximal violating pair, or the seed's (Platt's) heuristic.
     cache_size : float
-        Kernel cache budget in MB: ``cache_size 2^20 / (itemsize n)`` columns, itemsize 4 for
-        "single" and 8 for "double" (at least two columns are always kept).
+        Kernel cache budget in MB: ``cache_size 2^20 / (itemsize L)`` columns of the layout's
+        length ``L`` (``n`` at first, the active set's size once shrinking has compacted it),
+        itemsize 4 for "single" and 8 for "double" (at least two columns are always kept).
     shrinking : bool
         LIBSVM's shrinking heuristic (``"wss2"``/``"wss1"``; Platt's loop has its own focus on
         the free variables and ignores it).
