@@ -457,51 +457,36 @@ def grow_layout(c: ColumnCache, kd: KernelData, new_len: int) -> None:
     L = st[S_LEN]
     if new_len <= L:
         return
-    slots, new_slots = st[S_SLOTS], _slots_for(c, new_len)
+    new_slots = _slots_for(c, new_len)
     head = c.owner.shape[0]
     data = c.data
-    keep = kd.bits  # the kept slots, most recently used first
+    keep = kd.bits  # scratch: the kept slots, most recently used first
     n_keep = 0
     s = c.prev[head]
-    while s != head and n_keep < new_slots:
+    while s != head:  # from the most recent: keep new_slots columns, drop the others
         if c.owner[s] >= 0:
-            keep[n_keep] = s
-            n_keep += 1
+            if n_keep < new_slots:
+                keep[n_keep] = s
+                n_keep += 1
+            else:
+                c.slot_of[c.owner[s]] = -1
+                c.owner[s] = -1
+                c.len_of[s] = 0
         s = c.prev[s]
-    # move kept columns living in high slots into low slots whose columns are dropped
-    is_kept = kd.pos  # borrowed as a flag array, restored below
-    for s in range(slots):
-        is_kept[s] = 0
-    for k in range(n_keep):
-        is_kept[keep[k]] = 1
+    # kept columns in slots that no longer exist move to empty low slots (same stride)
     free_low = 0
     for k in range(n_keep):
         s = keep[k]
         if s < new_slots:
             continue
-        while is_kept[free_low] == 1:
+        while c.owner[free_low] >= 0:
             free_low += 1
-        target = free_low
-        is_kept[target] = 1
-        if c.owner[target] >= 0:
-            c.slot_of[c.owner[target]] = -1
         for e in range(c.len_of[s]):
-            data[target * L + e] = data[s * L + e]
-        c.len_of[target] = c.len_of[s]
-        c.owner[target] = c.owner[s]
-        keep[k] = target
-    for s in range(slots):
-        if is_kept[s] == 0 and c.owner[s] >= 0:
-            c.slot_of[c.owner[s]] = -1
-    for s in range(new_slots):
-        if is_kept[s] == 0:
-            c.owner[s] = -1
-            c.len_of[s] = 0
-        else:
-            c.slot_of[c.owner[s]] = s
-    for s in range(new_slots, slots):
-        c.owner[s] = -1
-        c.len_of[s] = 0
+            data[free_low * L + e] = data[s * L + e]
+        c.owner[free_low], c.len_of[free_low] = c.owner[s], c.len_of[s]
+        c.slot_of[c.owner[s]] = free_low
+        c.owner[s], c.len_of[s] = -1, 0
+        keep[k] = free_low
     # longer slots: relocate backwards (each entry moves to a higher address)
     for s in range(new_slots - 1, -1, -1):
         if c.owner[s] < 0:
@@ -516,8 +501,6 @@ def grow_layout(c: ColumnCache, kd: KernelData, new_len: int) -> None:
             _lru_append(c, s)
     for k in range(n_keep - 1, -1, -1):
         _lru_append(c, keep[k])
-    for k in range(kd.order.shape[0]):
-        kd.pos[kd.order[k]] = k
     st[S_LEN] = new_len
     st[S_SLOTS] = new_slots
 

@@ -68,12 +68,10 @@ def _affine_minimiser(G: np.ndarray, inP: np.ndarray, scale: float) -> np.ndarra
     M[s:, s:] = 0.0
     rhs = np.zeros(s + 2)
     rhs[s:] = 1.0
-    # LAPACK directly: these systems are tiny, call overhead rules; dgesv overwrites its copy
-    lu, _, sol, info = dgesv(M, rhs)
-    if info == 0:
-        r = M @ sol - rhs
-        ok = float(r @ r) <= _KKT_RTOL**2  # false for nan and inf too
-    if info != 0 or not ok:
+    # LAPACK directly: these systems are tiny, call overhead rules (dgesv solves a copy of M)
+    _, _, sol, info = dgesv(M, rhs)
+    r = M @ sol - rhs
+    if info != 0 or not float(r @ r) <= _KKT_RTOL**2:  # the negation also catches nan and inf
         sol = np.linalg.lstsq(M, rhs, rcond=None)[0]
     return sol[:s]
 
