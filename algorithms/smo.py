@@ -1144,15 +1144,20 @@ class _Run:
     def certify(self) -> tuple[np.ndarray, Certificate]:
         """``g = K (alpha y)`` in float64 (blocked) and the certificate of the current alpha.
 
-        ``g`` is summed from the bounded and the free support vectors, and the bounded part
-        ``sum_{alpha_j = C_j} C_j y_j K(x_j, .)`` is kept for :meth:`restart_from` (its
-        ``G_bar``), so a continuation needs no second kernel pass."""
+        ``g`` is summed from the bounded and the free support vectors (linear kernel: ``X w``
+        over all of them at once), and the bounded part ``sum_{alpha_j = C_j} C_j y_j K(x_j, .)``
+        is kept for :meth:`restart_from` (its ``G_bar``), so a continuation needs no second
+        kernel pass."""
         alpha, X, y, C = self.st.alpha, self.X, self.y, self.box
         at = np.zeros(alpha.shape, dtype=bool) if C is None else alpha >= C
         free = np.flatnonzero((alpha > 0) & ~at)
         bounded = np.flatnonzero(at)
         g_at = decision_values(self.kern, X, X[bounded], alpha[bounded] * y[bounded])
-        g = g_at + decision_values(self.kern, X, X[free], alpha[free] * y[free])
+        if self.kern.kernel_id == 0:  # X w over all support vectors: as cheap as the two parts,
+            sv = np.flatnonzero(alpha > 0)  # and free of their cancellation on unscaled data
+            g = decision_values(self.kern, X, X[sv], alpha[sv] * y[sv])
+        else:
+            g = g_at + decision_values(self.kern, X, X[free], alpha[free] * y[free])
         self._bounded_part = (alpha.copy(), g_at)
         return g, certify_svm(alpha, X, y, C, self.kern, g=g)
 
