@@ -353,37 +353,46 @@ def _lru_prepend(c: ColumnCache, s: int) -> None:
 def get_column(c: ColumnCache, kd: KernelData, i: int) -> np.ndarray:
     """The layout part of column ``i`` of ``Q``: ``out[k] = Q[order[k], i]`` for ``k < L``.
 
-    A cached column is completed if only a prefix of it is valid (after :func:`grow_layout`);
-    otherwise the least recently used slot is refilled. The slot becomes the most recently used,
-    so two consecutive calls never evict each other's column (there are at least two slots).
+    The slot becomes the most recently used, so two consecutive calls never evict each other's
+    column (there are at least two slots). Only the hit is inlined; a miss or a partial column
+    goes to :func:`load_column` (each inlined copy of it cost its caller compile time).
     """
+    L = c.state[S_LEN]
+    s = c.slot_of[i]
+    if s >= 0 and c.len_of[s] >= L:
+        _lru_unlink(c, s)
+        _lru_append(c, s)
+        c.state[S_HITS] += 1
+    else:
+        s = load_column(c, kd, i)
+    return c.data[s * L : s * L + L]
+
+
+@njit(cache=True)
+def load_column(c: ColumnCache, kd: KernelData, i: int) -> int:
+    """Make column ``i`` valid on the layout's ``L`` positions and the most recently used;
+    return its slot. A cached column is completed if only a prefix of it is valid (after
+    :func:`grow_layout`); otherwise the least recently used slot is refilled."""
     st = c.state
     L = st[S_LEN]
     s = c.slot_of[i]
     if s >= 0:
         have = c.len_of[s]
-        _lru_unlink(c, s)
-        _lru_append(c, s)
-        if have >= L:
-            st[S_HITS] += 1
-            return c.data[s * L : s * L + L]
     else:
-        head = c.owner.shape[0]
-        s = c.next[head]
+        s = c.next[c.owner.shape[0]]
         old = c.owner[s]
         if old >= 0:
             c.slot_of[old] = -1
         c.owner[s] = i
         c.slot_of[i] = s
-        have = 0
-        _lru_unlink(c, s)
-        _lru_append(c, s)
-    column = c.data[s * L : s * L + L]
-    fill_column(kd, i, have, L, column)
+        have = np.int64(0)  # not a literal 0 (compile time: see smo.py's note on literals)
+    _lru_unlink(c, s)
+    _lru_append(c, s)
+    fill_column(kd, i, have, L, c.data[s * L : s * L + L])
     c.len_of[s] = L
     st[S_ROWS] += L - have
     st[S_MISSES] += 1
-    return column
+    return s
 
 
 @njit(cache=True)

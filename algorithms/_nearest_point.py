@@ -136,7 +136,7 @@ def kernel_column(data: tuple, j: int, out: np.ndarray) -> None:
     elif kp[0] == 0:
         out[:] = np.dot(X, X[j])
     else:
-        fill_column(ke, j, 0, out.shape[0], out)  # ke.y = 1: K
+        fill_column(ke, j, np.int64(0), out.shape[0], out)  # ke.y = 1: K; int64: not a literal
 
 
 @njit(cache=True)
@@ -144,7 +144,7 @@ def engine_gram(ke: Any, n: int) -> np.ndarray:
     """The ``n x n`` Gram matrix from the kernel engine's columns (compiled kernels only)."""
     G = np.empty((n, n))
     for j in range(n):
-        fill_column(ke, j, 0, n, G[j])
+        fill_column(ke, j, np.int64(0), n, G[j])
     return G
 
 

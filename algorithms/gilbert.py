@@ -77,8 +77,8 @@ def gilbert_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
     ``(iterations, code, n_hist)``.
     """
     lam, g, _, _ = state
-    n_hist = 0
-    it = 0
+    n_hist = np.int64(0)  # not literals: a literal argument compiles examine once more
+    it = np.int64(0)
     while True:
         code, n_hist, j, k, _, _, zz = examine(it, data, state, stop, hist, n_hist)
         if code >= 0:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from numba import njit
 
 from maxmargin.algorithms._nearest_point import examine, move, solve_hull_pair, sqdist
@@ -44,8 +45,8 @@ def mdm_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
     (round-off).
     """
     lam, g, _, _ = state
-    n_hist = 0
-    it = 0
+    n_hist = np.int64(0)  # not literals: a literal argument compiles examine once more
+    it = np.int64(0)
     while True:
         code, n_hist, fp, fq, ap, aq, _ = examine(it, data, state, stop, hist, n_hist)
         if code >= 0:

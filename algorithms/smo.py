@@ -83,6 +83,8 @@ with the exact float64 gradient: in float32 with the warm cache (*refinement*, a
 recalibrated by that measurement), else with a float64 cache. The reported
 ``history["violation"]``, the stop test and the ``m - M`` in ``message`` are in the cache's
 precision; ``dual_objective`` and ``primal_objective`` are recomputed in float64 either way.
+Platt's loop (``working_set="platt"``) runs in float64 under ``"auto"``: it is the seed's
+textbook loop, not a speed path, and one precision compiles one copy of it.
 
 **Hard margin** (``C=None``, no upper bound). On data that no hyperplane (in feature space)
 separates, the dual is unbounded and SMO would run forever. Rule: write ``alpha = s (lam, mu)``
@@ -202,6 +204,11 @@ _HULL_EPS = {
 TAU = 1e-12  # LIBSVM's replacement for a non-positive curvature eta
 PLATT_EPS = 1e-12  # Platt's "no progress" test |a2 - a2_old| < eps (a2 + a2_old + eps)
 HISTORY_CAP = 2048
+# Compile time: Numba types a call while its arguments' types are still being inferred, so a
+# variable that starts as a literal (``k = 0``, ``False``) compiles the callee once for the
+# literal type and again for ``int64``/``bool``. Such arguments start as ``np.int64(0)``, and
+# ``_record`` is called with ``PERIODIC`` (a NumPy bool, which Numba does not type as literal).
+PERIODIC = np.bool_(False)
 
 LOWER, UPPER, FREE = 0, 1, 2
 # float state fs[...]
@@ -571,20 +578,13 @@ def _be_shrunk(st: _State, k: int, g_up: float, g_low: float) -> bool:
 
 
 @njit(cache=True)
-def _do_shrinking(st: _State, c: ColumnCache, kd: KernelData) -> None:
-    """Leave out of the selection the variables :func:`_be_shrunk` says cannot move, and compact
-    the cache's layout to the active ones when they are fewer than ``COMPACT_FRACTION`` of it.
-
-    The first time ``m - M <= 10 tol``, the gradient is rebuilt and everything is unshrunk once,
-    as in LIBSVM, so that wrongly shrunk variables come back before the final iterations.
-    """
-    g_up, _, g_low, _ = _extremes(st, c)
-    if st.ist[I_UNSHRUNK] == 0 and g_up + g_low <= 10.0 * st.fs[F_TOL]:
-        st.ist[I_UNSHRUNK] = 1
-        _reconstruct_gradient(st, c, kd)
+def _do_shrinking(st: _State, c: ColumnCache, kd: KernelData, g_up: float, g_low: float) -> None:
+    """Leave out of the selection the variables :func:`_be_shrunk` says cannot move (with
+    ``m = g_up``, ``-M = g_low`` from before the call), and compact the cache's layout to the
+    active ones when they are fewer than ``COMPACT_FRACTION`` of it."""
     act, perm, in_up, in_low = st.act, st.scratch, st.in_up, st.in_low
     L = c.state[S_LEN]
-    kept = 0
+    kept = np.int64(0)
     for k in range(L):
         if not (in_up[k] or in_low[k]):
             continue
@@ -643,16 +643,17 @@ def _record(st: _State, gap: float, force: bool) -> None:
 
 
 @njit(cache=True)
-def _hulls_within(st: _State, c: ColumnCache, kd: KernelData, bound2: float) -> bool:
-    """Hard margin: is the hull-distance bound ``delta^2 = 4 ||w||^2 / sum(alpha)^2 <= bound2``?
-
-    Screened with the tracked ``||w||^2 = 2 (sum(alpha) - D)``, confirmed with the full gradient
-    (``||w||^2 = sum_t alpha_t (G_t + 1)``).
-    """
+def _hulls_may_be_within(st: _State, bound2: float) -> bool:
+    """Hard margin: may the hull-distance bound ``delta^2 = 4 ||w||^2 / sum(alpha)^2`` be at
+    most ``bound2``? A screen with the tracked ``||w||^2 = 2 (sum(alpha) - D)``."""
     total = st.fs[F_SUM]
-    if total <= 0.0 or 8.0 * (total - st.fs[F_DUAL]) > bound2 * total * total * (1.0 + 1e-6):
-        return False
-    _reconstruct_gradient(st, c, kd)
+    return total > 0.0 and 8.0 * (total - st.fs[F_DUAL]) <= bound2 * total * total * (1.0 + 1e-6)
+
+
+@njit(cache=True)
+def _hulls_within(st: _State, bound2: float) -> bool:
+    """Hard margin: ``delta^2 <= bound2`` confirmed with the full gradient, ``||w||^2 = sum_t
+    alpha_t (G_t + 1)`` (after :func:`_reconstruct_gradient`)."""
     w2 = 0.0
     total = 0.0
     for k in range(st.alpha.shape[0]):
@@ -715,10 +716,16 @@ def _solve_pairs(
         if counter == 0:
             counter = period
             if shrinking:
-                _do_shrinking(st, c, kd)
-            if hard and _hulls_within(st, c, kd, hull_bound2):
-                outcome = INFEASIBLE
-                break
+                g_up, _, g_low, _ = _extremes(st, c)
+                if st.ist[I_UNSHRUNK] == 0 and g_up + g_low <= 10.0 * st.fs[F_TOL]:
+                    st.ist[I_UNSHRUNK] = 1  # unshrink once, as LIBSVM, before the final steps
+                    _reconstruct_gradient(st, c, kd)
+                _do_shrinking(st, c, kd, g_up, g_low)
+            if hard and _hulls_may_be_within(st, hull_bound2):
+                _reconstruct_gradient(st, c, kd)
+                if _hulls_within(st, hull_bound2):
+                    outcome = INFEASIBLE
+                    break
             if floor_coeff > 0.0 and floor_coeff * _float32_floor(st) > FLOOR_FRACTION * st.fs[
                 F_TOL
             ]:
@@ -738,7 +745,7 @@ def _solve_pairs(
                 break
             counter = 1  # shrink at the next iteration
         if st.ist[I_ITER] % st.ist[I_STRIDE] == 0:
-            _record(st, gap, False)
+            _record(st, gap, PERIODIC)
         st.ist[I_ITER] += 1
         _step(st, c, kd, i, j)
     _reconstruct_gradient(st, c, kd)
@@ -779,7 +786,7 @@ def _platt_take_step(st: _State, c: ColumnCache, kd: KernelData, i1: int, i2: in
     Q_1 = get_column(c, kd, i1)
     Q_2 = get_column(c, kd, i2)
     if st.ist[I_ITER] % st.ist[I_STRIDE] == 0:
-        _record(st, _violation(st, c), False)
+        _record(st, _violation(st, c), PERIODIC)
     st.ist[I_ITER] += 1
     _apply_step(st, c, kd, i1, i2, a1, a2, Q_1, Q_2, Q_12)
     b1, b2 = -y[i1] * G[k1], -y[i2] * G[k2]
@@ -805,7 +812,7 @@ def _platt_examine(st: _State, c: ColumnCache, kd: KernelData, i2: int) -> int:
     if not ((r2 < -ktol and alpha[i2] < st.Cs[i2]) or (r2 > ktol and alpha[i2] > 0.0)):
         return 0
     e2 = y[i2] * G2  # E2 - b
-    n_free, best, i1 = 0, -1.0, -1
+    n_free, best, i1 = 0, -1.0, np.int64(-1)
     for t in range(n):
         if status[t] == FREE:
             n_free += 1
@@ -855,12 +862,14 @@ def _solve_platt(
         st.fs[F_PAIR] = max(st.fs[F_TOL], PLATT_PAIR_FRACTION * gap)
         if st.ist[I_ITER] >= max_iter:
             return MAX_ITER
-        if hard and _hulls_within(st, c, kd, hull_bound2):
-            return INFEASIBLE
+        if hard and _hulls_may_be_within(st, hull_bound2):
+            _reconstruct_gradient(st, c, kd)
+            if _hulls_within(st, hull_bound2):
+                return INFEASIBLE
         if examine_all:
             if changed == 0:
                 i, j, gap = _select_wss1(st, c)
-                _record(st, gap, False)
+                _record(st, gap, PERIODIC)
                 st.ist[I_ITER] += 1
                 _step(st, c, kd, i, j)
             examine_all = False
@@ -1006,6 +1015,8 @@ def smo(
                 f"{FLOAT32_RANGE[1]:g}]): use 'auto' or 'double', or rescale `X`."
             )
         first = "double"  # "auto": no float32 phase
+    elif working_set == "platt" and precision == "auto":
+        first = "double"  # the textbook loop, not a speed path (module docstring, Precision)
     st = _new_state(kd, QD, box, tol, history_every)
     run = _Run(st, kd, kern, X, y, C, sw, tol, working_set, shrinking, max_iter, cache_size,
                radius2)
