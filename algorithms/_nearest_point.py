@@ -132,9 +132,11 @@ def kernel_column(data: tuple, j: int, out: np.ndarray) -> None:
     (linear), else a column of the kernel engine."""
     X, _, _, kp, G, ke = data
     if G.shape[0] > 0:
-        out[:] = G[j]
+        row = G[j]
+        for i in range(out.shape[0]):  # a loop: a slice assignment compiles Numba's string code
+            out[i] = row[i]
     elif kp[0] == 0:
-        out[:] = np.dot(X, X[j])
+        np.dot(X, X[j], out)
     else:
         fill_column(ke, j, np.int64(0), out.shape[0], out)  # ke.y = 1: K; int64: not a literal
 
@@ -160,7 +162,7 @@ def move(data: tuple, state: tuple, a: float, b: float, u: int, v: int) -> None:
     if kp[0] == 0:
         for c in range(X.shape[1]):
             z[c] = a * z[c] + b * (X[u, c] - X[v, c])
-        g[:] = np.dot(X, z)
+        np.dot(X, z, g)
         return
     kernel_column(data, u, col)
     for i in range(g.shape[0]):
