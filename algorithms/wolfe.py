@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numba import njit
 from scipy.linalg import cholesky, qr_delete, solve_triangular
 from scipy.linalg.lapack import dgesv
 
@@ -47,7 +48,8 @@ __all__ = ["wolfe_hulls", "wolfe_loop", "WOLFE_TOL", "WOLFE_MAX_ITER"]
 WOLFE_TOL = 1e-8
 #: Major cycles; each adds one point to the corral.
 WOLFE_MAX_ITER = 100_000
-#: Corrals smaller than this are solved densely (less call overhead than the factor updates).
+#: Corrals smaller than this are solved densely (less call overhead than the factor updates),
+#: in the compiled loop :func:`_small_corral_cycles` until the corral first reaches this size.
 _FACTOR_MIN = 64
 #: Relative residual of the minor cycle's KKT system above which the solve is redone densely.
 _KKT_RTOL = 1e-8
@@ -74,6 +76,217 @@ def _affine_minimiser(G: np.ndarray, inP: np.ndarray, scale: float) -> np.ndarra
     if info != 0 or not float(r @ r) <= _KKT_RTOL**2:  # the negation also catches nan and inf
         sol = np.linalg.lstsq(M, rhs, rcond=None)[0]
     return sol[:s]
+
+
+def _step_ratios(w: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """``w_a / (w_a - target_a)`` where ``target_a <= 0`` (0 when ``w_a = target_a = 0``), else
+    ``inf``: the fraction of the way to ``target`` at which ``w_a`` reaches 0."""
+    ratio = np.full(w.shape, np.inf)
+    neg = target <= 0.0
+    den = w[neg] - target[neg]
+    ratio[neg] = np.where(den > 0.0, w[neg] / np.where(den > 0.0, den, 1.0), 0.0)
+    return ratio
+
+
+@njit(cache=True)
+def _dense_affine(G: np.ndarray, s: int, inP: np.ndarray, scale: float, A: np.ndarray,
+                  x: np.ndarray) -> bool:
+    """The minor cycle's KKT system on the first ``s`` points, equilibrated by ``scale`` (as
+    :func:`_affine_minimiser`), by Gaussian elimination with partial pivoting: ``x[:s]`` is
+    ``w``. False when a pivot vanishes or the residual exceeds ``_KKT_RTOL``."""
+    m = s + 2
+    for a in range(s):
+        for b in range(s):
+            A[a, b] = G[a, b] / scale
+        A[a, s] = A[s, a] = inP[a]
+        A[a, s + 1] = A[s + 1, a] = 1.0 - inP[a]
+        x[a] = 0.0
+    A[s, s] = A[s, s + 1] = A[s + 1, s] = A[s + 1, s + 1] = 0.0
+    x[s] = x[s + 1] = 1.0
+    for k in range(m):
+        p = k
+        for r in range(k + 1, m):
+            if abs(A[r, k]) > abs(A[p, k]):
+                p = r
+        if not abs(A[p, k]) > 0.0:
+            return False
+        if p != k:
+            for c in range(k, m):
+                A[k, c], A[p, c] = A[p, c], A[k, c]
+            x[k], x[p] = x[p], x[k]
+        for r in range(k + 1, m):
+            f = A[r, k] / A[k, k]
+            if f != 0.0:
+                for c in range(k + 1, m):
+                    A[r, c] -= f * A[k, c]
+                x[r] -= f * x[k]
+    for k in range(m - 1, -1, -1):
+        t = x[k]
+        for c in range(k + 1, m):
+            t -= A[k, c] * x[c]
+        x[k] = t / A[k, k]
+    r2 = 0.0  # residual of the equilibrated system, rebuilt from G
+    sum_p, sum_q = -1.0, -1.0
+    for a in range(s):
+        r = inP[a] * x[s] + (1.0 - inP[a]) * x[s + 1]
+        for b in range(s):
+            r += G[a, b] / scale * x[b]
+        r2 += r * r
+        sum_p += inP[a] * x[a]
+        sum_q += (1.0 - inP[a]) * x[a]
+    r2 += sum_p * sum_p + sum_q * sum_q
+    return r2 <= _KKT_RTOL * _KKT_RTOL  # False for nan
+
+
+@njit(cache=True)
+def _small_corral_cycles(data: tuple, state: tuple, stop: tuple, hist: tuple, cap: int) -> tuple:
+    """Wolfe's major and minor cycles, compiled, while the corral has fewer than ``cap`` points
+    (dense solves, :func:`_dense_affine`; kernel rows of the corral in slots of one array).
+
+    Returns ``(iterations, code, n_hist)`` as :func:`wolfe_loop`; code -1 hands the run on
+    (``lam``, ``g``, ``z`` current) when the next point would make the corral ``cap`` long or
+    a dense solve fails.
+    """
+    X, kd, y, kp, _, _ = data
+    lam, g, z, _ = state
+    n = y.shape[0]
+    linear = kp[0] == 0
+    m = cap + 1
+    corral = np.empty(m, np.int64)
+    slot = np.empty(m, np.int64)
+    w = np.empty(m)
+    inP = np.empty(m)
+    keep = np.empty(m, np.bool_)
+    G = np.empty((m, m))
+    A = np.empty((m + 2, m + 2))
+    target = np.empty(m + 2)
+    rows = np.zeros((1 if linear else m, n))  # rows[slot[a]] = K(x_corral[a], .)
+    coef = np.zeros(rows.shape[0])
+    s = 0
+    for i in range(n):
+        if lam[i] > 0.0:
+            if s == cap - 1:
+                return np.int64(0), np.int64(-1), np.int64(0)
+            corral[s], slot[s], w[s] = i, s, lam[i]
+            inP[s] = 1.0 if y[i] > 0 else 0.0
+            s += 1
+    for a in range(s):
+        if not linear:
+            kernel_column(data, corral[a], rows[a])
+    for a in range(s):
+        for b in range(s):
+            u, v = corral[a], corral[b]
+            k = np.dot(X[u], X[v]) if linear else rows[slot[a], v]
+            G[a, b] = y[u] * y[v] * k
+    scale = max(np.max(kd), 0.0)
+    if not scale > 0.0:
+        scale = 1.0
+    it, n_hist, last = np.int64(0), np.int64(0), np.inf
+    while True:
+        code, n_hist, fp, fq, _, _, zz = examine(it, data, state, stop, hist, n_hist)
+        if code >= 0:
+            return it, code, n_hist
+        if zz >= last:
+            return it, np.int64(STALLED), n_hist
+        last = zz
+        part_p, part_q = -g[fp], g[fq]
+        for a in range(s):
+            if inP[a] > 0.0:
+                part_p += w[a] * g[corral[a]]
+            else:
+                part_q -= w[a] * g[corral[a]]
+        new = fp if part_p >= part_q else fq
+        for a in range(s):
+            if corral[a] == new:
+                return it, np.int64(STALLED), n_hist
+        free = 0  # the lowest slot no corral point uses
+        while True:
+            used = False
+            for a in range(s):
+                used = used or slot[a] == free
+            if not used:
+                break
+            free += 1
+        corral[s], slot[s], w[s] = new, free, 0.0
+        inP[s] = 1.0 if y[new] > 0 else 0.0
+        if not linear:
+            kernel_column(data, new, rows[free])
+        for a in range(s + 1):
+            u = corral[a]
+            k = np.dot(X[u], X[new]) if linear else rows[free, u]
+            G[a, s] = G[s, a] = y[u] * y[new] * k
+        s += 1
+        handoff = False
+        for _ in range(s + 1):  # minor cycles: each drops one point
+            if not _dense_affine(G, s, inP, scale, A, target):
+                handoff = True
+                break
+            t_min = np.inf
+            for a in range(s):
+                t_min = min(t_min, target[a])
+            if t_min > 0.0:
+                for a in range(s):
+                    w[a] = target[a]
+                break
+            out, step = -1, np.inf
+            for a in range(s):
+                if target[a] <= 0.0:
+                    den = w[a] - target[a]
+                    r = w[a] / den if den > 0.0 else 0.0
+                    if r < step:
+                        out, step = a, r
+            step = min(1.0, step)
+            for a in range(s):
+                w[a] += step * (target[a] - w[a])
+                keep[a] = w[a] > 0.0
+            keep[out] = False
+            for side in (1.0, 0.0):  # never empty a side: its heaviest point stays
+                best, any_kept = -1, False
+                for a in range(s):
+                    if inP[a] == side:
+                        any_kept = any_kept or keep[a]
+                        if best < 0 or w[a] > w[best]:
+                            best = a
+                if not any_kept:
+                    keep[best] = True
+            k = 0
+            for a in range(s):
+                if keep[a]:
+                    corral[k], slot[k], w[k], inP[k] = corral[a], slot[a], w[a], inP[a]
+                    k2 = 0
+                    for b in range(s):
+                        if keep[b]:
+                            G[k, k2] = G[a, b]
+                            k2 += 1
+                    k += 1
+            s = k
+            for side in (1.0, 0.0):  # each side's weights sum to 1
+                total = 0.0
+                for a in range(s):
+                    if inP[a] == side:
+                        total += w[a]
+                for a in range(s):
+                    if inP[a] == side:
+                        w[a] /= total
+        lam[:] = 0.0
+        coef[:] = 0.0
+        if linear:
+            z[:] = 0.0
+        for a in range(s):
+            u = corral[a]
+            lam[u] = w[a]
+            if linear:
+                for c in range(z.shape[0]):
+                    z[c] += y[u] * w[a] * X[u, c]
+            else:
+                coef[slot[a]] = y[u] * w[a]
+        if linear:
+            np.dot(X, z, g)
+        else:
+            np.dot(coef, rows, g)
+        it += 1
+        if handoff or s >= cap - 1:
+            return it, np.int64(-1), n_hist
 
 
 def _bordered(G: np.ndarray, row: np.ndarray) -> np.ndarray:
@@ -200,12 +413,16 @@ class _Columns:
 def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
     """Wolfe's major and minor cycles (module docstring) on ``conv(P) - conv(Q)``.
 
-    Same arguments and return value as :func:`maxmargin.algorithms.gilbert.gilbert_loop` (it
-    drives the compiled helpers ``examine`` and ``kernel_column`` from Python: each cycle is
-    a few BLAS products and ``O(s^2)`` updates of a Cholesky factor, :class:`_Factor`; a dense
-    solve when round-off makes the factor unusable). Code 3 (stalled) when round-off leaves no
+    Same arguments and return value as :func:`maxmargin.algorithms.gilbert.gilbert_loop`. The
+    cycles run compiled (:func:`_small_corral_cycles`) until the corral first reaches
+    ``_FACTOR_MIN`` points; then from Python, driving the compiled ``examine`` and
+    ``kernel_column``: each cycle is a few BLAS products and ``O(s^2)`` updates of a Cholesky
+    factor, :class:`_Factor`, with a dense solve when round-off makes the factor unusable. Code 3 (stalled) when round-off leaves no
     descent: the vertex to add is already in the corral, or ``||z||`` did not decrease.
     """
+    it, code, n_hist = _small_corral_cycles(data, state, stop, hist, _FACTOR_MIN)
+    if code >= 0:
+        return it, code, n_hist
     X, kd, y, kp, _, _ = data
     lam, g, z, _ = state
     n = y.shape[0]
@@ -226,7 +443,7 @@ def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
     scale = float(np.max(kd)) if float(np.max(kd)) > 0.0 else 1.0
     factor = _Factor(G, (y[corral] > 0).astype(float), scale)
     w = lam[corral].copy()
-    it, n_hist, last = 0, 0, np.inf
+    last = np.inf
     while True:
         code, n_hist, fp, fq, _, _, zz = examine(it, data, state, stop, hist, n_hist)
         if code >= 0:
@@ -257,8 +474,7 @@ def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
             if target.min() > 0.0:
                 w = target
                 break
-            with np.errstate(divide="ignore", invalid="ignore"):
-                ratio = np.where(target <= 0.0, w / (w - target), np.inf)
+            ratio = _step_ratios(w, target)
             out = int(np.argmin(ratio))
             w = w + min(1.0, float(ratio[out])) * (target - w)
             keep = w > 0.0

@@ -17,10 +17,16 @@ from fixtures_nearest_point import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maxmargin.algorithms import _nearest_point, wolfe_hulls
+from maxmargin.algorithms import _nearest_point, wolfe, wolfe_hulls
 from maxmargin.algorithms.gilbert import gilbert_svm
 from maxmargin.algorithms.mdm import mdm_hulls
-from maxmargin.algorithms.wolfe import _FACTOR_MIN, _affine_minimiser, _Factor
+from maxmargin.algorithms.wolfe import (
+    _FACTOR_MIN,
+    _affine_minimiser,
+    _dense_affine,
+    _Factor,
+    _step_ratios,
+)
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.formulations.dual import svm_dual
 from maxmargin.formulations.primal import hard_margin_primal
@@ -117,6 +123,57 @@ def test_factor_updates_match_a_fresh_factorisation() -> None:
     assert f.R is None and f.solve(G[np.ix_(idx, idx)], inP()) is None
     # small corrals are solved densely
     assert _Factor(G[:4, :4], (y[:4] > 0).astype(float), c).R is None
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31), s=st.integers(2, 12), dependent=st.booleans())
+def test_compiled_dense_solve_matches_lapack(seed: int, s: int, dependent: bool) -> None:
+    # The compiled minor cycle's elimination against LAPACK on the same equilibrated system;
+    # a corral with a repeated point has no unique solution: refused, not a wrong answer.
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((s, 3)) * rng.uniform(0.1, 10.0)
+    if dependent:
+        A[-1] = A[0]
+    inP = np.zeros(s)
+    inP[: max(1, s // 2)] = 1.0
+    y = 2.0 * inP - 1.0
+    G = (y[:, None] * A) @ (y[:, None] * A).T
+    scale = float(np.max(np.diag(G)))
+    ok = _dense_affine(G, s, inP, scale, np.empty((s + 2, s + 2)), x := np.empty(s + 2))
+    M = np.block([[G / scale, np.column_stack([inP, 1.0 - inP])],
+                  [np.vstack([inP, 1.0 - inP]), np.zeros((2, 2))]])
+    rhs = np.r_[np.zeros(s), 1.0, 1.0]
+    if dependent and s > 2 and inP[0] == inP[-1]:
+        assert not ok  # singular: the duplicate's row equals the first
+    if ok:
+        assert np.linalg.norm(M @ x - rhs) <= 1e-8
+        if np.linalg.cond(M) < 1e8:
+            np.testing.assert_allclose(x[:s], np.linalg.solve(M, rhs)[:s], atol=1e-6)
+
+
+def test_step_ratios() -> None:
+    # w / (w - target) where target <= 0; a point at 0 that target keeps at 0 leaves at once
+    np.testing.assert_array_equal(
+        _step_ratios(np.array([0.5, 0.0, 0.2, 0.0]), np.array([-0.5, 0.0, 0.3, -1.0])),
+        [0.5, 0.0, np.inf, 0.0])
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_compiled_cycles_hand_over_to_the_factor_loop(
+    kernel: str, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The compiled loop runs corrals below _FACTOR_MIN points; with the bound at 3 it hands the
+    # run to the Python loop (Cholesky updates) after one cycle. Same optimum either way.
+    X, y = labelled(*gaussian_pair(40, 6, 4.0, seed))
+    kw = {"kernel": kernel, "gamma": 0.5} if kernel == "rbf" else {}
+    whole = gilbert_svm(X, y, method="wolfe", finish=False, **kw)
+    monkeypatch.setattr(wolfe, "_FACTOR_MIN", 3)
+    handed = gilbert_svm(X, y, method="wolfe", finish=False, **kw)
+    assert whole.status == handed.status == "optimal"
+    assert handed.dual_objective == pytest.approx(whole.dual_objective, rel=1e-8)
+    ora = svm_dual(X, y, C=None, **kw).solve()
+    assert whole.dual_objective == pytest.approx(ora.dual_objective, rel=1e-6)
 
 
 @pytest.mark.parametrize("seed", [3, 4, 5])
