@@ -281,9 +281,16 @@ def _layout_dots(kd: KernelData, i: int, lo: int, hi: int) -> None:
         dots = kd.dots[b0 - lo : b1 - lo]
         for k in range(m):
             dots[k] = 0.0
-        for f in range(XT.shape[0]):
-            row = XT[f, b0:b1]
-            xf = xi[f]
+        f, d = 0, XT.shape[0]
+        while f + 4 <= d:  # four features a pass: a quarter of the loads and stores of dots
+            r0, r1, r2, r3 = XT[f, b0:b1], XT[f + 1, b0:b1], XT[f + 2, b0:b1], XT[f + 3, b0:b1]
+            x0, x1, x2, x3 = xi[f], xi[f + 1], xi[f + 2], xi[f + 3]
+            for k in range(m):  # summed in feature order, as one feature a pass
+                dots[k] = dots[k] + r0[k] * x0 + r1[k] * x1 + r2[k] * x2 + r3[k] * x3
+            f += 4
+        for rest in range(f, d):
+            row = XT[rest, b0:b1]
+            xf = xi[rest]
             for k in range(m):
                 dots[k] += row[k] * xf
         if kd.kind == 1:

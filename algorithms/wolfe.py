@@ -417,8 +417,9 @@ def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
     cycles run compiled (:func:`_small_corral_cycles`) until the corral first reaches
     ``_FACTOR_MIN`` points; then from Python, driving the compiled ``examine`` and
     ``kernel_column``: each cycle is a few BLAS products and ``O(s^2)`` updates of a Cholesky
-    factor, :class:`_Factor`, with a dense solve when round-off makes the factor unusable. Code 3 (stalled) when round-off leaves no
-    descent: the vertex to add is already in the corral, or ``||z||`` did not decrease.
+    factor, :class:`_Factor`, with a dense solve when round-off makes the factor unusable.
+    Code 3 (stalled) when round-off leaves no descent: the vertex to add is already in the
+    corral, or ``||z||`` did not decrease.
     """
     it, code, n_hist = _small_corral_cycles(data, state, stop, hist, _FACTOR_MIN)
     if code >= 0:
