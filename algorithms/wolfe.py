@@ -78,14 +78,42 @@ def _affine_minimiser(G: np.ndarray, inP: np.ndarray, scale: float) -> np.ndarra
     return sol[:s]
 
 
-def _step_ratios(w: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """``w_a / (w_a - target_a)`` where ``target_a <= 0`` (0 when ``w_a = target_a = 0``), else
-    ``inf``: the fraction of the way to ``target`` at which ``w_a`` reaches 0."""
-    ratio = np.full(w.shape, np.inf)
-    neg = target <= 0.0
-    den = w[neg] - target[neg]
-    ratio[neg] = np.where(den > 0.0, w[neg] / np.where(den > 0.0, den, 1.0), 0.0)
-    return ratio
+@njit(cache=True)
+def _drop_step(w: np.ndarray, target: np.ndarray, inP: np.ndarray, s: int,
+               keep: np.ndarray) -> None:
+    """The minor cycle's step on the first ``s`` points, in place: ``w`` moves toward ``target``
+    until the first weight reaches 0 (ratio ``w_a / (w_a - target_a)`` over ``target_a <= 0``; 0
+    when ``w_a = target_a = 0``), that point and every other at 0 leave (``keep[a]`` False, but a
+    side never empties: its heaviest point stays), and each side's kept weights are rescaled to
+    sum to 1."""
+    out, step = -1, np.inf
+    for a in range(s):
+        if target[a] <= 0.0:
+            den = w[a] - target[a]
+            r = w[a] / den if den > 0.0 else 0.0
+            if r < step:
+                out, step = a, r
+    step = min(1.0, step)
+    for a in range(s):
+        w[a] += step * (target[a] - w[a])
+        keep[a] = w[a] > 0.0
+    keep[out] = False
+    for side in (1.0, 0.0):
+        best, any_kept = -1, False
+        for a in range(s):
+            if inP[a] == side:
+                any_kept = any_kept or keep[a]
+                if best < 0 or w[a] > w[best]:
+                    best = a
+        if not any_kept:
+            keep[best] = True
+        total = 0.0
+        for a in range(s):
+            if inP[a] == side and keep[a]:
+                total += w[a]
+        for a in range(s):
+            if inP[a] == side and keep[a]:
+                w[a] /= total
 
 
 @njit(cache=True)
@@ -228,27 +256,7 @@ def _small_corral_cycles(data: tuple, state: tuple, stop: tuple, hist: tuple, ca
                 for a in range(s):
                     w[a] = target[a]
                 break
-            out, step = -1, np.inf
-            for a in range(s):
-                if target[a] <= 0.0:
-                    den = w[a] - target[a]
-                    r = w[a] / den if den > 0.0 else 0.0
-                    if r < step:
-                        out, step = a, r
-            step = min(1.0, step)
-            for a in range(s):
-                w[a] += step * (target[a] - w[a])
-                keep[a] = w[a] > 0.0
-            keep[out] = False
-            for side in (1.0, 0.0):  # never empty a side: its heaviest point stays
-                best, any_kept = -1, False
-                for a in range(s):
-                    if inP[a] == side:
-                        any_kept = any_kept or keep[a]
-                        if best < 0 or w[a] > w[best]:
-                            best = a
-                if not any_kept:
-                    keep[best] = True
+            _drop_step(w, target, inP, s, keep)
             k = 0
             for a in range(s):
                 if keep[a]:
@@ -260,14 +268,6 @@ def _small_corral_cycles(data: tuple, state: tuple, stop: tuple, hist: tuple, ca
                             k2 += 1
                     k += 1
             s = k
-            for side in (1.0, 0.0):  # each side's weights sum to 1
-                total = 0.0
-                for a in range(s):
-                    if inP[a] == side:
-                        total += w[a]
-                for a in range(s):
-                    if inP[a] == side:
-                        w[a] /= total
         lam[:] = 0.0
         coef[:] = 0.0
         if linear:
@@ -475,23 +475,14 @@ def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
             if target.min() > 0.0:
                 w = target
                 break
-            ratio = _step_ratios(w, target)
-            out = int(np.argmin(ratio))
-            w = w + min(1.0, float(ratio[out])) * (target - w)
-            keep = w > 0.0
-            keep[out] = False
-            # never empty a side: the last point of P (or Q) stays at weight 1
-            for side in (inP > 0, inP == 0):
-                if not np.any(keep & side):
-                    keep[np.flatnonzero(side)[np.argmax(w[side])]] = True
+            keep = np.empty(len(corral), dtype=bool)
+            _drop_step(w, target, inP, len(corral), keep)
             if columns is not None:
                 for i in (c for c, k in zip(corral, keep, strict=True) if not k):
                     columns.drop(i)
             corral = [c for c, k in zip(corral, keep, strict=True) if k]
             factor.remove(np.flatnonzero(~keep))
             w, G = w[keep], G[np.ix_(keep, keep)]
-            for side in (y[corral] > 0, y[corral] < 0):  # each side's weights sum to 1
-                w[side] /= w[side].sum()
         lam[:] = 0.0
         lam[corral] = w
         coef = y[corral] * w

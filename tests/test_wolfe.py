@@ -24,8 +24,8 @@ from maxmargin.algorithms.wolfe import (
     _FACTOR_MIN,
     _affine_minimiser,
     _dense_affine,
+    _drop_step,
     _Factor,
-    _step_ratios,
 )
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.formulations.dual import svm_dual
@@ -151,11 +151,18 @@ def test_compiled_dense_solve_matches_lapack(seed: int, s: int, dependent: bool)
             np.testing.assert_allclose(x[:s], np.linalg.solve(M, rhs)[:s], atol=1e-6)
 
 
-def test_step_ratios() -> None:
-    # w / (w - target) where target <= 0; a point at 0 that target keeps at 0 leaves at once
-    np.testing.assert_array_equal(
-        _step_ratios(np.array([0.5, 0.0, 0.2, 0.0]), np.array([-0.5, 0.0, 0.3, -1.0])),
-        [0.5, 0.0, np.inf, 0.0])
+def test_drop_step() -> None:
+    # ratios w / (w - target) where target <= 0: [0.5, 0 (w = target = 0), inf, 0]. A point at 0
+    # that target keeps at 0 leaves at once: step 0, w unchanged but rescaled per side
+    w, keep = np.array([0.5, 0.0, 0.2, 0.0]), np.empty(4, dtype=bool)
+    _drop_step(w, np.array([-0.5, 0.0, 0.3, -1.0]), np.array([1.0, 1.0, 0.0, 0.0]), 4, keep)
+    np.testing.assert_array_equal(keep, [True, False, True, False])
+    np.testing.assert_array_equal(w[keep], [1.0, 1.0])
+    # by hand: ratio 0.5 / (0.5 + 0.5) = 0.5 for point 1, so w = (1, 0, 1) and point 1 leaves
+    w, keep = np.array([0.5, 0.5, 1.0]), np.empty(3, dtype=bool)
+    _drop_step(w, np.array([1.5, -0.5, 1.0]), np.array([1.0, 1.0, 0.0]), 3, keep)
+    np.testing.assert_array_equal(keep, [True, False, True])
+    np.testing.assert_array_equal(w[keep], [1.0, 1.0])
 
 
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
