@@ -884,6 +884,7 @@ def _new_state(
     kd: KernelData, QD: np.ndarray, C: float | np.ndarray | None, tol: float, stride: int
 ) -> _State:
     y = kd.y
+    QD = np.ascontiguousarray(QD, dtype=np.float64)
     n = y.shape[0]
     Cs = np.full(n, math.inf) if C is None else np.array(np.broadcast_to(C, (n,)), dtype=float)
     fs = np.zeros(7)
@@ -904,11 +905,11 @@ def _new_state(
         act=kd.order,
         pos=kd.pos,
         yT=kd.yT,
-        QDT=np.ascontiguousarray(QD, dtype=np.float64)[kd.order],
+        QDT=QD[kd.order],
         scratch=np.empty(n, dtype=np.int64),
         pend=np.zeros(n),
         touched=np.zeros(n, dtype=np.int64),
-        QD=np.ascontiguousarray(QD, dtype=np.float64),
+        QD=QD,
         y=y,
         fs=fs,
         ist=ist,
