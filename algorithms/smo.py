@@ -83,8 +83,6 @@ with the exact float64 gradient: in float32 with the warm cache (*refinement*, a
 recalibrated by that measurement), else with a float64 cache. The reported
 ``history["violation"]``, the stop test and the ``m - M`` in ``message`` are in the cache's
 precision; ``dual_objective`` and ``primal_objective`` are recomputed in float64 either way.
-Platt's loop (``working_set="platt"``) runs in float64 under ``"auto"``: it is the seed's
-textbook loop, not a speed path, and one precision compiles one copy of it.
 
 **Hard margin** (``C=None``, no upper bound). On data that no hyperplane (in feature space)
 separates, the dual is unbounded and SMO would run forever. Rule: write ``alpha = s (lam, mu)``
@@ -1016,8 +1014,6 @@ def smo(
                 f"{FLOAT32_RANGE[1]:g}]): use 'auto' or 'double', or rescale `X`."
             )
         first = "double"  # "auto": no float32 phase
-    elif working_set == "platt" and precision == "auto":
-        first = "double"  # the textbook loop, not a speed path (module docstring, Precision)
     st = _new_state(kd, QD, box, tol, history_every)
     run = _Run(st, kd, kern, X, y, C, sw, tol, working_set, shrinking, max_iter, cache_size,
                radius2)

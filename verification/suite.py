@@ -347,8 +347,8 @@ def _smo(
 ) -> Callable[[Context], Outcome]:
     """SMO at ``tol``; the TIGHT rows (tol 1e-6) use ``precision="double"`` (float64 kernel
     cache): float32's rounding of the gradient (~2^-24 max K_tt sum(alpha)) exceeds 1e-6 on
-    unscaled data (iris_versicolor_virginica, scale_1e3_soft). Platt's row uses ``"auto"``
-    (its loop then runs in float64: the specialisation the warm-up compiles)."""
+    unscaled data (iris_versicolor_virginica, scale_1e3_soft). Platt's row uses the default
+    ``"auto"``, whose specialisations the warm-up compiles."""
 
     def run(ctx: Context) -> Outcome:
         from maxmargin.algorithms.smo import smo
