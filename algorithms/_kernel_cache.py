@@ -239,7 +239,7 @@ def make_cache(n: int, cache_size: float, dtype: DTypeLike = np.float32) -> Colu
 # --- kernel evaluation ---------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _finish_kernel(kd: KernelData, m: int) -> None:
     """Turn ``kd.dots[:m]`` into kernel values, in place, with index-free (SIMD) loops.
 
@@ -261,7 +261,7 @@ def _finish_kernel(kd: KernelData, m: int) -> None:
             dots[k] = v
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _layout_dots(kd: KernelData, i: int, lo: int, hi: int) -> None:
     """``dots[k - lo] = x_t . x_i`` (rbf: ``||x_t - x_i||^2``) for the layout positions
     ``lo <= k < hi`` (``t = order[k]``).
@@ -299,7 +299,7 @@ def _layout_dots(kd: KernelData, i: int, lo: int, hi: int) -> None:
                 dots[k] = max(sqb[k] + sq_i - 2.0 * dots[k], 0.0)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _is_identity(order: np.ndarray) -> bool:
     for k in range(order.shape[0]):
         if order[k] != k:
@@ -375,7 +375,7 @@ def get_column(c: ColumnCache, kd: KernelData, i: int) -> np.ndarray:
     return c.data[s * L : s * L + L]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def load_column(c: ColumnCache, kd: KernelData, i: int) -> int:
     """Make column ``i`` valid on the layout's ``L`` positions and the most recently used;
     return its slot. A cached column is completed if only a prefix of it is valid (after
@@ -402,12 +402,12 @@ def load_column(c: ColumnCache, kd: KernelData, i: int) -> int:
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _slots_for(c: ColumnCache, L: int) -> int:
     return max(2, min(c.owner.shape[0], c.data.shape[0] // max(L, 1)))
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def permute_prefix(values: np.ndarray, perm: np.ndarray, tmp: np.ndarray) -> None:
     """``values[k] = values_old[perm[k]]`` for ``k < len(perm)`` (``tmp``: scratch)."""
     m = perm.shape[0]
@@ -521,7 +521,7 @@ def grow_layout(c: ColumnCache, kd: KernelData, new_len: int) -> None:
     st[S_SLOTS] = new_slots
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def kernel_value(kd: KernelData, i: int, j: int) -> float:
     """One entry ``K(x_i, x_j)`` in float64 (the formulas of the columns, ``math.exp``)."""
     if kd.kind == 3:

@@ -111,7 +111,7 @@ GRAM_MAX_BYTES = 128 * 2**20
 # --------------------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def sqdist(data: tuple, u: int, v: int) -> float:
     """``||phi(x_u) - phi(x_v)||^2 = K_uu + K_vv - 2 K_uv`` (direct difference when linear)."""
     X, diag, _, kp, G, ke = data
@@ -150,7 +150,7 @@ def engine_gram(ke: Any, n: int) -> np.ndarray:
     return G
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def move(data: tuple, state: tuple, a: float, b: float, u: int, v: int) -> None:
     """The step ``z <- a z + b (phi(x_u) - phi(x_v))`` and ``g_i = <z, phi(x_i)>`` with it.
 
@@ -172,7 +172,7 @@ def move(data: tuple, state: tuple, a: float, b: float, u: int, v: int) -> None:
         g[i] -= b * col[i]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def scan(y: np.ndarray, lam: np.ndarray, g: np.ndarray) -> tuple:
     """Toward and away vertices of both sets in one pass.
 
@@ -195,7 +195,7 @@ def scan(y: np.ndarray, lam: np.ndarray, g: np.ndarray) -> tuple:
     return fp, fq, ap, aq
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def on_log_grid(it: int) -> bool:
     """Every ``it < LOG_GRID``, then ``LOG_GRID`` evenly spaced records per doubling of ``it``.
 

@@ -206,6 +206,10 @@ HISTORY_CAP = 2048
 # variable that starts as a literal (``k = 0``, ``False``) compiles the callee once for the
 # literal type and again for ``int64``/``bool``. Such arguments start as ``np.int64(0)``, and
 # ``_record`` is called with ``PERIODIC`` (a NumPy bool, which Numba does not type as literal).
+# Helpers that only compiled code calls are compiled with ``no_cpython_wrapper=True``: the
+# wrapper unboxes the ~40 arrays of (_State, ColumnCache, KernelData) and cost ~0.2 s of compile
+# per function. Calling such a helper from Python crashes the interpreter: keep the wrapper on
+# anything Python calls (``_record``, ``_violation``, ``_float32_floor``, ``grow_layout``, ...).
 PERIODIC = np.bool_(False)
 
 LOWER, UPPER, FREE = 0, 1, 2
@@ -334,7 +338,7 @@ def _two_variable_update(
     return ni, nj
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _extremes(st: _State, c: ColumnCache) -> tuple[float, int, float, int]:
     """``m = max_{I_up} -y G`` and ``-M = max_{I_low} y G`` over the active set, with argmaxes."""
     G, yT, in_up, in_low = st.G, st.yT, st.in_up, st.in_low
@@ -350,7 +354,7 @@ def _extremes(st: _State, c: ColumnCache) -> tuple[float, int, float, int]:
     return g_up, i_up, g_low, i_low
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _select_wss1(st: _State, c: ColumnCache) -> tuple[int, int, float]:
     """Maximal violating pair; ``(-1, -1, gap)`` when ``gap = m - M < tol``."""
     g_up, i, g_low, j = _extremes(st, c)
@@ -458,7 +462,7 @@ def _apply_step(
             _owe_bounded(st, c, kd, t, -st.Cs[t] if was_upper else st.Cs[t])
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _owe_bounded(st: _State, c: ColumnCache, kd: KernelData, t: int, coef: float) -> None:
     """``G_bar += coef Q_:t`` (``alpha_t`` reached or left its upper bound ``C_t``).
 
@@ -479,7 +483,7 @@ def _owe_bounded(st: _State, c: ColumnCache, kd: KernelData, t: int, coef: float
     st.pend[t] += coef
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _settle_bounded(st: _State, c: ColumnCache, kd: KernelData) -> None:
     """Pay what :func:`_owe_bounded` owes: ``G_bar_t += sum_j pend_j Q_tj`` for the rows ``t``
     outside the layout (columns computed there only, rounded to the cache's dtype)."""
@@ -515,7 +519,7 @@ def _step(st: _State, c: ColumnCache, kd: KernelData, i: int, j: int) -> None:
 # --- shrinking (LIBSVM's do_shrinking / reconstruct_gradient / be_shrunk) --------------------
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _reconstruct_gradient(st: _State, c: ColumnCache, kd: KernelData) -> None:
     """Exact ``G`` on the rows outside the layout, then make every variable active again.
 
@@ -563,7 +567,7 @@ def _reconstruct_gradient(st: _State, c: ColumnCache, kd: KernelData) -> None:
     st.ist[I_IMAX] = STALE
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _be_shrunk(st: _State, k: int, g_up: float, g_low: float) -> bool:
     """The variable at position ``k`` is at a bound and its gradient keeps it out of every
     violating pair."""
@@ -575,7 +579,7 @@ def _be_shrunk(st: _State, k: int, g_up: float, g_low: float) -> bool:
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _do_shrinking(st: _State, c: ColumnCache, kd: KernelData, g_up: float, g_low: float) -> None:
     """Leave out of the selection the variables :func:`_be_shrunk` says cannot move (with
     ``m = g_up``, ``-M = g_low`` from before the call), and compact the cache's layout to the
@@ -640,7 +644,7 @@ def _record(st: _State, gap: float, force: bool) -> None:
     st.ist[I_HIST] = h + 1
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _hulls_may_be_within(st: _State, bound2: float) -> bool:
     """Hard margin: may the hull-distance bound ``delta^2 = 4 ||w||^2 / sum(alpha)^2`` be at
     most ``bound2``? A screen with the tracked ``||w||^2 = 2 (sum(alpha) - D)``."""
@@ -648,7 +652,7 @@ def _hulls_may_be_within(st: _State, bound2: float) -> bool:
     return total > 0.0 and 8.0 * (total - st.fs[F_DUAL]) <= bound2 * total * total * (1.0 + 1e-6)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _hulls_within(st: _State, bound2: float) -> bool:
     """Hard margin: ``delta^2 <= bound2`` confirmed with the full gradient, ``||w||^2 = sum_t
     alpha_t (G_t + 1)`` (after :func:`_reconstruct_gradient`)."""
@@ -750,7 +754,7 @@ def _solve_pairs(
     return outcome
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _platt_take_step(st: _State, c: ColumnCache, kd: KernelData, i1: int, i2: int) -> bool:
     """Platt's ``takeStep``: the two-variable update unless it makes no progress; updates ``b``.
 
@@ -798,7 +802,7 @@ def _platt_take_step(st: _State, c: ColumnCache, kd: KernelData, i1: int, i2: in
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _platt_examine(st: _State, c: ColumnCache, kd: KernelData, i2: int) -> int:
     """Platt's ``examineExample``: 1 if a step was taken with ``i2`` as the second variable."""
     y, alpha, G, status = st.y, st.alpha, st.G, st.status
