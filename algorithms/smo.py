@@ -1085,8 +1085,9 @@ class _Run:
         #: ``precision="auto"``: the float32 rounding floor of ``m - M`` is estimated as this
         #: times ``sqrt(sum alpha^2)`` (``_float32_floor``; recalibrated by a refinement)
         self.floor_coeff = 2.0**-24 * radius2
-        #: ``(alpha, sum_{alpha_j = C_j} C_j y_j K(x_j, .))`` from the last :meth:`certify`
-        self._bounded_part: tuple[np.ndarray, np.ndarray] | None = None
+        #: ``(alpha, alpha >= C, sum_{alpha_j = C_j} C_j y_j K(x_j, .), g)`` from the last
+        #: :meth:`certify`
+        self._bounded_part: tuple[np.ndarray, ...] | None = None
 
     def solve(self, precision: str, refine: bool = False) -> int:
         """Run the chosen loop with a fresh ``precision`` cache (``refine``: the last one, still
@@ -1157,11 +1158,26 @@ class _Run:
         """``g = K (alpha y)`` in float64 (blocked) and the certificate of the current alpha.
 
         ``g`` is summed from the bounded and the free support vectors (linear kernel: ``X w``
-        over all of them at once), and the bounded part ``sum_{alpha_j = C_j} C_j y_j K(x_j, .)``
-        is kept for :meth:`restart_from` (its ``G_bar``), so a continuation needs no second
-        kernel pass."""
+        over all of them at once), and the bounded part ``g_B = sum_{alpha_j = C_j} C_j y_j
+        K(x_j, .)`` is kept for :meth:`restart_from` (its ``G_bar``), so a continuation needs no
+        second kernel pass. After a continuation that moved few alphas (set ``S``), both are
+        updated instead: ``g += K(., X_S) (d_alpha_S o y_S)``, and ``g_B`` by the columns that
+        entered or left the bound."""
         alpha, X, y, C = self.st.alpha, self.X, self.y, self.box
         at = np.zeros(alpha.shape, dtype=bool) if C is None else alpha >= C
+        last = self._bounded_part
+        if self.kern.kernel_id != 0 and last is not None:
+            moved = np.flatnonzero(alpha != last[0])
+            crossed = np.flatnonzero(at != last[1])
+            if moved.size + crossed.size < np.count_nonzero(alpha):
+                d = (alpha[moved] - last[0][moved]) * y[moved]
+                g = last[3] + decision_values(self.kern, X, X[moved], d)
+                g_at = last[2]
+                if crossed.size:  # +C_j y_j K(x_j, .) entering the bound, - leaving it
+                    sign = np.where(at[crossed], 1.0, -1.0)
+                    g_at = g_at + decision_values(self.kern, X, X[crossed],
+                                                  sign * C[crossed] * y[crossed])
+                return self._certified(at, g_at, g)
         free = np.flatnonzero((alpha > 0) & ~at)
         bounded = np.flatnonzero(at)
         g_at = decision_values(self.kern, X, X[bounded], alpha[bounded] * y[bounded])
@@ -1170,8 +1186,16 @@ class _Run:
             g = decision_values(self.kern, X, X[sv], alpha[sv] * y[sv])
         else:
             g = g_at + decision_values(self.kern, X, X[free], alpha[free] * y[free])
-        self._bounded_part = (alpha.copy(), g_at)
-        return g, certify_svm(alpha, X, y, C, self.kern, g=g)
+        return self._certified(at, g_at, g)
+
+    def _certified(
+        self, at: np.ndarray, g_at: np.ndarray, g: np.ndarray
+    ) -> tuple[np.ndarray, Certificate]:
+        """Keep ``(alpha, at bound, g_B, g)`` for the next :meth:`certify` and
+        :meth:`restart_from`; return ``g`` and the certificate."""
+        alpha = self.st.alpha
+        self._bounded_part = (alpha.copy(), at, g_at, g)
+        return g, certify_svm(alpha, self.X, self.y, self.box, self.kern, g=g)
 
     def restart_from(self, g: np.ndarray) -> None:
         """Reset the solver's state around the current alpha: exact ``G = y g - 1`` and
@@ -1184,7 +1208,7 @@ class _Run:
         if C is None:
             st.G_bar[:] = 0.0
         elif self._bounded_part is not None and np.array_equal(self._bounded_part[0], alpha):
-            st.G_bar[:] = y * self._bounded_part[1]  # from the certificate's kernel pass
+            st.G_bar[:] = y * self._bounded_part[2]  # from the certificate's kernel pass
         else:
             at = np.flatnonzero(alpha >= C)
             st.G_bar[:] = y * decision_values(self.kern, self.X, self.X[at], C[at] * y[at])

@@ -757,3 +757,35 @@ def test_double_hard_margin_threshold() -> None:
         np.testing.assert_allclose(sol.w, [0.0, 1.0 / e], rtol=1e-8, atol=1e-8)
         assert sol.b == pytest.approx(0.0, abs=1e-8)
         assert sol.dual_objective == pytest.approx(1.0 / (2.0 * e * e), rel=1e-8)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10**6), moves=st.integers(0, 12))
+def test_certificate_after_a_continuation_is_the_fresh_one(seed: int, moves: int) -> None:
+    """The certificate updated by the alphas that moved (``g += K (d_alpha o y)``, the bounded
+    part by the columns that crossed the bound) equals the one computed afresh from the data:
+    ``g = K (alpha o y)`` and ``g_B = K_:B (C o y)_B`` by a dense float64 Gram matrix."""
+    from maxmargin.certificate import certify_svm
+
+    smo_module = importlib.import_module("maxmargin.algorithms.smo")
+    rng = np.random.default_rng(seed)
+    X, y = clouds(80, 3, sep=1.0, seed=seed % 97)
+    kern, C = RBFKernel(0.7), 2.0
+    kd = kc.make_kernel_data(kern, X, y)
+    st_ = smo_module._new_state(kd, kern.diag(X), C, 1e-3, 1)
+    run = smo_module._Run(st_, kd, kern, X, y, C, None, 1e-3, "wss2", True, 10**6, 1.0, 1.0)
+    run.solve("double")
+    run.certify()
+    alpha = st_.alpha
+    # a continuation's moves: some alphas to the bound, some off it, some within the box
+    idx = rng.choice(80, size=moves, replace=False)
+    alpha[idx] = rng.choice([0.0, C, 0.5 * C, rng.uniform(0, C)], size=moves)
+    g, cert = run.certify()
+    K = kern(X, X)
+    at = alpha >= C
+    np.testing.assert_allclose(g, K @ (alpha * y), rtol=0, atol=1e-12 * C * 80)
+    np.testing.assert_allclose(run._bounded_part[2], K[:, at] @ (C * y[at]),
+                               rtol=0, atol=1e-12 * C * 80)
+    fresh = certify_svm(alpha, X, y, C, kern)
+    assert cert.kkt_violation == pytest.approx(fresh.kkt_violation, rel=1e-9, abs=1e-12)
+    assert cert.gap == pytest.approx(fresh.gap, rel=1e-9, abs=1e-12)
