@@ -11,7 +11,7 @@ import pytest
 
 from maxmargin.cli import main
 from maxmargin.verification.campaign import KAPPA_MAX, random_case, random_cases, reproducer
-from maxmargin.verification.suite import Method, Outcome, _warm_up, extra_methods, run_suite
+from maxmargin.verification.suite import Method, Outcome, extra_methods, run_suite, warm_up
 
 #: CI runs this many campaign cases (the issue asks for a few hundred).
 CI_CASES = 200
@@ -78,7 +78,7 @@ def _crasher(ctx) -> Outcome:
 
 
 def test_the_guard_turns_a_stuck_method_into_a_failed_row_and_goes_on():
-    _warm_up()  # the suite's first-run compile (tens of seconds, cold cache) is not timed below
+    warm_up()  # the suite's first-run compile (tens of seconds, cold cache) is not timed below
     with extra_methods(Method("stuck", "consensus", _sleeper), Method("crash", "consensus",
                                                                        _crasher)):
         t0 = time.perf_counter()

@@ -19,7 +19,7 @@ def test_help_lists_every_command():
                          text=True, check=True).stdout
     assert "verify" in out and "report" in out
     sub = build_parser()._subparsers._group_actions[0]
-    assert {"verify", "report"} <= set(sub.choices)
+    assert {"verify", "report", "compile"} <= set(sub.choices)
 
 
 def test_no_command_prints_help(capsys):
@@ -150,3 +150,13 @@ def test_verify_data_usage_errors_exit_2(capsys, tmp_path):
             main(["verify", "--quiet", *argv])
         assert info.value.code == 2
         assert words in capsys.readouterr().err
+
+
+def test_compile_fills_the_cache_and_says_so(capsys):
+    """``maxmargin compile`` warms every specialisation up; afterwards the cache is not cold."""
+    from maxmargin.verification.suite import numba_cache_is_cold
+
+    assert main(["compile", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "on-disk cache" in out and " in " in out
+    assert not numba_cache_is_cold()

@@ -348,7 +348,7 @@ def _smo(
     """SMO at ``tol``; the TIGHT rows (tol 1e-6) use ``precision="double"`` (float64 kernel
     cache): float32's rounding of the gradient (~2^-24 max K_tt sum(alpha)) exceeds 1e-6 on
     unscaled data (iris_versicolor_virginica, scale_1e3_soft). Platt's row uses the default
-    ``"auto"``, whose specialisations the warm-up compiles."""
+    ``"auto"``, whose specialisations :func:`warm_up` compiles."""
 
     def run(ctx: Context) -> Outcome:
         from maxmargin.algorithms.smo import smo
@@ -801,18 +801,25 @@ def _progress_bar(total: int, stream: TextIO) -> Any:
 
 def numba_cache_is_cold() -> bool:
     """Whether the compiled algorithms have no on-disk Numba cache yet (a first run compiles
-    them, which takes tens of seconds)."""
+    them, which takes tens of seconds): the package's ``__pycache__``, or ``NUMBA_CACHE_DIR``
+    when that is set."""
     from pathlib import Path
+
+    import numba
 
     import maxmargin.algorithms as algorithms
 
+    if numba.config.CACHE_DIR:
+        return not any(Path(numba.config.CACHE_DIR).rglob("smo._solve_pairs-*.nbi"))
     cache = Path(algorithms.__path__[0]) / "__pycache__"
     return not any(cache.glob("smo._solve_pairs-*.nbi"))
 
 
-def _warm_up() -> None:
-    """Compile (or load from Numba's cache) the algorithms' specialisations in this process,
-    so that the forked workers inherit them instead of each loading them again."""
+def warm_up() -> None:
+    """Compile (or load from Numba's on-disk cache) every specialisation the algorithms use:
+    ``smo`` with each kernel, working set, precision and C (finite and hard margin), the
+    nearest-point methods, the perceptrons. ``maxmargin compile`` runs it once after an install;
+    ``verify`` runs it first, so that its forked workers inherit the compiled code."""
     import warnings
 
     from maxmargin.algorithms import gilbert_svm, kernel_perceptron, mdm_hulls, perceptron, smo
@@ -1009,7 +1016,7 @@ def run_suite(
                 bar.write(f"      reproduce: {reproducer(seed, index)}", file=progress)
 
     if timeout is not None and client is None:
-        _warm_up()
+        warm_up()
     if client is None:
         for case, methods in plan:
             produce = (_case_rows_inline(case, methods, artifacts) if timeout is None
@@ -1040,7 +1047,7 @@ def _run_on_client(
     from maxmargin.verification.sweep import case_recipe, run_case_task
 
     if timeout is not None:  # each worker loads the compiled code once; its forks inherit it
-        client.run(_warm_up)
+        client.run(warm_up)
     futures = {}
     for case, methods in plan:
         if methods:
