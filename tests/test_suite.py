@@ -140,3 +140,25 @@ def test_the_quick_suite_passes():
     failed = [(r.case, r.method, r.reasons) for r in run.rows if not r.passed]
     assert not failed
     assert len({r.case for r in run.rows}) == 25 and {r.section for r in run.rows} == set(SECTIONS)
+
+
+@pytest.mark.parametrize("cold", [False, True])
+def test_workers_inherit_the_warm_up_or_compile_first_on_a_cold_cache(monkeypatch, cold):
+    """Guarded runs warm a case's compiled code up in this process before forking its worker.
+    On an empty Numba cache the first case's worker compiles it itself (its rows come while
+    the rest compiles) and this process warms up (loads it from the cache) after the case."""
+    from maxmargin.verification import suite
+
+    calls = []
+    monkeypatch.setattr(suite, "numba_cache_is_cold", lambda: cold)
+    monkeypatch.setattr(suite, "_WARMED", set())
+    monkeypatch.setitem(suite.WARM_UPS, "probe", lambda: calls.append("probe"))
+
+    def reports(ctx):
+        raise RuntimeError(f"warmed={'probe' in suite._WARMED}")
+
+    with extra_methods(Method("reports", "smo", reports, warm=("probe",))):
+        run = run_suite("quick", ["two_points", "li_hang_7_1"], progress=None, timeout=120.0)
+    seen = [r.exception for r in run.rows if r.method == "reports"]
+    assert seen == [f"RuntimeError: warmed={not cold}", "RuntimeError: warmed=True"]
+    assert calls == ["probe"]  # once, in this process

@@ -33,7 +33,7 @@ import math
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -273,6 +273,8 @@ class Method:
     section: str
     run: Callable[[Context], Outcome]
     applies: Callable[[Case], bool] | None = None
+    #: the compiled code it runs, as keys of :data:`WARM_UPS` (warmed up before its worker forks)
+    warm: tuple[str, ...] = ()
 
 
 # --- the methods ------------------------------------------------------------------------------
@@ -588,6 +590,8 @@ def _nearest_certified(method: str) -> Callable[[Context], Outcome]:
     return run
 
 
+NEAREST = ("nearest",)
+
 #: Every standard method by name (cases list the names that apply to them).
 METHODS: dict[str, Method] = {
     m.name: m
@@ -596,16 +600,16 @@ METHODS: dict[str, Method] = {
         Method("hand", "consensus", _hand),
         Method("primal", "consensus", _primal),
         Method("hinge", "consensus", _hinge),
-        Method("smo/wss2", "smo", _smo("wss2", 1e-6, TIGHT, "double")),
-        Method("smo/wss1", "smo", _smo("wss1", 1e-6, TIGHT, "double")),
-        Method("smo/platt", "smo", _smo("platt", 1e-3, MEDIUM, "auto")),
-        Method("gilbert", "nearest_point", _nearest("gilbert", LOOSE)),
-        Method("mdm", "nearest_point", _nearest("mdm", TIGHT)),
-        Method("wolfe", "nearest_point", _nearest("wolfe", TIGHT)),
-        Method("hulls/gilbert", "nearest_point", _hulls("gilbert", LOOSE)),
-        Method("hulls/mdm", "nearest_point", _hulls("mdm", TIGHT)),
-        Method("hulls/wolfe", "nearest_point", _hulls("wolfe", TIGHT)),
-        Method("perceptron", "perceptron", _perceptron),
+        Method("smo/wss2", "smo", _smo("wss2", 1e-6, TIGHT, "double"), warm=("smo",)),
+        Method("smo/wss1", "smo", _smo("wss1", 1e-6, TIGHT, "double"), warm=("smo",)),
+        Method("smo/platt", "smo", _smo("platt", 1e-3, MEDIUM, "auto"), warm=("platt",)),
+        Method("gilbert", "nearest_point", _nearest("gilbert", LOOSE), warm=NEAREST),
+        Method("mdm", "nearest_point", _nearest("mdm", TIGHT), warm=NEAREST),
+        Method("wolfe", "nearest_point", _nearest("wolfe", TIGHT), warm=NEAREST),
+        Method("hulls/gilbert", "nearest_point", _hulls("gilbert", LOOSE), warm=NEAREST),
+        Method("hulls/mdm", "nearest_point", _hulls("mdm", TIGHT), warm=NEAREST),
+        Method("hulls/wolfe", "nearest_point", _hulls("wolfe", TIGHT), warm=NEAREST),
+        Method("perceptron", "perceptron", _perceptron, warm=("perceptron",)),
         Method("sv_count", "theorems", _sv_count),
         Method("feature_map", "theorems", _feature_map),
         Method("string_feature_map", "theorems", _theorem(
@@ -615,22 +619,22 @@ METHODS: dict[str, Method] = {
             _same_as_builtin, "the oracle with the built-in kernel")),
         Method("perceptron_variant", "theorems", _theorem(
             lambda ctx: thm.perceptron_variant(ctx.case.X, ctx.case.y),
-            "seed 001: (T + 1) <= (R / gamma)^2")),
+            "seed 001: (T + 1) <= (R / gamma)^2"), warm=("perceptron",)),
         Method("one_hot", "theorems", _theorem(
             lambda ctx: thm.one_hot_separable(ctx.case.X, ctx.case.y),
-            "seed 003: w* = y separates the one-hot map")),
+            "seed 003: w* = y separates the one-hot map"), warm=("perceptron",)),
         Method("homogeneous", "theorems", _theorem(
             lambda ctx: thm.homogeneous_form(ctx.case.X, ctx.case.y),
-            "seed 000: bias folded into w")),
+            "seed 000: bias folded into w"), warm=("perceptron",)),
         Method("hard_primal", "infeasibility", _infeasible_form("primal")),
         Method("dual_hard", "infeasibility", _infeasible_form("dual")),
         Method("oracle", "random", _oracle_self),
-        Method("smo", "random", _smo_certified(1e-3)),
-        Method("smo/tight", "random", _smo_certified(1e-6)),
-        Method("smo/platt/certified", "random", _smo_certified(1e-3, "platt")),
+        Method("smo", "random", _smo_certified(1e-3), warm=("smo",)),
+        Method("smo/tight", "random", _smo_certified(1e-6), warm=("smo",)),
+        Method("smo/platt/certified", "random", _smo_certified(1e-3, "platt"), warm=("platt",)),
         Method("primal/certified", "random", _primal_certified),
-        Method("mdm/certified", "random", _nearest_certified("mdm")),
-        Method("wolfe/certified", "random", _nearest_certified("wolfe")),
+        Method("mdm/certified", "random", _nearest_certified("mdm"), warm=NEAREST),
+        Method("wolfe/certified", "random", _nearest_certified("wolfe"), warm=NEAREST),
     )
 }
 
@@ -796,7 +800,8 @@ def _progress_bar(total: int, stream: TextIO) -> Any:
     """A tqdm bar (i/N, failures so far, elapsed and remaining time) on ``stream``."""
     from tqdm import tqdm
 
-    return tqdm(total=total, file=stream, unit="check", dynamic_ncols=True, mininterval=0.5)
+    return tqdm(total=total, file=stream, unit="check", dynamic_ncols=True, mininterval=0.5,
+                miniters=1)
 
 
 def numba_cache_is_cold() -> bool:
@@ -815,31 +820,68 @@ def numba_cache_is_cold() -> bool:
     return not any(cache.glob("smo._solve_pairs-*.nbi"))
 
 
-def warm_up() -> None:
-    """Compile (or load from Numba's on-disk cache) every specialisation the algorithms use:
-    ``smo`` with each kernel, working set, precision and C (finite and hard margin), the
-    nearest-point methods, the perceptrons. ``maxmargin compile`` runs it once after an install;
-    ``verify`` runs it first, so that its forked workers inherit the compiled code."""
+#: A guard (seconds) long enough for a worker to compile its methods' code itself.
+COMPILE_GUARD_S = 60.0
+_WARM_X = np.array([[0.0, 0.0], [1.0, 0.2], [2.0, 2.0], [3.0, 2.5]])
+_WARM_Y = np.array([-1.0, -1.0, 1.0, 1.0])
+_KERNELS = ("linear", "rbf", "poly")
+
+
+def _warm_smo(working_sets: tuple[str, ...]) -> Callable[[], None]:
+    def warm() -> None:
+        from maxmargin.algorithms import smo
+
+        for kernel in _KERNELS:
+            for working_set in working_sets:
+                for precision in ("auto", "double"):
+                    for C in (1.0, None):
+                        smo(_WARM_X, _WARM_Y, C=C, kernel=kernel, working_set=working_set,
+                            precision=precision)
+
+    return warm
+
+
+def _warm_nearest() -> None:
+    from maxmargin.algorithms import gilbert_svm, mdm_hulls
+
+    for kernel in _KERNELS:
+        for method in ("gilbert", "mdm", "wolfe"):
+            gilbert_svm(_WARM_X, _WARM_Y, method=method, kernel=kernel)
+    mdm_hulls(_WARM_X[_WARM_Y > 0], _WARM_X[_WARM_Y < 0])
+
+
+def _warm_perceptrons() -> None:
+    from maxmargin.algorithms import kernel_perceptron, perceptron
+
+    for kernel in _KERNELS:
+        kernel_perceptron(_WARM_X, _WARM_Y, kernel=kernel)
+    perceptron(_WARM_X, _WARM_Y)
+
+
+#: The compiled code of the methods (``Method.warm``), by piece: each call compiles (or loads
+#: from Numba's on-disk cache) its specialisations, on a four-point problem.
+WARM_UPS: dict[str, Callable[[], None]] = {
+    "smo": _warm_smo(("wss2", "wss1")),
+    "platt": _warm_smo(("platt",)),
+    "nearest": _warm_nearest,
+    "perceptron": _warm_perceptrons,
+}
+_WARMED: set[str] = set()
+
+
+def warm_up(pieces: Iterable[str] | None = None) -> None:
+    """Compile (or load from Numba's on-disk cache) the specialisations of ``pieces`` (keys of
+    :data:`WARM_UPS`; all when None) in this process, once. ``maxmargin compile`` warms all of
+    them up after an install; ``verify`` warms up each case's pieces before forking its
+    worker, so that the worker inherits them and the first rows come before all is compiled."""
     import warnings
 
-    from maxmargin.algorithms import gilbert_svm, kernel_perceptron, mdm_hulls, perceptron, smo
-
-    X = np.array([[0.0, 0.0], [1.0, 0.2], [2.0, 2.0], [3.0, 2.5]])
-    y = np.array([-1.0, -1.0, 1.0, 1.0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for kernel in ("linear", "rbf", "poly"):
-            for working_set in ("wss2", "wss1", "platt"):
-                for precision in ("auto", "double"):
-                    smo(X, y, C=1.0, kernel=kernel, working_set=working_set,
-                        precision=precision)
-                    smo(X, y, C=None, kernel=kernel, working_set=working_set,
-                        precision=precision)
-            for method in ("gilbert", "mdm", "wolfe"):
-                gilbert_svm(X, y, method=method, kernel=kernel)
-            kernel_perceptron(X, y, kernel=kernel)
-        perceptron(X, y)
-        mdm_hulls(X[y > 0], X[y < 0])
+        for piece in WARM_UPS if pieces is None else pieces:
+            if piece not in _WARMED:
+                WARM_UPS[piece]()
+                _WARMED.add(piece)
 
 
 def _failed_row(case: Case, method: Method, why: str, elapsed: float) -> tuple[Row, float]:
@@ -1015,14 +1057,23 @@ def run_suite(
                 index = int(case.name.rsplit("_i", 1)[1])
                 bar.write(f"      reproduce: {reproducer(seed, index)}", file=progress)
 
-    if timeout is not None and client is None:
-        warm_up()
     if client is None:
+        # guarded: each worker inherits the compiled code of its case's methods, warmed up
+        # here first; on an empty Numba cache (and a guard that allows a compile) the worker
+        # compiles them into the cache instead, so that rows come while the rest compiles,
+        # and this process loads them from the cache afterwards
+        defer = (timeout is not None and timeout >= COMPILE_GUARD_S
+                 and numba_cache_is_cold())
         for case, methods in plan:
+            pieces = [piece for m in methods for piece in m.warm]
+            if timeout is not None and not defer:
+                warm_up(pieces)
             produce = (_case_rows_inline(case, methods, artifacts) if timeout is None
                        else _case_rows_guarded(case, methods, artifacts, timeout))
             for row, elapsed in produce:
                 record(case, row, elapsed)
+            if defer:
+                warm_up(pieces)
     else:
         _run_on_client(client, plan, suite, seed, timeout, artifacts, record)
     if bar is not None:
