@@ -51,6 +51,7 @@ __all__ = [
     "fill_column",
     "get_column",
     "grow_layout",
+    "MAX_BLOCK",
     "kernel_value",
     "make_cache",
     "make_kernel_data",
@@ -62,6 +63,9 @@ __all__ = [
 
 # cache state c.state[...]
 S_LEN, S_SLOTS, S_HITS, S_MISSES, S_ROWS, S_COMPACTIONS = 0, 1, 2, 3, 4, 5
+#: :func:`load_columns` computes at most ``MAX_BLOCK`` columns in one pass, ``BLOCK_ROWS`` rows
+#: at a time (their partial sums, 8 x 256 float64, stay in L1).
+MAX_BLOCK, BLOCK_ROWS = 8, 256
 
 
 class KernelData(NamedTuple):
@@ -96,6 +100,9 @@ class ColumnCache(NamedTuple):
     prev: np.ndarray  # (max_slots + 1,) LRU list; node max_slots is the sentinel (head)
     next: np.ndarray  # (max_slots + 1,)  next[head] = least recently used slot
     state: np.ndarray  # int64: layout length, slots, hits, misses, rows computed, compactions
+    acc: np.ndarray  # (MAX_BLOCK, BLOCK_ROWS) float64: partial sums of load_columns
+    picks: np.ndarray  # (2, MAX_BLOCK) int64: columns and their slots, for load_columns
+    score: np.ndarray  # (MAX_BLOCK,) float64 scratch of the caller choosing the columns
 
 
 #: Kernels evaluated in Python (kind 3) while a solver runs: token -> (kernel, X).
@@ -233,6 +240,9 @@ def make_cache(n: int, cache_size: float, dtype: DTypeLike = np.float32) -> Colu
         prev=prv,
         next=nxt,
         state=state,
+        acc=np.empty((MAX_BLOCK, BLOCK_ROWS)),
+        picks=np.empty((2, MAX_BLOCK), dtype=np.int64),
+        score=np.empty(MAX_BLOCK),
     )
 
 
@@ -240,20 +250,20 @@ def make_cache(n: int, cache_size: float, dtype: DTypeLike = np.float32) -> Colu
 
 
 @njit(cache=True, no_cpython_wrapper=True)
-def _finish_kernel(kd: KernelData, m: int) -> None:
-    """Turn ``kd.dots[:m]`` into kernel values, in place, with index-free (SIMD) loops.
+def _finish_kernel(kd: KernelData, dots: np.ndarray, bits: np.ndarray) -> None:
+    """Turn ``dots`` into kernel values, in place, with index-free (SIMD) loops (``bits``:
+    scratch of the same length).
 
     On entry ``dots`` holds ``||x_t - x_i||^2`` for rbf and ``x_t . x_i`` otherwise.
     linear ``K = x.z``; rbf ``K = exp(-gamma ||x - z||^2)``; poly ``K = (gamma x.z + coef0)^degree``
     (integer power by repeated multiplication). Loops run from 0 over slices: Numba then knows
     the indices are non-negative, and LLVM vectorises them.
     """
-    dots = kd.dots[:m]
     if kd.kind == 1:
-        exp_scaled_inplace(dots, kd.bits[:m], kd.gamma)
+        exp_scaled_inplace(dots, bits, kd.gamma)
     elif kd.kind == 2:
         gamma, coef0, degree = kd.gamma, kd.coef0, kd.degree
-        for k in range(m):
+        for k in range(dots.shape[0]):
             base = gamma * dots[k] + coef0
             v = base
             for _ in range(degree - 1):
@@ -318,7 +328,7 @@ def fill_column(kd: KernelData, i: int, lo: int, hi: int, out: np.ndarray) -> No
         _python_column(kd.token, i, rows, whole, kd.dots)
     else:
         _layout_dots(kd, i, lo, hi)
-    _finish_kernel(kd, m)
+    _finish_kernel(kd, kd.dots[:m], kd.bits[:m])
     dots, o, yT = kd.dots[:m], out[lo:hi], kd.yT[lo:hi]
     y_i = kd.y[i]
     for k in range(m):
@@ -357,6 +367,18 @@ def _lru_prepend(c: ColumnCache, s: int) -> None:
 
 
 @njit(cache=True, inline="always")
+def _take_lru_slot(c: ColumnCache, i: int) -> int:
+    """The least recently used slot, now column ``i``'s (its old column, if any, uncached)."""
+    s = c.next[c.owner.shape[0]]
+    old = c.owner[s]
+    if old >= 0:
+        c.slot_of[old] = -1
+    c.owner[s] = i
+    c.slot_of[i] = s
+    return s
+
+
+@njit(cache=True, inline="always")
 def get_column(c: ColumnCache, kd: KernelData, i: int) -> np.ndarray:
     """The layout part of column ``i`` of ``Q``: ``out[k] = Q[order[k], i]`` for ``k < L``.
 
@@ -386,12 +408,7 @@ def load_column(c: ColumnCache, kd: KernelData, i: int) -> int:
     if s >= 0:
         have = c.len_of[s]
     else:
-        s = c.next[c.owner.shape[0]]
-        old = c.owner[s]
-        if old >= 0:
-            c.slot_of[old] = -1
-        c.owner[s] = i
-        c.slot_of[i] = s
+        s = _take_lru_slot(c, i)
         have = np.int64(0)  # not a literal 0 (compile time: see smo.py's note on literals)
     _lru_unlink(c, s)
     _lru_append(c, s)
@@ -400,6 +417,67 @@ def load_column(c: ColumnCache, kd: KernelData, i: int) -> int:
     st[S_ROWS] += L - have
     st[S_MISSES] += 1
     return s
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def load_columns(c: ColumnCache, kd: KernelData, nb: int) -> None:
+    """Compute the uncached columns ``c.picks[0, :nb]`` (``nb <= MAX_BLOCK``; compiled kernels)
+    on the layout's ``L`` positions in one pass over ``XT``: each block of ``BLOCK_ROWS`` rows of
+    every feature is read once for all ``nb`` columns, instead of once per column. Every value
+    is summed in the order of :func:`fill_column`, so the columns are bit for bit those computed
+    one at a time. They take the least recently used slots and become the most recently used,
+    ``cols[0]`` last."""
+    st = c.state
+    L = st[S_LEN]
+    cols, slots = c.picks[0], c.picks[1]
+    for b in range(nb - 1, -1, -1):
+        s = _take_lru_slot(c, cols[b])
+        c.len_of[s] = L
+        _lru_unlink(c, s)
+        _lru_append(c, s)
+        slots[b] = s
+    XT, P = kd.XT, kd.X
+    d = XT.shape[0]
+    acc = c.acc
+    for b0 in range(0, L, BLOCK_ROWS):
+        b1 = min(L, b0 + BLOCK_ROWS)
+        m = b1 - b0
+        for b in range(nb):
+            a = acc[b]
+            for k in range(m):
+                a[k] = 0.0
+        f = 0
+        while f + 4 <= d:  # as _layout_dots: four features a pass, in feature order
+            r0, r1, r2, r3 = XT[f, b0:b1], XT[f + 1, b0:b1], XT[f + 2, b0:b1], XT[f + 3, b0:b1]
+            for b in range(nb):
+                p = cols[b]
+                x0, x1, x2, x3 = P[p, f], P[p, f + 1], P[p, f + 2], P[p, f + 3]
+                a = acc[b]
+                for k in range(m):
+                    a[k] = a[k] + r0[k] * x0 + r1[k] * x1 + r2[k] * x2 + r3[k] * x3
+            f += 4
+        for rest in range(f, d):
+            row = XT[rest, b0:b1]
+            for b in range(nb):
+                xf = P[cols[b], rest]
+                a = acc[b]
+                for k in range(m):
+                    a[k] += row[k] * xf
+        sqb, yb = kd.sqT[b0:b1], kd.yT[b0:b1]
+        for b in range(nb):
+            i = cols[b]
+            a = acc[b][:m]
+            if kd.kind == 1:
+                sq_i = kd.sq[i]
+                for k in range(m):
+                    a[k] = max(sqb[k] + sq_i - 2.0 * a[k], 0.0)
+            _finish_kernel(kd, a, kd.bits[:m])
+            out = c.data[slots[b] * L + b0 : slots[b] * L + b1]
+            y_i = kd.y[i]
+            for k in range(m):
+                out[k] = y_i * yb[k] * a[k]
+    st[S_ROWS] += nb * L
+    st[S_MISSES] += nb
 
 
 @njit(cache=True, no_cpython_wrapper=True)
@@ -568,7 +646,7 @@ def quadratic_form(kd: KernelData, idx: np.ndarray, v: np.ndarray) -> float:
             sq_tail = sq[g:]
             for k in range(width):
                 dots[k] = max(sq[g] + sq_tail[k] - 2.0 * dots[k], 0.0)
-        _finish_kernel(kd, width)
+        _finish_kernel(kd, dots, kd.bits[:width])
         v_tail = v[g:]
         s = 0.0
         for k in range(width):

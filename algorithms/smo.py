@@ -157,6 +157,7 @@ from maxmargin._validation import (
     check_Xy,
 )
 from maxmargin.algorithms._kernel_cache import (
+    MAX_BLOCK,
     S_HITS,
     S_LEN,
     S_MISSES,
@@ -168,6 +169,7 @@ from maxmargin.algorithms._kernel_cache import (
     get_column,
     grow_layout,
     kernel_value,
+    load_columns,
     make_cache,
     make_kernel_data,
     n_slots_for,
@@ -247,6 +249,13 @@ FINISH_AFTER_PER_POINT = 100
 #: gains no columns, and those filled on the shorter layout must be completed after unshrinking.
 COMPACT_FRACTION = 0.8
 EXPENSIVE_FEATURES = 64
+#: When kernel values are dear (``EXPENSIVE_FEATURES`` or more, compiled kernels), the layout's
+#: features outgrow the processor's caches (``PREFETCH_BYTES`` of float64) and the cache holds
+#: every column at the layout's length, a missing column is computed together with the columns
+#: of up to ``PREFETCH - 1`` more of the most violating uncached variables, in one pass over the
+#: features (:func:`_prefetch`; the iterates are unchanged, only the cache's content).
+PREFETCH = MAX_BLOCK
+PREFETCH_BYTES = 8 * 2**20
 
 
 class _State(NamedTuple):
@@ -364,6 +373,46 @@ def _select_wss1(st: _State, c: ColumnCache) -> tuple[int, int, float]:
     return i, j, gap
 
 
+@njit(cache=True, no_cpython_wrapper=True)
+def _prefetch(st: _State, c: ColumnCache, kd: KernelData, i: int) -> bool:
+    """If kernel values are dear, the features large and every column fits in the cache (see
+    ``PREFETCH``), compute the missing column ``i`` together with those of the
+    ``PREFETCH - 1`` most violating uncached active variables (largest ``-y_t G_t`` over
+    ``I_up``, ``y_t G_t`` over ``I_low``: the candidates of the next working sets) by
+    :func:`load_columns`; False (nothing done) otherwise."""
+    n, d, L = st.alpha.shape[0], kd.XT.shape[0], c.state[S_LEN]
+    if (d < EXPENSIVE_FEATURES or 8 * d * L < PREFETCH_BYTES or c.state[S_SLOTS] < n
+            or c.slot_of[i] >= 0):
+        return False
+    G, yT, in_up, in_low, act = st.G, st.yT, st.in_up, st.in_low, st.act
+    cols, score = c.picks[0], c.score
+    cols[0] = i
+    nb = np.int64(1)  # not a literal (see the note on literals)
+    for k in range(L):
+        t = act[k]
+        if t == i or c.slot_of[t] >= 0:
+            continue
+        v = -yT[k] * G[k]
+        s = v if in_up[k] else -np.inf
+        if in_low[k] and -v > s:
+            s = -v
+        if s == -np.inf:
+            continue
+        if nb < PREFETCH:
+            at = nb
+            nb += 1
+        elif s > score[nb - 1]:
+            at = nb - 1
+        else:
+            continue
+        while at > 1 and score[at - 1] < s:  # cols[1:nb] by decreasing score
+            score[at], cols[at] = score[at - 1], cols[at - 1]
+            at -= 1
+        score[at], cols[at] = s, t
+    load_columns(c, kd, nb)
+    return True
+
+
 @njit(cache=True, inline="always")
 def _select_wss2(st: _State, c: ColumnCache, kd: KernelData) -> tuple[int, int, float]:
     """LIBSVM's second-order working set; ``(-1, -1, gap)`` when ``gap = m - M < tol``.
@@ -378,6 +427,8 @@ def _select_wss2(st: _State, c: ColumnCache, kd: KernelData) -> tuple[int, int, 
         g_max, i, _, _ = _extremes(st, c)
     g_max2, j = -np.inf, -1
     if i >= 0:
+        if c.slot_of[i] < 0:
+            _prefetch(st, c, kd, i)
         Q_i = get_column(c, kd, i)
         QD_i, y_i = st.QD[i], st.y[i]
         best_num, best_den, best = 0.0, 1.0, -1
@@ -504,6 +555,8 @@ def _settle_bounded(st: _State, c: ColumnCache, kd: KernelData) -> None:
 @njit(cache=True, inline="always")
 def _step(st: _State, c: ColumnCache, kd: KernelData, i: int, j: int) -> None:
     """One SMO iteration on the pair ``(i, j)`` (columns from the cache)."""
+    if c.slot_of[j] < 0:  # before Q_i is taken: load_columns may reuse any slot
+        _prefetch(st, c, kd, j)
     Q_i = get_column(c, kd, i)
     Q_j = get_column(c, kd, j)
     y = st.y
