@@ -1117,6 +1117,16 @@ def _hull_bound(alpha: np.ndarray, y: np.ndarray, g: np.ndarray) -> float:
     return 2.0 * math.sqrt(max(float((alpha * y) @ g), 0.0)) / total
 
 
+class _Certified(NamedTuple):
+    """What the last :meth:`_Run.certify` computed, for the next one and for
+    :meth:`_Run.restart_from`."""
+
+    alpha: np.ndarray  # a copy of alpha then
+    at: np.ndarray  # alpha >= C then
+    g_bounded: np.ndarray  # sum_{alpha_j = C_j} C_j y_j K(x_j, .)
+    g: np.ndarray  # K (alpha o y)
+
+
 class _Run:
     """One SMO run: the state, its kernel, and the phases (float32, float64 continuations)."""
 
@@ -1138,9 +1148,7 @@ class _Run:
         #: ``precision="auto"``: the float32 rounding floor of ``m - M`` is estimated as this
         #: times ``sqrt(sum alpha^2)`` (``_float32_floor``; recalibrated by a refinement)
         self.floor_coeff = 2.0**-24 * radius2
-        #: ``(alpha, alpha >= C, sum_{alpha_j = C_j} C_j y_j K(x_j, .), g)`` from the last
-        #: :meth:`certify`
-        self._bounded_part: tuple[np.ndarray, ...] | None = None
+        self._last_certified: _Certified | None = None
 
     def solve(self, precision: str, refine: bool = False) -> int:
         """Run the chosen loop with a fresh ``precision`` cache (``refine``: the last one, still
@@ -1218,14 +1226,14 @@ class _Run:
         entered or left the bound."""
         alpha, X, y, C = self.st.alpha, self.X, self.y, self.box
         at = np.zeros(alpha.shape, dtype=bool) if C is None else alpha >= C
-        last = self._bounded_part
+        last = self._last_certified
         if self.kern.kernel_id != 0 and last is not None:
-            moved = np.flatnonzero(alpha != last[0])
-            crossed = np.flatnonzero(at != last[1])
+            moved = np.flatnonzero(alpha != last.alpha)
+            crossed = np.flatnonzero(at != last.at)
             if moved.size + crossed.size < np.count_nonzero(alpha):
-                d = (alpha[moved] - last[0][moved]) * y[moved]
-                g = last[3] + decision_values(self.kern, X, X[moved], d)
-                g_at = last[2]
+                d = (alpha[moved] - last.alpha[moved]) * y[moved]
+                g = last.g + decision_values(self.kern, X, X[moved], d)
+                g_at = last.g_bounded
                 if crossed.size:  # +C_j y_j K(x_j, .) entering the bound, - leaving it
                     sign = np.where(at[crossed], 1.0, -1.0)
                     g_at = g_at + decision_values(self.kern, X, X[crossed],
@@ -1244,10 +1252,10 @@ class _Run:
     def _certified(
         self, at: np.ndarray, g_at: np.ndarray, g: np.ndarray
     ) -> tuple[np.ndarray, Certificate]:
-        """Keep ``(alpha, at bound, g_B, g)`` for the next :meth:`certify` and
-        :meth:`restart_from`; return ``g`` and the certificate."""
+        """Keep :class:`_Certified` for the next :meth:`certify` and :meth:`restart_from`;
+        return ``g`` and the certificate."""
         alpha = self.st.alpha
-        self._bounded_part = (alpha.copy(), at, g_at, g)
+        self._last_certified = _Certified(alpha.copy(), at, g_at, g)
         return g, certify_svm(alpha, self.X, self.y, self.box, self.kern, g=g)
 
     def restart_from(self, g: np.ndarray) -> None:
@@ -1260,8 +1268,8 @@ class _Run:
         st.G[:] = (y * g - 1.0)[st.act]  # by layout position
         if C is None:
             st.G_bar[:] = 0.0
-        elif self._bounded_part is not None and np.array_equal(self._bounded_part[0], alpha):
-            st.G_bar[:] = y * self._bounded_part[2]  # from the certificate's kernel pass
+        elif (last := self._last_certified) is not None and np.array_equal(last.alpha, alpha):
+            st.G_bar[:] = y * last.g_bounded  # from the certificate's kernel pass
         else:
             at = np.flatnonzero(alpha >= C)
             st.G_bar[:] = y * decision_values(self.kern, self.X, self.X[at], C[at] * y[at])

@@ -785,7 +785,7 @@ def test_certificate_after_a_continuation_is_the_fresh_one(seed: int, moves: int
     K = kern(X, X)
     at = alpha >= C
     np.testing.assert_allclose(g, K @ (alpha * y), rtol=0, atol=1e-12 * C * 80)
-    np.testing.assert_allclose(run._bounded_part[2], K[:, at] @ (C * y[at]),
+    np.testing.assert_allclose(run._last_certified.g_bounded, K[:, at] @ (C * y[at]),
                                rtol=0, atol=1e-12 * C * 80)
     fresh = certify_svm(alpha, X, y, C, kern)
     assert cert.kkt_violation == pytest.approx(fresh.kkt_violation, rel=1e-9, abs=1e-12)
