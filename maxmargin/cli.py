@@ -335,7 +335,8 @@ def _add_compile(sub: Any) -> None:
                        "(once, after an install)",
                        description="Compile (ahead of use) every specialisation the algorithms "
                        "use into Numba's on-disk cache, so that no later first call compiles. "
-                       "maxmargin verify does the same before its first check.")
+                       "maxmargin verify warms up each case's loops before the case (on an "
+                       "empty cache its first cases compile them).")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=_compile)
 
