@@ -129,6 +129,32 @@ def _rbf_weighted_rows(
         out[i] = s
 
 
+@njit(cache=True)
+def _poly_weighted_rows(
+    D: np.ndarray, gamma: float, coef0: float, degree: int, coef: np.ndarray, out: np.ndarray
+) -> None:
+    """``out[i] = sum_j coef_j (gamma D_ij + coef0)^degree`` from the products ``D = A B^T``.
+
+    The power is taken by ``degree - 1`` multiplications, as :meth:`PolyKernel._power` and the
+    compiled engine do; one pass over each row of ``D``, no temporaries of its size.
+    """
+    k = D.shape[1]
+    base = np.empty(k)
+    value = np.empty(k)
+    for i in range(D.shape[0]):
+        row = D[i]
+        for j in range(k):
+            base[j] = gamma * row[j] + coef0
+            value[j] = base[j]
+        for _ in range(degree - 1):
+            for j in range(k):
+                value[j] *= base[j]
+        s = 0.0
+        for j in range(k):
+            s += coef[j] * value[j]
+        out[i] = s
+
+
 def _dot(A: Any, B: Any) -> np.ndarray:
     """``A @ B.T`` as a dense float64 array (either operand may be scipy.sparse CSR)."""
     out = A @ B.T
@@ -358,6 +384,21 @@ class PolyKernel(Kernel):
         out = base.copy()
         for _ in range(self.degree - 1):
             out *= base
+        return out
+
+    def _weighted(self, A: Any, B: Any, coef: np.ndarray, rows: int) -> np.ndarray:
+        """``K(A, B) @ coef``: on dense data one BLAS product per block of rows, then one
+        compiled pass (:func:`_poly_weighted_rows`: base, power and the sum) instead of the
+        block's NumPy passes and copies."""
+        if hasattr(A, "multiply") or hasattr(B, "multiply"):
+            return super()._weighted(A, B, coef, rows)
+        Bc = np.ascontiguousarray(B)
+        coef = np.ascontiguousarray(coef, dtype=np.float64)
+        out = np.empty(A.shape[0])
+        for start in range(0, A.shape[0], rows):
+            stop = min(A.shape[0], start + rows)
+            _poly_weighted_rows(A[start:stop] @ Bc.T, self.gamma, self.coef0, self.degree, coef,
+                                out[start:stop])
         return out
 
     def describe(self) -> str:

@@ -17,7 +17,7 @@ from maxmargin.certificate import (
     decision_values,
     minimise_hinge_over_b,
 )
-from maxmargin.kernels import LinearKernel, RBFKernel, make_kernel
+from maxmargin.kernels import LinearKernel, PolyKernel, RBFKernel, make_kernel
 
 
 @pytest.mark.parametrize("ex", SVM_EXAMPLES, ids=lambda e: e.name)
@@ -149,6 +149,31 @@ def test_rbf_decision_values_match_extended_precision(n, m, d, seed, gamma, scal
     # each kernel value is off by a few ulps of the squared distance's rounding (relative to
     # the norms, 1e3 scale away from the origin before centring): bound by |coef| sums
     np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12 * float(np.abs(coef).sum()))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 60), st.integers(1, 40), st.integers(1, 12), st.integers(0, 2**31),
+       st.integers(1, 5), st.sampled_from([0.0, 1.0, -0.5]), st.sampled_from([1e-2, 1.0, 10.0]))
+def test_poly_decision_values_match_extended_precision(n, m, d, seed, degree, coef0, scale):
+    """The compiled polynomial sum (one BLAS product, then base, power and sum in one pass)
+    against a brute force in long double."""
+    rng = np.random.default_rng(seed)
+    Xs, X = scale * rng.normal(size=(m, d)), scale * rng.normal(size=(n, d))
+    coef = rng.normal(size=m)
+    gamma = 1.0 / (d * scale**2)
+    got = decision_values(PolyKernel(gamma=gamma, degree=degree, coef0=coef0), X, Xs, coef)
+    A, B = X.astype(np.longdouble), Xs.astype(np.longdouble)
+    values = (np.longdouble(gamma) * (A @ B.T) + np.longdouble(coef0)) ** degree
+    ref = (values @ coef.astype(np.longdouble)).astype(float)
+    # each value is off by a few ulps of its base's rounding, relative to |gamma x.z| + |coef0|
+    size = (gamma * np.abs(X) @ np.abs(Xs).T + abs(coef0)) ** degree
+    assert np.all(np.abs(got - ref) <= 1e-14 * degree * (size @ np.abs(coef)))
+
+
+def test_poly_decision_values_report_overflow():
+    X = np.array([[1e80, 0.0], [1.0, 1.0]])
+    with pytest.raises(ValueError, match="non-finite|finite"):
+        decision_values(PolyKernel(gamma=1.0, degree=3), X, X, np.array([1.0, -1.0]))
 
 
 def test_exp_nonpositive_is_float64_accurate():
