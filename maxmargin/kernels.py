@@ -56,7 +56,7 @@ _LN2_LO = 1.9082149292705877e-10
 _INV_FACT = tuple(1.0 / math.factorial(m) for m in range(14))  # Taylor coefficients of exp
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"contract"})
 def exp_nonpositive(x: float) -> tuple[float, int]:
     """``exp(x) = p 2^k`` for ``x <= 0``: returns ``(p, k)``.
 
@@ -64,7 +64,8 @@ def exp_nonpositive(x: float) -> tuple[float, int]:
     float64 rounding, ``|r| <= ln 2 / 2``), ``p = sum_{m=0}^{13} r^m / m!`` (truncation below
     ``(ln 2 / 2)^14 / 14! = 4e-18``, so ``p`` is float64-accurate up to Horner's rounding).
     ``x`` is clamped at -700 (``exp(-700) = 1e-304``). Unlike ``math.exp`` it vectorises: see
-    :func:`exp_scaled_inplace`.
+    :func:`exp_scaled_inplace`. Horner's steps may be fused multiply-adds (``contract``): one
+    rounding a step instead of two.
     """
     x = max(x, -700.0)
     k = np.floor(x * _LOG2E + 0.5)
