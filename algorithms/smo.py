@@ -144,7 +144,8 @@ import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import intrinsic
 
 from maxmargin._validation import (
     check_bool,
@@ -273,6 +274,7 @@ class _State(NamedTuple):
     yT: np.ndarray  # y by position (KernelData.yT)
     QDT: np.ndarray  # QD by position
     scratch: np.ndarray
+    score: np.ndarray  # (n,) float64 scratch: the second-order gains of _second_order_j
     pend: np.ndarray  # G_bar outside the layout is owed sum_j pend_j Q_:j (see _owe_bounded)
     touched: np.ndarray  # the j with pend_j set, ist[I_NPEND] of them
     QD: np.ndarray  # Q_ii = K_ii in float64
@@ -413,41 +415,87 @@ def _prefetch(st: _State, c: ColumnCache, kd: KernelData, i: int) -> bool:
     return True
 
 
+@intrinsic
+def _bits(typingctx, x):  # noqa: ANN001, ANN202
+    """The IEEE bits of a float64 as an int64 (a bit cast): for ``x >= +0`` and ``x = -1`` they
+    order as ``x`` does, and integer maxima vectorise where float ones do not."""
+    if x != types.float64:
+        return None
+
+    def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202
+        return builder.bitcast(args[0], context.get_value_type(types.int64))
+
+    return types.int64(types.float64), codegen
+
+
+@intrinsic
+def _float(typingctx, b):  # noqa: ANN001, ANN202
+    """:func:`_bits`' inverse."""
+    if b != types.int64:
+        return None
+
+    def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202
+        return builder.bitcast(args[0], context.get_value_type(types.float64))
+
+    return types.float64(types.int64), codegen
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _second_order_j(
+    G: np.ndarray, yT: np.ndarray, QDT: np.ndarray, in_low: np.ndarray, Q_i: np.ndarray,
+    QD_i: float, y_i: float, g_max: float, score: np.ndarray,
+) -> tuple[int, float]:
+    """LIBSVM's second-order choice of ``j`` for a given ``i``: the layout position ``k`` of
+    the last maximum of ``score_t = b_it^2 / a_it`` over the candidates ``t`` (in ``I_low``
+    with ``b_it = m + y_t G_t > 0``; ``a_it = Q_ii + Q_tt - 2 y_i y_t Q_it``, ``TAU`` if not
+    positive; -1 when there are none), and ``m - M = max_t b_it`` over the candidates (0 when
+    there are none: then ``m - M <= 0``).
+
+    The scores (-1 for the others) are written to ``score`` by a loop whose every step is a
+    select, with both maxima taken over the values' bits (:func:`_bits`: non-negative floats
+    order as their bits), so it vectorises, reductions included; a backward search then finds
+    the maximum.
+    """
+    best, gap = _bits(-1.0), np.int64(0)
+    for k in range(Q_i.shape[0]):
+        b_it = g_max + yT[k] * G[k]
+        a_it = QD_i + QDT[k] - 2.0 * y_i * yT[k] * Q_i[k]
+        a_it = a_it if a_it > 0.0 else TAU
+        candidate = in_low[k] and b_it > 0.0
+        v = b_it * b_it / a_it if candidate else -1.0
+        score[k] = v
+        best = max(best, _bits(v))
+        gap = max(gap, _bits(b_it) if candidate else np.int64(0))
+    top = _float(best)
+    k = Q_i.shape[0] - 1
+    if top < 0.0:
+        return -1, _float(gap)
+    while score[k] != top:
+        k -= 1
+    return k, _float(gap)
+
+
 @njit(cache=True, inline="always")
 def _select_wss2(st: _State, c: ColumnCache, kd: KernelData) -> tuple[int, int, float]:
     """LIBSVM's second-order working set; ``(-1, -1, gap)`` when ``gap = m - M < tol``.
 
     ``i = argmax_{I_up} -y_t G_t`` comes from the previous gradient update when it is fresh.
-    ``j`` minimises ``-b_it^2 / a_it``, compared without division as ``b^2 a' >= b'^2 a``.
+    ``j`` minimises ``-b_it^2 / a_it`` (the last of equal ones, as LIBSVM;
+    :func:`_second_order_j`).
     """
-    G, yT, QDT, in_low = st.G, st.yT, st.QDT, st.in_low
     i = st.ist[I_IMAX]
     g_max = st.fs[F_GMAX]
     if i == STALE:
         g_max, i, _, _ = _extremes(st, c)
-    g_max2, j = -np.inf, -1
+    gap, j = -np.inf, -1
     if i >= 0:
         if c.slot_of[i] < 0:
             _prefetch(st, c, kd, i)
         Q_i = get_column(c, kd, i)
-        QD_i, y_i = st.QD[i], st.y[i]
-        best_num, best_den, best = 0.0, 1.0, -1
-        for k in range(Q_i.shape[0]):
-            if not in_low[k]:
-                continue
-            yg = yT[k] * G[k]
-            g_max2 = max(g_max2, yg)
-            b_it = g_max + yg
-            if b_it > 0.0:
-                a_it = QD_i + QDT[k] - 2.0 * y_i * yT[k] * Q_i[k]
-                if a_it <= 0.0:
-                    a_it = TAU
-                num = b_it * b_it
-                if num * best_den >= best_num * a_it:
-                    best_num, best_den, best = num, a_it, k
-        if best >= 0:
-            j = st.act[best]
-    gap = g_max + g_max2
+        k, gap = _second_order_j(st.G, st.yT, st.QDT, st.in_low, Q_i, st.QD[i], st.y[i], g_max,
+                              st.score)
+        if k >= 0:
+            j = st.act[k]
     if gap < st.fs[F_TOL] or j < 0:
         return -1, -1, gap
     return i, j, gap
@@ -962,6 +1010,7 @@ def _new_state(
         yT=kd.yT,
         QDT=QD[kd.order],
         scratch=np.empty(n, dtype=np.int64),
+        score=np.empty(n),
         pend=np.zeros(n),
         touched=np.zeros(n, dtype=np.int64),
         QD=QD,

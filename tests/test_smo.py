@@ -832,3 +832,44 @@ def test_columns_computed_ahead_leave_the_iterates_unchanged() -> None:
     assert big.status == small.status == "optimal"
     assert big.iterations == small.iterations
     assert np.array_equal(big.alpha, small.alpha)
+
+
+_smo = importlib.import_module("maxmargin.algorithms.smo")
+_scores = njit(lambda *a: _smo._second_order_j(*a))  # compiled callers only
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 300), st.integers(0, 2**31), st.booleans())
+def test_second_order_j_pick_libsvms_second_order_pair(L, seed, ties):
+    """The vectorised gains and backward search pick LIBSVM's ``j`` (``select_working_set``:
+    the last minimiser of ``-b^2 / a`` over ``t`` in ``I_low`` with ``b = m + y_t G_t > 0``)
+    and its ``m - M``, against a plain transcription of LIBSVM's loop; ``ties`` draws the
+    gradients from a few values (equal gains, and ``b = 0``), non-positive curvatures included."""
+    rng = np.random.default_rng(seed)
+    yT = np.where(rng.random(L) < 0.5, 1.0, -1.0)
+    G = rng.choice([-1.5, -1.0, 0.0, 0.5], L) if ties else rng.normal(size=L)
+    QDT = rng.choice([1.0, 0.5], L) if ties else rng.uniform(0.1, 2.0, L)
+    in_low = rng.random(L) < 0.6
+    Q_i = (rng.choice([0.0, 0.5, 1.0], L) if ties else rng.normal(size=L)).astype(np.float32)
+    QD_i, y_i = 1.0, float(rng.choice([-1.0, 1.0]))
+    # ties: b = m + y_t G_t = 0 exactly for some t (not candidates)
+    g_max = float(rng.choice([1.0, 0.5, 0.0]) if ties else rng.uniform(-1.0, 2.0))
+    score = np.empty(L)
+    j, gap = _scores(G, yT, QDT, in_low, Q_i, QD_i, y_i, g_max, score)
+    # LIBSVM: obj_diff_min = INF; for t in I_low: grad_diff = Gmax + y_t G_t; if > 0: ...
+    want_j, obj_min, g_max2 = -1, math.inf, -math.inf
+    for t in range(L):
+        if not in_low[t]:
+            continue
+        g_max2 = max(g_max2, yT[t] * G[t])
+        grad_diff = g_max + yT[t] * G[t]
+        if grad_diff > 0.0:
+            quad = QD_i + QDT[t] - 2.0 * y_i * yT[t] * float(Q_i[t])
+            obj = -(grad_diff * grad_diff) / (quad if quad > 0.0 else _smo.TAU)
+            if obj <= obj_min:
+                want_j, obj_min = t, obj
+    assert j == want_j
+    if want_j >= 0:
+        assert gap == g_max + g_max2  # m - M, rounded once, as LIBSVM's Gmax + Gmax2
+    else:
+        assert gap == 0.0 and g_max + g_max2 <= 0.0
