@@ -440,7 +440,7 @@ def _float(typingctx, b):  # noqa: ANN001, ANN202
     return types.float64(types.int64), codegen
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _second_order_j(
     G: np.ndarray, yT: np.ndarray, QDT: np.ndarray, in_low: np.ndarray, Q_i: np.ndarray,
     QD_i: float, y_i: float, g_max: float, score: np.ndarray,

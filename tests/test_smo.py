@@ -835,7 +835,9 @@ def test_columns_computed_ahead_leave_the_iterates_unchanged() -> None:
 
 
 _smo = importlib.import_module("maxmargin.algorithms.smo")
-_scores = njit(lambda *a: _smo._second_order_j(*a))  # compiled callers only
+_scores = njit(  # compiled callers only
+    lambda G, yT, QDT, in_low, Q_i, QD_i, y_i, g_max, score: _smo._second_order_j(
+        G, yT, QDT, in_low, Q_i, QD_i, y_i, g_max, score))
 
 
 @settings(max_examples=60, deadline=None)
