@@ -45,14 +45,15 @@ from numpy.typing import DTypeLike
 from maxmargin.kernels import Kernel, exp_scaled_inplace
 
 __all__ = [
+    "MAX_BLOCK",
     "ColumnCache",
     "KernelData",
     "compact_layout",
     "fill_column",
     "get_column",
     "grow_layout",
-    "MAX_BLOCK",
     "kernel_value",
+    "load_columns",
     "make_cache",
     "make_kernel_data",
     "n_slots_for",

@@ -467,9 +467,9 @@ def _second_order_j(
         best = max(best, _bits(v))
         gap = max(gap, _bits(b_it) if candidate else np.int64(0))
     top = _float(best)
-    k = Q_i.shape[0] - 1
     if top < 0.0:
         return -1, _float(gap)
+    k = Q_i.shape[0] - 1
     while score[k] != top:
         k -= 1
     return k, _float(gap)

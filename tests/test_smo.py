@@ -842,7 +842,7 @@ _scores = njit(  # compiled callers only
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(1, 300), st.integers(0, 2**31), st.booleans())
-def test_second_order_j_pick_libsvms_second_order_pair(L, seed, ties):
+def test_second_order_j_picks_libsvms_second_order_pair(L, seed, ties):
     """The vectorised gains and backward search pick LIBSVM's ``j`` (``select_working_set``:
     the last minimiser of ``-b^2 / a`` over ``t`` in ``I_low`` with ``b = m + y_t G_t > 0``)
     and its ``m - M``, against a plain transcription of LIBSVM's loop; ``ties`` draws the
