@@ -257,6 +257,8 @@ EXPENSIVE_FEATURES = 64
 #: features (:func:`_prefetch`; the iterates are unchanged, only the cache's content).
 PREFETCH = MAX_BLOCK
 PREFETCH_BYTES = 8 * 2**20
+#: Block length of :func:`_last_of`'s backward search (tested a block at a time).
+SEARCH_BLOCK = 64
 
 
 class _State(NamedTuple):
@@ -274,7 +276,7 @@ class _State(NamedTuple):
     yT: np.ndarray  # y by position (KernelData.yT)
     QDT: np.ndarray  # QD by position
     scratch: np.ndarray
-    score: np.ndarray  # (n,) float64 scratch: the second-order gains of _second_order_j
+    score: np.ndarray  # (n,) float64 scratch: the gains of _second_order_j, -y G of _argmax_up
     pend: np.ndarray  # G_bar outside the layout is owed sum_j pend_j Q_:j (see _owe_bounded)
     touched: np.ndarray  # the j with pend_j set, ist[I_NPEND] of them
     QD: np.ndarray  # Q_ii = K_ii in float64
@@ -441,6 +443,40 @@ def _float(typingctx, b):  # noqa: ANN001, ANN202
 
 
 @njit(cache=True, inline="always")
+def _ordered(x: float) -> int:
+    """An int64 that orders as the float64 ``x`` does, signs included (the bits of a negative
+    ``x`` with all but the sign flipped; ``-0.0`` below ``+0.0``)."""
+    b = _bits(x)
+    return b ^ ((b >> 63) & 0x7FFFFFFFFFFFFFFF)
+
+
+@njit(cache=True, inline="always")
+def _unordered(o: int) -> float:
+    """:func:`_ordered`'s inverse (the same flip undoes it)."""
+    return _float(o ^ ((o >> 63) & 0x7FFFFFFFFFFFFFFF))
+
+
+@njit(cache=True, inline="always")
+def _last_of(values: np.ndarray, top: float) -> int:
+    """The last ``k`` with ``values[k] == top`` (``top`` must occur): blocks of ``SEARCH_BLOCK``
+    from the end are tested with a loop that vectorises (an OR over the block), then the block
+    that holds ``top`` is searched backwards."""
+    k = values.shape[0]
+    while k > SEARCH_BLOCK:
+        block = values[k - SEARCH_BLOCK : k]
+        hit = False
+        for t in range(block.shape[0]):  # a run-time trip count: vectorised, not unrolled
+            hit |= block[t] == top
+        if hit:
+            break
+        k -= SEARCH_BLOCK
+    k -= 1
+    while values[k] != top:
+        k -= 1
+    return k
+
+
+@njit(cache=True, inline="always")
 def _second_order_j(
     G: np.ndarray, yT: np.ndarray, QDT: np.ndarray, in_low: np.ndarray, Q_i: np.ndarray,
     QD_i: float, y_i: float, g_max: float, score: np.ndarray,
@@ -454,7 +490,7 @@ def _second_order_j(
     The scores (-1 for the others) are written to ``score`` by a loop whose every step is a
     select, with both maxima taken over the values' bits (:func:`_bits`: non-negative floats
     order as their bits), so it vectorises, reductions included; a backward search then finds
-    the maximum.
+    the maximum (:func:`_last_of`).
     """
     best, gap = _bits(-1.0), np.int64(0)
     for k in range(Q_i.shape[0]):
@@ -469,10 +505,28 @@ def _second_order_j(
     top = _float(best)
     if top < 0.0:
         return -1, _float(gap)
-    k = Q_i.shape[0] - 1
-    while score[k] != top:
-        k -= 1
-    return k, _float(gap)
+    return _last_of(score[: Q_i.shape[0]], top), _float(gap)
+
+
+@njit(cache=True, inline="always")
+def _argmax_up(
+    G: np.ndarray, yT: np.ndarray, in_up: np.ndarray, score: np.ndarray,
+) -> tuple[float, int]:
+    """``m = max_{I_up} -y_t G_t`` over the layout's ``len(G)`` positions and the last position
+    that attains it, as LIBSVM's ``-y[t]*G[t] >= Gmax`` scan; ``(-inf, -1)`` if ``I_up`` is empty.
+
+    ``score`` receives ``-y_t G_t`` (``-inf`` outside ``I_up``) by a loop of selects with an
+    integer maximum over :func:`_ordered` values, which vectorises; :func:`_last_of` then finds
+    the position (a float comparison: ``-0.0`` and ``+0.0`` tie there, as in LIBSVM's scan).
+    """
+    L = G.shape[0]
+    up, best = score[:L], _ordered(-np.inf)
+    for k in range(L):
+        v = -yT[k] * G[k] if in_up[k] else -np.inf
+        up[k] = v
+        best = max(best, _ordered(v))
+    g_max = _unordered(best)
+    return g_max, (_last_of(up, g_max) if g_max > -np.inf else -1)
 
 
 @njit(cache=True, inline="always")
@@ -530,7 +584,9 @@ def _apply_step(
 
     ``G_t += Q_ti d_i + Q_tj d_j`` on the layout's rows (a loop that vectorises); ``D -= G_i d_i
     + G_j d_j + 1/2 (Q_ii d_i^2 + 2 Q_ij d_i d_j + Q_jj d_j^2)`` (with the old gradient). A second
-    pass finds ``m = max_{I_up} -y_t G_t`` and its argmax for the next working-set selection.
+    pass finds ``m = max_{I_up} -y_t G_t`` and its last argmax for the next working-set selection
+    (an integer maximum over :func:`_ordered` values and :func:`_last_of`, as in
+    :func:`_second_order_j`).
     """
     alpha, G, act, yT, in_up = st.alpha, st.G, st.act, st.yT, st.in_up
     d_i = new_i - alpha[i]
@@ -549,11 +605,7 @@ def _apply_step(
     Gl, Qi, Qj = G[:L], Q_i[:L], Q_j[:L]
     for k in range(L):  # vectorised
         Gl[k] = Gl[k] + Qi[k] * d_i + Qj[k] * d_j
-    g_max, k_max = -np.inf, -1
-    for k in range(L):
-        v = -yT[k] * Gl[k]
-        if v >= g_max and in_up[k]:
-            g_max, k_max = v, k
+    g_max, k_max = _argmax_up(Gl, yT, in_up, st.score)
     st.fs[F_GMAX] = g_max
     st.ist[I_IMAX] = act[k_max] if k_max >= 0 else -1
     for t, was_upper in ((i, was_upper_i), (j, was_upper_j)):

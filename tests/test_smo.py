@@ -875,3 +875,27 @@ def test_second_order_j_picks_libsvms_second_order_pair(L, seed, ties):
         assert gap == g_max + g_max2  # m - M, rounded once, as LIBSVM's Gmax + Gmax2
     else:
         assert gap == 0.0 and g_max + g_max2 <= 0.0
+
+
+_argmax_up = njit(lambda G, yT, in_up, score: _smo._argmax_up(G, yT, in_up, score))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 400), st.integers(0, 2**31), st.booleans())
+def test_argmax_up_is_libsvms_last_maximum(L, seed, ties):
+    """The vectorised ``m = max_{I_up} -y_t G_t`` and its position are those of LIBSVM's scan
+    (``if (-y[t]*G[t] >= Gmax)``: the last of equal maxima, ``+0.0`` equal to ``-0.0``), against
+    a plain transcription; ``ties`` draws ``G`` from a few values, zeros of both signs included,
+    and ``I_up`` may be empty."""
+    rng = np.random.default_rng(seed)
+    yT = np.where(rng.random(L) < 0.5, 1.0, -1.0)
+    G = rng.choice([-1.0, -0.0, 0.0, 0.5, 2.0], L) if ties else rng.normal(size=L)
+    in_up = rng.random(L) < rng.choice([0.0, 0.1, 0.7, 1.0])
+    score = np.full(L + 3, np.nan)  # longer than the layout, as the solver's scratch
+    m, k = _argmax_up(G, yT, in_up, score)
+    want_m, want_k = -math.inf, -1
+    for t in range(L):
+        if in_up[t] and -yT[t] * G[t] >= want_m:
+            want_m, want_k = -yT[t] * G[t], t
+    assert k == want_k
+    assert m == want_m
