@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 from numba import njit
-from scipy.linalg import cholesky, qr_delete, solve_triangular
-from scipy.linalg.lapack import dgesv
+from scipy.linalg import cholesky, qr_delete
+from scipy.linalg.lapack import dgesv, dtrtrs
 
 from maxmargin.algorithms._nearest_point import (
     STALLED,
@@ -289,6 +289,17 @@ def _small_corral_cycles(data: tuple, state: tuple, stop: tuple, hist: tuple, ca
             return it, np.int64(-1), n_hist
 
 
+def _triangular(R: np.ndarray, b: np.ndarray, trans: bool = False) -> np.ndarray:
+    """``R^{-1} b`` (``R^{-T} b`` if ``trans``) for an upper triangular C-ordered ``R``, by LAPACK's
+    ``dtrtrs`` on ``R.T`` (the same memory, Fortran-ordered and lower triangular): no copy and
+    none of the checks of :func:`scipy.linalg.solve_triangular`, whose call overhead ruled the
+    minor cycles; a zero pivot raises :class:`numpy.linalg.LinAlgError`."""
+    x, info = dtrtrs(R.T, b, lower=1, trans=0 if trans else 1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"triangular factor singular or invalid (dtrtrs info {info})")
+    return x
+
+
 def _bordered(G: np.ndarray, row: np.ndarray) -> np.ndarray:
     """``[[G, row[:-1]], [row[:-1]^T, row[-1]]]``: the corral's matrix with a point added."""
     s = G.shape[0]
@@ -328,7 +339,11 @@ class _Factor:
         if self.R is None:
             return
         h = self._h(row[None, :], inP[-1:], inP)[0]
-        r = solve_triangular(self.R, h[:-1], trans="T", check_finite=False)
+        try:
+            r = _triangular(self.R, h[:-1], trans=True)
+        except np.linalg.LinAlgError:
+            self.R = None
+            return
         pivot = h[-1] - float(r @ r)
         if not pivot > _PIVOT_RTOL * h[-1]:  # affinely dependent in round-off
             self.R = None
@@ -353,13 +368,12 @@ class _Factor:
         if self.R is None:
             return None
         E = np.column_stack([inP, 1.0 - inP])
-        W = solve_triangular(
-            self.R, solve_triangular(self.R, E, trans="T", check_finite=False),
-            check_finite=False,
-        )
         try:
-            t = np.linalg.solve(E.T @ W, np.ones(2))
+            W = _triangular(self.R, _triangular(self.R, E, trans=True))
         except np.linalg.LinAlgError:
+            return None
+        _, _, t, info = dgesv(E.T @ W, np.ones(2))  # 2 x 2: LAPACK directly, as above
+        if info != 0:
             return None
         w = W @ t
         # G w / c + E (1 - t) = 0 and E^T w = 1, in the units of the equilibrated system

@@ -26,6 +26,7 @@ from maxmargin.algorithms.wolfe import (
     _dense_affine,
     _drop_step,
     _Factor,
+    _triangular,
 )
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.formulations.dual import svm_dual
@@ -240,3 +241,25 @@ def test_bad_input_and_inputs_unchanged() -> None:
     wolfe_hulls(P, Q)
     np.testing.assert_array_equal(P, copies[0])
     np.testing.assert_array_equal(Q, copies[1])
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31), s=st.integers(1, 40), cols=st.integers(1, 3))
+def test_triangular_solves_against_the_matrix(seed: int, s: int, cols: int) -> None:
+    """``_triangular`` (LAPACK ``dtrtrs`` on the transpose's memory) solves ``R x = b`` and
+    ``R^T x = b`` for a C-ordered upper triangular ``R``: the residuals, computed with ``R``
+    itself, are at round-off; ``b`` and ``R`` are left as they were; a zero pivot raises."""
+    rng = np.random.default_rng(seed)
+    R = np.triu(rng.normal(size=(s, s))) + np.diag(rng.uniform(1.0, 2.0, s))
+    b = rng.normal(size=(s, cols)) if cols > 1 else rng.normal(size=s)
+    R0, b0 = R.copy(), b.copy()
+    x = _triangular(R, b)
+    xt = _triangular(R, b, trans=True)
+    scale = np.abs(R).sum(axis=1).max() * np.abs(x).max() + np.abs(b).max()
+    assert np.abs(R @ x - b).max() <= 1e-13 * scale
+    scale_t = np.abs(R).sum(axis=0).max() * np.abs(xt).max() + np.abs(b).max()
+    assert np.abs(R.T @ xt - b).max() <= 1e-13 * scale_t
+    assert np.array_equal(R, R0) and np.array_equal(b, b0)
+    R[s // 2, s // 2] = 0.0
+    with pytest.raises(np.linalg.LinAlgError, match="dtrtrs"):
+        _triangular(R, b)
