@@ -290,10 +290,11 @@ def _small_corral_cycles(data: tuple, state: tuple, stop: tuple, hist: tuple, ca
 
 
 def _triangular(R: np.ndarray, b: np.ndarray, trans: bool = False) -> np.ndarray:
-    """``R^{-1} b`` (``R^{-T} b`` if ``trans``) for an upper triangular C-ordered ``R``, by LAPACK's
-    ``dtrtrs`` on ``R.T`` (the same memory, Fortran-ordered and lower triangular): no copy and
-    none of the checks of :func:`scipy.linalg.solve_triangular`, whose call overhead ruled the
-    minor cycles; a zero pivot raises :class:`numpy.linalg.LinAlgError`."""
+    """``R^{-1} b`` (``R^{-T} b`` if ``trans``) for an upper triangular ``R``, by LAPACK's
+    ``dtrtrs`` on ``R.T`` (lower triangular; for a C-ordered ``R`` the same memory, Fortran-ordered,
+    so no copy; f2py copies any other layout) and none of the checks of
+    :func:`scipy.linalg.solve_triangular`, whose call overhead ruled the minor cycles; a zero
+    pivot raises :class:`numpy.linalg.LinAlgError`."""
     x, info = dtrtrs(R.T, b, lower=1, trans=0 if trans else 1)
     if info != 0:
         raise np.linalg.LinAlgError(f"triangular factor singular or invalid (dtrtrs info {info})")
