@@ -28,12 +28,11 @@ small (at most ``d + 2`` points for the linear kernel) where Gilbert and MDM tak
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 from numba import njit
-from scipy.linalg import cholesky, qr_delete
-from scipy.linalg.lapack import dgesv, dtrtrs
 
 from maxmargin.algorithms._nearest_point import (
     STALLED,
@@ -48,34 +47,121 @@ __all__ = ["wolfe_hulls", "wolfe_loop", "WOLFE_TOL", "WOLFE_MAX_ITER"]
 WOLFE_TOL = 1e-8
 #: Major cycles; each adds one point to the corral.
 WOLFE_MAX_ITER = 100_000
-#: Corrals smaller than this are solved densely (less call overhead than the factor updates),
-#: in the compiled loop :func:`_small_corral_cycles` until the corral first reaches this size.
-_FACTOR_MIN = 64
-#: Relative residual of the minor cycle's KKT system above which the solve is redone densely.
+#: Relative residual of the minor cycle's KKT system above which the solve is redone (from a
+#: fresh factor, then densely).
 _KKT_RTOL = 1e-8
-#: A new point whose Cholesky pivot is below this fraction of its diagonal is affinely
-#: dependent on the corral in round-off: the factor is rebuilt or the solve done densely.
+#: A point whose Cholesky pivot is below this fraction of its diagonal is affinely dependent on
+#: the corral in round-off: the factor is given up and the solve done densely.
 _PIVOT_RTOL = 1e-12
+#: The dense solve's Tikhonov term when the corral's KKT system is singular (equilibrated units).
+_RIDGE = 1e-10
+#: The corral's arrays start with room for this many points and double when full.
+_FIRST_CAP = 16
 
 
-def _affine_minimiser(G: np.ndarray, inP: np.ndarray, scale: float) -> np.ndarray:
-    """``w`` of the minor cycle: the KKT system equilibrated by ``scale >= max |G|`` (the largest
-    ``K_ii``), solved directly, or in the least-squares sense when the corral is affinely
-    dependent (round-off)."""
-    s = G.shape[0]
-    M = np.empty((s + 2, s + 2))
-    np.multiply(G, 1.0 / scale, out=M[:s, :s])
-    M[:s, s] = M[s, :s] = inP
-    M[:s, s + 1] = M[s + 1, :s] = 1.0 - inP
-    M[s:, s:] = 0.0
-    rhs = np.zeros(s + 2)
-    rhs[s:] = 1.0
-    # LAPACK directly: these systems are tiny, call overhead rules (dgesv solves a copy of M)
-    _, _, sol, info = dgesv(M, rhs)
-    r = M @ sol - rhs
-    if info != 0 or not float(r @ r) <= _KKT_RTOL**2:  # the negation also catches nan and inf
-        sol = np.linalg.lstsq(M, rhs, rcond=None)[0]
-    return sol[:s]
+@njit(cache=True, no_cpython_wrapper=True)
+def _h(G: np.ndarray, inP: np.ndarray, c: float, a: int, b: int) -> float:
+    """``H_ab = G_ab / c + E_a . E_b`` with ``E_a = (inP_a, 1 - inP_a)``: the factored matrix."""
+    return G[a, b] / c + inP[a] * inP[b] + (1.0 - inP[a]) * (1.0 - inP[b])
+
+
+@njit(cache=True)
+def _factor_append(L: np.ndarray, G: np.ndarray, inP: np.ndarray, c: float, s: int) -> bool:
+    """Extend the lower Cholesky factor ``L`` (``L L^T = H`` on the first ``s`` points) by point
+    ``s``: row ``s`` is ``r = L^{-1} H[:s, s]`` and its pivot ``sqrt(H_ss - r . r)``. False when
+    the pivot is not above ``_PIVOT_RTOL H_ss`` (the point is affinely dependent on the others
+    in round-off)."""
+    for i in range(s):
+        t = _h(G, inP, c, i, s)
+        for k in range(i):
+            t -= L[i, k] * L[s, k]
+        L[s, i] = t / L[i, i]
+    h_ss = _h(G, inP, c, s, s)
+    p = h_ss
+    for k in range(s):
+        p -= L[s, k] * L[s, k]
+    if not p > _PIVOT_RTOL * h_ss:
+        return False
+    L[s, s] = math.sqrt(p)
+    return True
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _factor_build(L: np.ndarray, G: np.ndarray, inP: np.ndarray, c: float, s: int) -> bool:
+    """A fresh factor of ``H`` on the first ``s`` points, a row at a time."""
+    for j in range(s):
+        if not _factor_append(L, G, inP, c, j):
+            return False
+    return True
+
+
+@njit(cache=True)
+def _factor_remove(L: np.ndarray, s: int, k: int) -> bool:
+    """Delete point ``k`` from the factor of ``s`` points: row ``k`` leaves, and Givens rotations
+    of the columns ``(j, j + 1)``, ``j >= k``, clear the superdiagonal it leaves behind, so that
+    ``L L^T`` is ``H`` without row and column ``k`` (rotations keep ``L L^T``). False on a zero
+    pivot."""
+    for i in range(k, s - 1):
+        for j in range(i + 2):
+            L[i, j] = L[i + 1, j]
+    for j in range(k, s - 1):
+        a, b = L[j, j], L[j, j + 1]
+        r = math.hypot(a, b)
+        if not r > 0.0:
+            return False
+        cs, sn = a / r, b / r
+        for i in range(j, s - 1):
+            t1, t2 = L[i, j], L[i, j + 1]
+            L[i, j] = cs * t1 + sn * t2
+            L[i, j + 1] = cs * t2 - sn * t1
+        L[j, j + 1] = 0.0
+    return True
+
+
+@njit(cache=True)
+def _factor_solve(L: np.ndarray, G: np.ndarray, inP: np.ndarray, c: float, s: int,
+                  out: np.ndarray, W: np.ndarray) -> bool:
+    """The minor cycle's affine minimiser from the factor: ``W = H^{-1} E`` (forward and backward
+    substitutions), ``t = (E^T W)^{-1} 1`` and ``w = W t`` solve ``G w / c + E nu = 0``,
+    ``E^T w = 1`` (then ``H w = E (1 - nu)``). ``out[:s] = w``; False when ``E^T W`` is
+    singular, ``w`` is not finite or the KKT residual exceeds ``_KKT_RTOL``."""
+    for col in range(2):
+        for i in range(s):  # L u = E[:, col]
+            t = inP[i] if col == 0 else 1.0 - inP[i]
+            for k in range(i):
+                t -= L[i, k] * W[col, k]
+            W[col, i] = t / L[i, i]
+        for i in range(s - 1, -1, -1):  # L^T x = u, a row of L at a time
+            W[col, i] /= L[i, i]
+            x = W[col, i]
+            for k in range(i):
+                W[col, k] -= L[i, k] * x
+    t11 = t12 = t21 = t22 = 0.0  # E^T W
+    for i in range(s):
+        t11 += inP[i] * W[0, i]
+        t12 += inP[i] * W[1, i]
+        t21 += (1.0 - inP[i]) * W[0, i]
+        t22 += (1.0 - inP[i]) * W[1, i]
+    det = t11 * t22 - t12 * t21
+    if not abs(det) > 0.0:
+        return False
+    u1, u2 = (t22 - t12) / det, (t11 - t21) / det  # t = (E^T W)^{-1} 1
+    sum_p = sum_q = 0.0
+    for i in range(s):
+        out[i] = W[0, i] * u1 + W[1, i] * u2
+        sum_p += inP[i] * out[i]
+        sum_q += (1.0 - inP[i]) * out[i]
+    r2 = 0.0  # || G w / c + E (E^T w - t) ||^2
+    for a in range(s):
+        r = inP[a] * (sum_p - u1) + (1.0 - inP[a]) * (sum_q - u2)
+        for b in range(s):
+            r += G[a, b] / c * out[b]
+        r2 += r * r
+    ok = math.sqrt(r2) <= _KKT_RTOL * max(1.0, abs(u1), abs(u2))
+    ok = ok and abs(sum_p - 1.0) <= _KKT_RTOL and abs(sum_q - 1.0) <= _KKT_RTOL
+    for i in range(s):
+        ok = ok and math.isfinite(out[i])
+    return ok
 
 
 @njit(cache=True)
@@ -116,20 +202,30 @@ def _drop_step(w: np.ndarray, target: np.ndarray, inP: np.ndarray, s: int,
                 w[a] /= total
 
 
-@njit(cache=True)
-def _dense_affine(G: np.ndarray, s: int, inP: np.ndarray, scale: float, A: np.ndarray,
-                  x: np.ndarray) -> bool:
-    """The minor cycle's KKT system on the first ``s`` points, equilibrated by ``scale`` (as
-    :func:`_affine_minimiser`), by Gaussian elimination with partial pivoting: ``x[:s]`` is
-    ``w``. False when a pivot vanishes or the residual exceeds ``_KKT_RTOL``."""
-    m = s + 2
+@njit(cache=True, no_cpython_wrapper=True)
+def _kkt_matrix(G: np.ndarray, s: int, inP: np.ndarray, scale: float, A: np.ndarray,
+                ridge: float) -> None:
+    """``A = [G / scale + ridge I, E; E^T, 0]`` on the first ``s`` points (the minor cycle's KKT
+    matrix, equilibrated by ``scale >= max |G|``, the largest ``K_ii``)."""
     for a in range(s):
         for b in range(s):
             A[a, b] = G[a, b] / scale
+        A[a, a] += ridge
         A[a, s] = A[s, a] = inP[a]
         A[a, s + 1] = A[s + 1, a] = 1.0 - inP[a]
-        x[a] = 0.0
     A[s, s] = A[s, s + 1] = A[s + 1, s] = A[s + 1, s + 1] = 0.0
+
+
+@njit(cache=True)
+def _dense_affine(G: np.ndarray, s: int, inP: np.ndarray, scale: float, A: np.ndarray,
+                  x: np.ndarray, ridge: float) -> bool:
+    """The minor cycle's KKT system ``A [w; nu] = [0; 1]`` (:func:`_kkt_matrix`) by Gaussian
+    elimination with partial pivoting: ``x[:s]`` is ``w``. False when a pivot vanishes or the
+    residual of the system without ``ridge`` exceeds ``_KKT_RTOL``."""
+    m = s + 2
+    _kkt_matrix(G, s, inP, scale, A, ridge)
+    for a in range(s):
+        x[a] = 0.0
     x[s] = x[s + 1] = 1.0
     for k in range(m):
         p = k
@@ -167,48 +263,89 @@ def _dense_affine(G: np.ndarray, s: int, inP: np.ndarray, scale: float, A: np.nd
 
 
 @njit(cache=True)
-def _small_corral_cycles(data: tuple, state: tuple, stop: tuple, hist: tuple, cap: int) -> tuple:
-    """Wolfe's major and minor cycles, compiled, while the corral has fewer than ``cap`` points
-    (dense solves, :func:`_dense_affine`; kernel rows of the corral in slots of one array).
+def _dense_minimiser(G: np.ndarray, s: int, inP: np.ndarray, scale: float,
+                     out: np.ndarray) -> None:
+    """``out[:s] = w`` by :func:`_dense_affine`; when the corral is affinely dependent (round-off)
+    the system is singular, and ``RIDGE`` on the diagonal of ``G / scale`` picks, of its
+    solutions, about the one of least norm (Tikhonov)."""
+    m = s + 2
+    A, x = np.empty((m, m)), np.empty(m)
+    if not _dense_affine(G, s, inP, scale, A, x, 0.0):
+        _dense_affine(G, s, inP, scale, A, x, _RIDGE)
+    for a in range(s):
+        out[a] = x[a]
 
-    Returns ``(iterations, code, n_hist)`` as :func:`wolfe_loop`; code -1 hands the run on
-    (``lam``, ``g``, ``z`` current) when the next point would make the corral ``cap`` long or
-    a dense solve fails.
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _grown(a: np.ndarray, cap: int) -> np.ndarray:
+    """``a`` (1-D) copied into a new array of length ``cap``."""
+    out = np.empty(cap, a.dtype)
+    for i in range(a.shape[0]):
+        out[i] = a[i]
+    return out
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _grown2(A: np.ndarray, rows: int, cols: int, keep_rows: int, keep_cols: int) -> np.ndarray:
+    """A ``rows x cols`` array of zeros holding ``A[:keep_rows, :keep_cols]``."""
+    out = np.zeros((rows, cols))
+    for i in range(keep_rows):
+        for j in range(keep_cols):
+            out[i, j] = A[i, j]
+    return out
+
+
+@njit(cache=True)
+def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
+    """Wolfe's major and minor cycles (module docstring) on ``conv(P) - conv(Q)``, compiled.
+
+    Same arguments and return value as :func:`maxmargin.algorithms.gilbert.gilbert_loop`. The
+    corral's Gram block ``G`` and the lower Cholesky factor ``L`` of ``H = G / c + E E^T``
+    (``c`` the largest ``K_ii``) are updated in ``O(s^2)`` a point (:func:`_factor_append`,
+    :func:`_factor_remove`) and each minor cycle solves from ``L`` (:func:`_factor_solve`); a
+    fresh factor, then a dense solve, takes over when round-off makes it unusable. Kernels keep
+    the corral's columns ``K(., x_i)`` in the rows of one array, so ``g`` is one BLAS product a
+    major cycle. Code 3 (stalled) when round-off leaves no descent: the vertex to add is already
+    in the corral, or ``||z||`` did not decrease.
     """
     X, kd, y, kp, _, _ = data
     lam, g, z, _ = state
     n = y.shape[0]
     linear = kp[0] == 0
-    m = cap + 1
-    corral = np.empty(m, np.int64)
-    slot = np.empty(m, np.int64)
-    w = np.empty(m)
-    inP = np.empty(m)
-    keep = np.empty(m, np.bool_)
-    G = np.empty((m, m))
-    A = np.empty((m + 2, m + 2))
-    target = np.empty(m + 2)
-    rows = np.zeros((1 if linear else m, n))  # rows[slot[a]] = K(x_corral[a], .)
-    coef = np.zeros(rows.shape[0])
+    scale = 0.0
+    for i in range(n):
+        scale = max(scale, kd[i])
+    if not scale > 0.0:
+        scale = 1.0
     s = 0
     for i in range(n):
         if lam[i] > 0.0:
-            if s == cap - 1:
-                return np.int64(0), np.int64(-1), np.int64(0)
-            corral[s], slot[s], w[s] = i, s, lam[i]
-            inP[s] = 1.0 if y[i] > 0 else 0.0
             s += 1
-    for a in range(s):
-        if not linear:
-            kernel_column(data, corral[a], rows[a])
+    cap = _FIRST_CAP
+    while cap <= s:
+        cap *= 2
+    corral, slot, free = np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64)
+    w, inP, target = np.empty(cap), np.empty(cap), np.empty(cap)
+    keep = np.empty(cap, np.bool_)
+    Gc, L, W = np.zeros((cap, cap)), np.zeros((cap, cap)), np.empty((2, cap))
+    rows = np.empty((1 if linear else cap, n))  # rows[slot[a]] = K(x_corral[a], .)
+    coef = np.zeros(rows.shape[0])
+    n_free = used = 0
+    s = 0
+    for i in range(n):
+        if lam[i] > 0.0:
+            corral[s], w[s], inP[s] = i, lam[i], 1.0 if y[i] > 0 else 0.0
+            if not linear:
+                slot[s] = used
+                kernel_column(data, i, rows[used])
+                used += 1
+            s += 1
     for a in range(s):
         for b in range(s):
             u, v = corral[a], corral[b]
             k = np.dot(X[u], X[v]) if linear else rows[slot[a], v]
-            G[a, b] = y[u] * y[v] * k
-    scale = max(np.max(kd), 0.0)
-    if not scale > 0.0:
-        scale = 1.0
+            Gc[a, b] = y[u] * y[v] * k
+    has_L = _factor_build(L, Gc, inP, scale, s)
     it, n_hist, last = np.int64(0), np.int64(0), np.inf
     while True:
         code, n_hist, fp, fq, _, _, zz = examine(it, data, state, stop, hist, n_hist)
@@ -227,28 +364,36 @@ def _small_corral_cycles(data: tuple, state: tuple, stop: tuple, hist: tuple, ca
         for a in range(s):
             if corral[a] == new:
                 return it, np.int64(STALLED), n_hist
-        free = 0  # the lowest slot no corral point uses
-        while True:
-            used = False
-            for a in range(s):
-                used = used or slot[a] == free
-            if not used:
-                break
-            free += 1
-        corral[s], slot[s], w[s] = new, free, 0.0
-        inP[s] = 1.0 if y[new] > 0 else 0.0
+        if s == cap:  # full (then every slot is used): double the room
+            cap *= 2
+            corral, slot, free = _grown(corral, cap), _grown(slot, cap), _grown(free, cap)
+            w, inP, target, keep = _grown(w, cap), _grown(inP, cap), _grown(target, cap), _grown(
+                keep, cap)
+            Gc, L, W = _grown2(Gc, cap, cap, s, s), _grown2(L, cap, cap, s, s), np.empty((2, cap))
+            if not linear:
+                rows, coef = _grown2(rows, cap, n, used, n), np.zeros(cap)
+        corral[s], w[s], inP[s] = new, 0.0, 1.0 if y[new] > 0 else 0.0
         if not linear:
-            kernel_column(data, new, rows[free])
+            if n_free > 0:
+                n_free -= 1
+                slot[s] = free[n_free]
+            else:
+                slot[s] = used
+                used += 1
+            kernel_column(data, new, rows[slot[s]])
         for a in range(s + 1):
             u = corral[a]
-            k = np.dot(X[u], X[new]) if linear else rows[free, u]
-            G[a, s] = G[s, a] = y[u] * y[new] * k
+            k = np.dot(X[u], X[new]) if linear else rows[slot[s], u]
+            Gc[a, s] = Gc[s, a] = y[u] * y[new] * k
+        has_L = has_L and _factor_append(L, Gc, inP, scale, s)
         s += 1
-        handoff = False
-        for _ in range(s + 1):  # minor cycles: each drops one point
-            if not _dense_affine(G, s, inP, scale, A, target):
-                handoff = True
-                break
+        for _ in range(s + 1):  # minor cycles: each drops at least one point
+            ok = has_L and _factor_solve(L, Gc, inP, scale, s, target, W)
+            if not ok:
+                has_L = _factor_build(L, Gc, inP, scale, s)
+                ok = has_L and _factor_solve(L, Gc, inP, scale, s, target, W)
+            if not ok:
+                _dense_minimiser(Gc, s, inP, scale, target)
             t_min = np.inf
             for a in range(s):
                 t_min = min(t_min, target[a])
@@ -257,6 +402,14 @@ def _small_corral_cycles(data: tuple, state: tuple, stop: tuple, hist: tuple, ca
                     w[a] = target[a]
                 break
             _drop_step(w, target, inP, s, keep)
+            m = s
+            for a in range(s - 1, -1, -1):  # leave the factor, last first
+                if not keep[a]:
+                    has_L = has_L and _factor_remove(L, m, a)
+                    m -= 1
+                    if not linear:
+                        free[n_free] = slot[a]
+                        n_free += 1
             k = 0
             for a in range(s):
                 if keep[a]:
@@ -264,248 +417,29 @@ def _small_corral_cycles(data: tuple, state: tuple, stop: tuple, hist: tuple, ca
                     k2 = 0
                     for b in range(s):
                         if keep[b]:
-                            G[k, k2] = G[a, b]
+                            Gc[k, k2] = Gc[a, b]
                             k2 += 1
                     k += 1
             s = k
-        lam[:] = 0.0
-        coef[:] = 0.0
-        if linear:
-            z[:] = 0.0
+        for i in range(n):
+            lam[i] = 0.0
         for a in range(s):
-            u = corral[a]
-            lam[u] = w[a]
-            if linear:
-                for c in range(z.shape[0]):
-                    z[c] += y[u] * w[a] * X[u, c]
-            else:
-                coef[slot[a]] = y[u] * w[a]
+            lam[corral[a]] = w[a]
         if linear:
+            for c in range(z.shape[0]):
+                z[c] = 0.0
+            for a in range(s):
+                u = corral[a]
+                f = y[u] * w[a]
+                for c in range(z.shape[0]):
+                    z[c] += f * X[u, c]
             np.dot(X, z, g)
         else:
-            np.dot(coef, rows, g)
-        it += 1
-        if handoff or s >= cap - 1:
-            return it, np.int64(-1), n_hist
-
-
-def _triangular(R: np.ndarray, b: np.ndarray, trans: bool = False) -> np.ndarray:
-    """``R^{-1} b`` (``R^{-T} b`` if ``trans``) for an upper triangular ``R``, by LAPACK's
-    ``dtrtrs`` on ``R.T`` (lower triangular; for a C-ordered ``R`` the same memory, Fortran-ordered,
-    so no copy; f2py copies any other layout) and none of the checks of
-    :func:`scipy.linalg.solve_triangular`, whose call overhead ruled the minor cycles; a zero
-    pivot raises :class:`numpy.linalg.LinAlgError`."""
-    x, info = dtrtrs(R.T, b, lower=1, trans=0 if trans else 1)
-    if info != 0:
-        raise np.linalg.LinAlgError(f"triangular factor singular or invalid (dtrtrs info {info})")
-    return x
-
-
-def _bordered(G: np.ndarray, row: np.ndarray) -> np.ndarray:
-    """``[[G, row[:-1]], [row[:-1]^T, row[-1]]]``: the corral's matrix with a point added."""
-    s = G.shape[0]
-    out = np.empty((s + 1, s + 1))
-    out[:s, :s] = G
-    out[s, :] = row
-    out[:s, s] = row[:s]
-    return out
-
-
-class _Factor:
-    """Upper Cholesky factor ``R`` of ``H = G / c + E E^T`` on the corral (``R^T R = H``).
-
-    ``H`` is positive definite exactly when the corral is affinely independent (in the sense of
-    the two simplices), and then the minor cycle's ``w`` is
-    ``w = W (E^T W)^{-1} 1`` with ``W = H^{-1} E`` (from ``G w + E nu = 0``, ``E^T w = 1``):
-    ``O(s^2)`` per solve, per added point (one triangular solve) and per removed point (Givens
-    rotations, :func:`scipy.linalg.qr_delete`) instead of ``O(s^3)``.
-    """
-
-    def __init__(self, G: np.ndarray, inP: np.ndarray, c: float) -> None:
-        self.c = c
-        self.R: np.ndarray | None = None
-        if G.shape[0] < _FACTOR_MIN:  # small corrals: the dense solve is cheaper
-            return
-        try:
-            self.R = cholesky(self._h(G, inP, inP), check_finite=False)
-        except np.linalg.LinAlgError:
-            pass
-
-    def _h(self, G: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """``H`` from ``G`` and the memberships ``a`` (rows) and ``b`` (columns)."""
-        return G / self.c + np.outer(a, b) + np.outer(1.0 - a, 1.0 - b)
-
-    def append(self, row: np.ndarray, inP: np.ndarray) -> None:
-        """Add the last point of the corral (``row = G[-1, :]``, ``inP`` the new memberships)."""
-        if self.R is None:
-            return
-        h = self._h(row[None, :], inP[-1:], inP)[0]
-        try:
-            r = _triangular(self.R, h[:-1], trans=True)
-        except np.linalg.LinAlgError:
-            self.R = None
-            return
-        pivot = h[-1] - float(r @ r)
-        if not pivot > _PIVOT_RTOL * h[-1]:  # affinely dependent in round-off
-            self.R = None
-            return
-        s = r.size
-        R = np.zeros((s + 1, s + 1))
-        R[:s, :s], R[:s, s], R[s, s] = self.R, r, np.sqrt(pivot)
-        self.R = R
-
-    def remove(self, drop: np.ndarray) -> None:
-        """Delete the points at the indices ``drop``."""
-        for k in np.sort(drop)[::-1]:
-            if self.R is None:
-                return
-            s = self.R.shape[0]
-            if k < s - 1:
-                self.R = qr_delete(np.eye(s), self.R, int(k), 1, "col", check_finite=False)[1]
-            self.R = self.R[: s - 1, : s - 1]
-
-    def solve(self, G: np.ndarray, inP: np.ndarray) -> np.ndarray | None:
-        """The affine minimiser, or None when there is no factor or its KKT residual is large."""
-        if self.R is None:
-            return None
-        E = np.column_stack([inP, 1.0 - inP])
-        try:
-            W = _triangular(self.R, _triangular(self.R, E, trans=True))
-        except np.linalg.LinAlgError:
-            return None
-        _, _, t, info = dgesv(E.T @ W, np.ones(2))  # 2 x 2: LAPACK directly, as above
-        if info != 0:
-            return None
-        w = W @ t
-        # G w / c + E (1 - t) = 0 and E^T w = 1, in the units of the equilibrated system
-        res = G @ w / self.c + E @ (E.T @ w - t)
-        if not (np.all(np.isfinite(w)) and np.linalg.norm(res) <= _KKT_RTOL * max(
-                1.0, float(np.abs(t).max())) and np.abs(E.T @ w - 1.0).max() <= _KKT_RTOL):
-            return None
-        return w
-
-
-class _Columns:
-    """Kernel columns ``K[:, i]`` of the corral in the slots of one ``(n, cap)`` Fortran array,
-    so that ``g = sum_i c_i K[:, i]`` is one matrix-vector product with no copy (the slots of
-    points that left have coefficient 0)."""
-
-    def __init__(self, data: tuple, n: int) -> None:
-        self.data = data
-        self.buf = np.zeros((n, 16), order="F")
-        self.slot: dict[int, int] = {}
-        self.free: list[int] = []
-        self.used = 0
-
-    def get(self, i: int) -> np.ndarray:
-        """``K[:, i]``, computed once while ``i`` is kept."""
-        if i not in self.slot:
-            if self.free:
-                k = self.free.pop()
-            else:
-                if self.used == self.buf.shape[1]:
-                    grown = np.zeros((self.buf.shape[0], 2 * self.used), order="F")
-                    grown[:, : self.used] = self.buf
-                    self.buf = grown
-                k, self.used = self.used, self.used + 1
-            kernel_column(self.data, i, self.buf[:, k])
-            self.slot[i] = k
-        return self.buf[:, self.slot[i]]
-
-    def drop(self, i: int) -> None:
-        """Release the slot of ``i`` (kept in ``buf``, unused until refilled)."""
-        k = self.slot.pop(i, None)
-        if k is not None:
-            self.free.append(k)
-
-    def combine(self, idx: list[int], coef: np.ndarray, out: np.ndarray) -> None:
-        """``out = sum_t coef_t K[:, idx_t]``."""
-        full = np.zeros(self.used)
-        full[[self.slot[i] for i in idx]] = coef
-        np.dot(self.buf[:, : self.used], full, out=out)
-
-
-def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
-    """Wolfe's major and minor cycles (module docstring) on ``conv(P) - conv(Q)``.
-
-    Same arguments and return value as :func:`maxmargin.algorithms.gilbert.gilbert_loop`. The
-    cycles run compiled (:func:`_small_corral_cycles`) until the corral first reaches
-    ``_FACTOR_MIN`` points; then from Python, driving the compiled ``examine`` and
-    ``kernel_column``: each cycle is a few BLAS products and ``O(s^2)`` updates of a Cholesky
-    factor, :class:`_Factor`, with a dense solve when round-off makes the factor unusable.
-    Code 3 (stalled) when round-off leaves no descent: the vertex to add is already in the
-    corral, or ``||z||`` did not decrease.
-    """
-    it, code, n_hist = _small_corral_cycles(data, state, stop, hist, _FACTOR_MIN)
-    if code >= 0:
-        return it, code, n_hist
-    X, kd, y, kp, _, _ = data
-    lam, g, z, _ = state
-    n = y.shape[0]
-    linear = kp[0] == 0
-    corral = [int(i) for i in np.flatnonzero(lam)]
-    columns = None if linear else _Columns(data, n)
-
-    def column(i: int) -> np.ndarray:
-        """``K[:, i]`` (kernels only; kept while ``i`` is in the corral)."""
-        return columns.get(i)
-
-    def cross(idx: list[int], i: int) -> np.ndarray:
-        """``y_a y_i K(x_a, x_i)`` for ``a`` in ``idx``."""
-        k = X[idx] @ X[i] if linear else column(i)[idx]
-        return y[idx] * y[i] * k
-
-    G = np.array([cross(corral, i) for i in corral])
-    scale = float(np.max(kd)) if float(np.max(kd)) > 0.0 else 1.0
-    factor = _Factor(G, (y[corral] > 0).astype(float), scale)
-    w = lam[corral].copy()
-    last = np.inf
-    while True:
-        code, n_hist, fp, fq, _, _, zz = examine(it, data, state, stop, hist, n_hist)
-        if code >= 0:
-            return it, code, n_hist
-        if zz >= last:
-            return it, STALLED, n_hist
-        last = zz
-        idx = np.array(corral)
-        on_p = y[idx] > 0
-        part_p = float(w[on_p] @ g[idx[on_p]]) - g[fp]
-        part_q = g[fq] - float(w[~on_p] @ g[idx[~on_p]])
-        new = int(fp if part_p >= part_q else fq)
-        if new in corral:
-            return it, STALLED, n_hist
-        row = cross(corral + [new], new)
-        G = _bordered(G, row)
-        corral.append(new)
-        w = np.append(w, 0.0)
-        factor.append(row, (y[corral] > 0).astype(float))
-        for _ in range(len(corral) + 1):  # minor cycles: each drops one point
-            inP = (y[corral] > 0).astype(float)
-            target = factor.solve(G, inP)
-            if target is None and len(corral) >= _FACTOR_MIN:  # refactor, else solve densely
-                factor = _Factor(G, inP, scale)
-                target = factor.solve(G, inP)
-            if target is None:
-                target = _affine_minimiser(G, inP, scale)
-            if target.min() > 0.0:
-                w = target
-                break
-            keep = np.empty(len(corral), dtype=bool)
-            _drop_step(w, target, inP, len(corral), keep)
-            if columns is not None:
-                for i in (c for c, k in zip(corral, keep, strict=True) if not k):
-                    columns.drop(i)
-            corral = [c for c, k in zip(corral, keep, strict=True) if k]
-            factor.remove(np.flatnonzero(~keep))
-            w, G = w[keep], G[np.ix_(keep, keep)]
-        lam[:] = 0.0
-        lam[corral] = w
-        coef = y[corral] * w
-        if linear:
-            z[:] = X[corral].T @ coef
-            g[:] = X @ z
-        else:
-            columns.combine(corral, coef, g)
+            for q in range(used):
+                coef[q] = 0.0
+            for a in range(s):
+                coef[slot[a]] = y[corral[a]] * w[a]
+            np.dot(coef[:used], rows[:used], g)
         it += 1
 
 

@@ -17,16 +17,16 @@ from fixtures_nearest_point import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maxmargin.algorithms import _nearest_point, wolfe, wolfe_hulls
+from maxmargin.algorithms import _nearest_point, wolfe_hulls
 from maxmargin.algorithms.gilbert import gilbert_svm
 from maxmargin.algorithms.mdm import mdm_hulls
 from maxmargin.algorithms.wolfe import (
-    _FACTOR_MIN,
-    _affine_minimiser,
     _dense_affine,
+    _dense_minimiser,
     _drop_step,
-    _Factor,
-    _triangular,
+    _factor_append,
+    _factor_remove,
+    _factor_solve,
 )
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.formulations.dual import svm_dual
@@ -91,39 +91,83 @@ def test_close_hulls_to_1e8_against_clarabel(m: int, d: int) -> None:
     assert sol.distance <= mdm.distance * (1 + 1e-8)
 
 
-def test_factor_updates_match_a_fresh_factorisation() -> None:
-    # Wolfe's O(s^2) updates against the dense KKT solve and a Cholesky factor computed anew,
-    # through appends, deletions (inner and last) and an affinely dependent point.
-    rng = np.random.default_rng(7)
-    s, d = _FACTOR_MIN + 6, 90
-    A = rng.standard_normal((s + 4, d))
-    y = np.where(rng.random(s + 4) < 0.5, 1.0, -1.0)
-    y[:2] = [1.0, -1.0]
-    Ya = y[:, None] * A
-    G = Ya @ Ya.T
+def _kkt(G: np.ndarray, inP: np.ndarray, c: float) -> tuple[np.ndarray, np.ndarray]:
+    """The minor cycle's KKT matrix and right-hand side, equilibrated by ``c``."""
+    s = inP.size
+    E = np.column_stack([inP, 1.0 - inP])
+    M = np.block([[G / c, E], [E.T, np.zeros((2, 2))]])
+    return M, np.r_[np.zeros(s), 1.0, 1.0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31), s=st.integers(2, 30), d=st.integers(1, 40),
+       drops=st.lists(st.integers(0, 10**6), min_size=1, max_size=4))
+def test_factor_updates_match_numpy(seed: int, s: int, d: int, drops: list[int]) -> None:
+    # The compiled factor of H = G / c + E E^T, grown a point at a time and shrunk by Givens
+    # rotations, against numpy's Cholesky of H itself, and its affine minimiser against
+    # numpy's solve of the KKT system; an affinely dependent point (d + 2 or more points, or a
+    # repeated one) is refused, never a wrong factor.
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((s, d)) * rng.uniform(0.1, 10.0)
+    inP = np.zeros(s)
+    inP[: max(1, s // 2)] = 1.0
+    y = 2.0 * inP - 1.0
+    G = (y[:, None] * A) @ (y[:, None] * A).T
     c = float(np.max(np.diag(G)))
-    idx = list(range(s))
-    inP = lambda: (y[idx] > 0).astype(float)  # noqa: E731
-    f = _Factor(G[np.ix_(idx, idx)], inP(), c)
-    for step in ("append", "append", "remove", "remove-last", "append"):
-        if step == "append":  # at most 3 appends: max(idx) + 1 <= s + 2
-            idx.append(max(idx) + 1)
-            f.append(G[np.ix_(idx, idx)][-1], inP())
-        else:
-            k = 3 if step == "remove" else len(idx) - 1
-            f.remove(np.array([k]))
-            del idx[k]
-        Gs = G[np.ix_(idx, idx)]
-        fresh = _Factor(Gs, inP(), c)
-        np.testing.assert_allclose(f.R.T @ f.R, fresh.R.T @ fresh.R, atol=1e-10)
-        np.testing.assert_allclose(f.solve(Gs, inP()), _affine_minimiser(Gs, inP(), c),
-                                   atol=1e-8)
-    # a point in the affine hull of the corral (the same point twice) has no pivot
-    idx.append(idx[0])
-    f.append(G[np.ix_(idx, idx)][-1], inP())
-    assert f.R is None and f.solve(G[np.ix_(idx, idx)], inP()) is None
-    # small corrals are solved densely
-    assert _Factor(G[:4, :4], (y[:4] > 0).astype(float), c).R is None
+    H = G / c + np.outer(inP, inP) + np.outer(1.0 - inP, 1.0 - inP)
+    L = np.zeros((s, s))
+    order = list(range(s))
+    Gw, pw = np.zeros((s, s)), np.zeros(s)  # the corral's G and memberships in factor order
+    for k, i in enumerate(order):
+        pw[k] = inP[i]
+        Gw[: k + 1, k] = Gw[k, : k + 1] = G[order[: k + 1], i]
+        if not _factor_append(L, Gw, pw, c, k):
+            assert np.linalg.eigvalsh(H[np.ix_(order[: k + 1], order[: k + 1])]).min() <= (
+                1e-9 * np.abs(H).max())
+            return
+    assert s <= d + 2  # rank H <= d + 2: a further point must have been refused
+    for drop in drops:
+        if len(order) <= 2:
+            break
+        k = drop % len(order)
+        assert _factor_remove(L, len(order), k)
+        del order[k]
+    m = len(order)
+    Hm = H[np.ix_(order, order)]
+    Lm = np.tril(L[:m, :m])
+    assert np.abs(L[:m, :m] - Lm).max() == 0.0  # lower triangular, exactly
+    np.testing.assert_allclose(Lm @ Lm.T, Hm, atol=1e-10 * np.abs(Hm).max())
+    Gm, pm = G[np.ix_(order, order)], inP[order]
+    out, W = np.empty(m), np.empty((2, m))
+    if pm.min() == 0.0 and pm.max() == 1.0:  # both sides in the corral
+        ok = _factor_solve(L, Gm, pm, c, m, out, W)
+        M, rhs = _kkt(Gm, pm, c)
+        if np.linalg.cond(M) < 1e6:  # well posed: the factor must solve it
+            assert ok
+            np.testing.assert_allclose(out, np.linalg.solve(M, rhs)[:m], atol=1e-7)
+        if ok:
+            assert np.linalg.norm(M @ np.r_[out, np.linalg.lstsq(M, rhs)[0][m:]] - rhs) <= 1e-7
+
+
+def test_dense_minimiser_on_a_singular_corral() -> None:
+    # A repeated point makes the KKT system singular: the Tikhonov fallback still gives weights
+    # that solve it (both sides summing to 1, the same point as any solution), as lstsq would.
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((6, 3))
+    A[5] = A[1]
+    inP = np.array([1.0, 1.0, 1.0, 0.0, 0.0, 1.0])
+    y = 2.0 * inP - 1.0
+    G = (y[:, None] * A) @ (y[:, None] * A).T
+    c = float(np.max(np.diag(G)))
+    out = np.empty(6)
+    _dense_minimiser(G, 6, inP, c, out)
+    assert out[inP > 0].sum() == pytest.approx(1.0, abs=1e-9)
+    assert out[inP == 0].sum() == pytest.approx(1.0, abs=1e-9)
+    M, rhs = _kkt(G, inP, c)
+    ref = np.linalg.lstsq(M, rhs, rcond=None)[0][:6]
+    z_out, z_ref = (y * out) @ A, (y * ref) @ A  # the affine minimiser's point is unique
+    np.testing.assert_allclose(z_out, z_ref, atol=1e-7)
+    assert out[1] == pytest.approx(out[5], abs=1e-6)  # least norm: the twins share the weight
 
 
 @settings(max_examples=30, deadline=None)
@@ -140,7 +184,7 @@ def test_compiled_dense_solve_matches_lapack(seed: int, s: int, dependent: bool)
     y = 2.0 * inP - 1.0
     G = (y[:, None] * A) @ (y[:, None] * A).T
     scale = float(np.max(np.diag(G)))
-    ok = _dense_affine(G, s, inP, scale, np.empty((s + 2, s + 2)), x := np.empty(s + 2))
+    ok = _dense_affine(G, s, inP, scale, np.empty((s + 2, s + 2)), x := np.empty(s + 2), 0.0)
     M = np.block([[G / scale, np.column_stack([inP, 1.0 - inP])],
                   [np.vstack([inP, 1.0 - inP]), np.zeros((2, 2))]])
     rhs = np.r_[np.zeros(s), 1.0, 1.0]
@@ -168,20 +212,22 @@ def test_drop_step() -> None:
 
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_compiled_cycles_hand_over_to_the_factor_loop(
-    kernel: str, seed: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The compiled loop runs corrals below _FACTOR_MIN points; with the bound at 3 it hands the
-    # run to the Python loop (Cholesky updates) after one cycle. Same optimum either way.
+def test_repeated_points_against_the_oracle(kernel: str, seed: int) -> None:
+    # Every point twice, and the points of a face in a line: corrals that are affinely dependent
+    # in round-off, where the factor gives up and the dense solves take over. Same optimum as the
+    # oracle and as the data without the repeats.
     X, y = labelled(*gaussian_pair(40, 6, 4.0, seed))
     kw = {"kernel": kernel, "gamma": 0.5} if kernel == "rbf" else {}
-    whole = gilbert_svm(X, y, method="wolfe", finish=False, **kw)
-    monkeypatch.setattr(wolfe, "_FACTOR_MIN", 3)
-    handed = gilbert_svm(X, y, method="wolfe", finish=False, **kw)
-    assert whole.status == handed.status == "optimal"
-    assert handed.dual_objective == pytest.approx(whole.dual_objective, rel=1e-8)
+    once = gilbert_svm(X, y, method="wolfe", finish=False, **kw)
+    twice = gilbert_svm(np.vstack([X, X]), np.r_[y, y], method="wolfe", finish=False, **kw)
+    assert once.status == twice.status == "optimal"
+    assert twice.dual_objective == pytest.approx(once.dual_objective, rel=1e-8)
     ora = svm_dual(X, y, C=None, **kw).solve()
-    assert whole.dual_objective == pytest.approx(ora.dual_objective, rel=1e-6)
+    assert once.dual_objective == pytest.approx(ora.dual_objective, rel=1e-6)
+    line = np.array([[1.0, t] for t in np.linspace(-1, 1, 7)])
+    P, Q = line, line * [-1.0, 1.0]
+    sol = wolfe_hulls(np.vstack([P, P]), Q)
+    assert sol.status == "optimal" and sol.distance == pytest.approx(2.0, rel=1e-12)
 
 
 @pytest.mark.parametrize("seed", [3, 4, 5])
@@ -209,8 +255,8 @@ def test_kernel_svm_against_dual_oracle(store_gram: bool, monkeypatch: pytest.Mo
 @pytest.mark.parametrize("store_gram", [True, False], ids=["gram", "columns"])
 def test_large_kernel_corral_against_dual_oracle(store_gram: bool,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    # RBF gamma = 50 on 200 points: a corral of over 100 points, so the column slots grow
-    # (16 -> 128) and are reused, and the Cholesky factor (>= 64 points) carries the solves.
+    # RBF gamma = 50 on 200 points: a corral of over 100 points, so the corral's arrays and
+    # column slots grow (16 -> 128) and slots are reused, the factor updated throughout.
     if not store_gram:
         monkeypatch.setattr(_nearest_point, "GRAM_MAX_BYTES", 0)
     rng = np.random.default_rng(7)
@@ -241,31 +287,3 @@ def test_bad_input_and_inputs_unchanged() -> None:
     wolfe_hulls(P, Q)
     np.testing.assert_array_equal(P, copies[0])
     np.testing.assert_array_equal(Q, copies[1])
-
-
-@settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**31), s=st.integers(1, 40), cols=st.integers(1, 3))
-def test_triangular_solves_against_the_matrix(seed: int, s: int, cols: int) -> None:
-    """``_triangular`` (LAPACK ``dtrtrs`` on the transpose's memory) solves ``R x = b`` and
-    ``R^T x = b`` for a C-ordered upper triangular ``R``: the residuals, computed with ``R``
-    itself, are at round-off; ``b`` and ``R`` are left as they were; a zero pivot raises."""
-    rng = np.random.default_rng(seed)
-    R = np.triu(rng.normal(size=(s, s))) + np.diag(rng.uniform(1.0, 2.0, s))
-    b = rng.normal(size=(s, cols)) if cols > 1 else rng.normal(size=s)
-    R0, b0 = R.copy(), b.copy()
-    x = _triangular(R, b)
-    xt = _triangular(R, b, trans=True)
-    # the factor may be a slice or Fortran-ordered (after qr_delete): the same answers
-    wide = np.zeros((s + 2, s + 2))
-    wide[:s, :s] = R
-    for other in (np.asfortranarray(R), wide[:s, :s]):
-        np.testing.assert_array_equal(_triangular(other, b), x)
-        np.testing.assert_array_equal(_triangular(other, b, trans=True), xt)
-    scale = np.abs(R).sum(axis=1).max() * np.abs(x).max() + np.abs(b).max()
-    assert np.abs(R @ x - b).max() <= 1e-13 * scale
-    scale_t = np.abs(R).sum(axis=0).max() * np.abs(xt).max() + np.abs(b).max()
-    assert np.abs(R.T @ xt - b).max() <= 1e-13 * scale_t
-    assert np.array_equal(R, R0) and np.array_equal(b, b0)
-    R[s // 2, s // 2] = 0.0
-    with pytest.raises(np.linalg.LinAlgError, match="dtrtrs"):
-        _triangular(R, b)
