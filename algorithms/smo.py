@@ -147,6 +147,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
+from maxmargin._jit import note_compile
 from maxmargin._validation import (
     check_bool,
     check_C,
@@ -1290,6 +1291,8 @@ class _Run:
         floor_coeff = self.floor_coeff if precision == "auto" else 0.0
         if not self.phases or self.phases[-1] != phase:
             self.phases.append(phase)
+        driver = _solve_platt if self.working_set == "platt" else _solve_pairs
+        note_compile(driver, "SMO's loops", "10-20 s")
         with python_kernel(kd, self.kern, self.X):
             if self.working_set == "platt":
                 return _solve_platt(st, self.cache, kd, cap, hull_bound2, 0)

@@ -106,8 +106,10 @@ def _data_cases(args: argparse.Namespace) -> Any:
 def _run(args: argparse.Namespace) -> Any:
     from pathlib import Path
 
+    from maxmargin._jit import notices
     from maxmargin.verification.suite import numba_cache_is_cold, run_suite
 
+    notices(False)  # its own notice below; the workers' first calls say nothing more
     if args.suite == "random" and args.count is None:
         raise ValueError("--suite random needs --count N (and optionally --seed S).")
     patterns = None
@@ -315,8 +317,10 @@ def _compile(args: argparse.Namespace) -> int:
 
     import numba
 
+    from maxmargin._jit import notices
     from maxmargin.verification.suite import numba_cache_is_cold, warm_up
 
+    notices(False)
     cold = numba_cache_is_cold()
     where = numba.config.CACHE_DIR or "the package's __pycache__ folders"
     if not args.quiet:

@@ -805,19 +805,12 @@ def _progress_bar(total: int, stream: TextIO) -> Any:
 
 
 def numba_cache_is_cold() -> bool:
-    """Whether the compiled algorithms have no on-disk Numba cache yet (a first run compiles
-    them, which takes tens of seconds): the package's ``__pycache__``, or ``NUMBA_CACHE_DIR``
-    when that is set."""
-    from pathlib import Path
+    """Whether SMO's compiled driver has no entry in Numba's on-disk cache yet (a first run
+    compiles the loops, which takes tens of seconds)."""
+    from maxmargin._jit import cache_is_cold
+    from maxmargin.algorithms.smo import _solve_pairs
 
-    import numba
-
-    import maxmargin.algorithms as algorithms
-
-    if numba.config.CACHE_DIR:
-        return not any(Path(numba.config.CACHE_DIR).rglob("smo._solve_pairs-*.nbi"))
-    cache = Path(algorithms.__path__[0]) / "__pycache__"
-    return not any(cache.glob("smo._solve_pairs-*.nbi"))
+    return cache_is_cold(_solve_pairs)
 
 
 #: A guard (seconds) long enough for a worker to compile its methods' code itself.

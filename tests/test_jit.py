@@ -1,0 +1,81 @@
+"""The cold-cache test and the first-compile notice, on a module compiled in a fresh folder."""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import sys
+import textwrap
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+from maxmargin import _jit
+
+_SOURCE = """
+from numba import njit
+
+
+@njit(cache={cache})
+def twice(x):
+    return 2 * x
+"""
+
+
+def _fresh_module(tmp_path: Path, name: str, cache: bool = True) -> ModuleType:
+    """A module with one compiled function, in a folder no cache has seen."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(_SOURCE.format(cache=cache)))
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_cache_is_cold_until_the_first_compile(tmp_path: Path) -> None:
+    module = _fresh_module(tmp_path, "mm_jit_probe_cold")
+    assert _jit.cache_is_cold(module.twice)
+    assert module.twice(3) == 6
+    assert not _jit.cache_is_cold(module.twice)  # the index is on disk now
+    uncached = _fresh_module(tmp_path, "mm_jit_probe_uncached", cache=False)
+    assert not _jit.cache_is_cold(uncached.twice)  # no on-disk cache: nothing to announce
+
+
+def test_first_compile_is_announced_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    module = _fresh_module(tmp_path, "mm_jit_probe_notice")
+    quiet = _fresh_module(tmp_path, "mm_jit_probe_quiet")
+    with caplog.at_level(logging.WARNING, logger="maxmargin"):
+        _jit.note_compile(module.twice, "the probe", "no time at all")
+        module.twice(1)
+        _jit.note_compile(module.twice, "the probe", "no time at all")
+        _jit.notices(False)
+        try:
+            _jit.note_compile(quiet.twice, "the quiet probe", "no time at all")
+        finally:
+            _jit.notices(True)
+    messages = [r.getMessage() for r in caplog.records if r.name == "maxmargin"]
+    assert len(messages) == 1
+    assert messages[0].startswith("compiling the probe into Numba's on-disk cache")
+    assert "no time at all" in messages[0] and "maxmargin compile" in messages[0]
+
+
+def test_smo_and_the_nearest_point_methods_announce_their_drivers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from maxmargin.algorithms import gilbert_svm, smo, wolfe
+
+    smo_module = sys.modules["maxmargin.algorithms.smo"]  # the name `smo` is the function
+    nearest = sys.modules["maxmargin.algorithms._nearest_point"]
+    seen: list[object] = []
+    for module in (smo_module, nearest):
+        monkeypatch.setattr(module, "note_compile", lambda d, what, about: seen.append(d))
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [3.0, 1.0], [4.0, 1.0]])
+    y = np.array([-1.0, -1.0, 1.0, 1.0])
+    smo(X, y)
+    smo(X, y, working_set="platt")
+    gilbert_svm(X, y, method="wolfe")
+    assert seen[:1] == [smo_module._solve_pairs]
+    assert smo_module._solve_platt in seen and wolfe.wolfe_loop in seen
