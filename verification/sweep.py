@@ -63,8 +63,10 @@ def run_case_task(recipe: tuple[Any, ...], methods: Sequence[Any], timeout: floa
     """One case on a worker: its rows (with elapsed times) and its figure artifacts."""
     import multiprocessing
 
+    from maxmargin._jit import notices
     from maxmargin.verification import suite as s
 
+    notices(False)  # the first compiles of each worker: the caller's notice covers them
     case = materialise(recipe)
     artifacts = s.Artifacts()
     if timeout is None:
