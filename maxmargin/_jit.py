@@ -3,21 +3,29 @@ when a first call is about to compile one."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["cache_is_cold", "note_compile", "notices"]
+__all__ = ["cache_is_cold", "note_compile", "notices_off"]
 
 _log = logging.getLogger("maxmargin")
 _noted: set[str] = set()
 _state = {"on": True}
 
 
-def notices(on: bool) -> None:
-    """Turn the first-compile notices of :func:`note_compile` on or off for this process
-    (``maxmargin verify`` and ``maxmargin compile`` say it their own way)."""
-    _state["on"] = bool(on)
+@contextlib.contextmanager
+def notices_off() -> Iterator[None]:
+    """No first-compile notices (:func:`note_compile`) inside the block, nor in processes forked
+    there (``maxmargin verify`` and ``maxmargin compile`` say it their own way)."""
+    previous = _state["on"]
+    _state["on"] = False
+    try:
+        yield
+    finally:
+        _state["on"] = previous
 
 
 def _index_path(dispatcher: Any) -> str | None:
@@ -40,7 +48,8 @@ def note_compile(dispatcher: Any, what: str, about: str) -> None:
     logging is not configured, as matplotlib's font-cache notice), that ``what`` is about to be
     compiled because the on-disk cache has no entry for ``dispatcher``; ``about`` is the time
     it takes. Nothing when it is compiled in this process already or notices are off."""
-    key = getattr(getattr(dispatcher, "py_func", None), "__qualname__", None)
+    func = getattr(dispatcher, "py_func", None)
+    key = None if func is None else f"{func.__module__}.{func.__qualname__}"
     if not _state["on"] or key is None or key in _noted or getattr(dispatcher, "signatures", ()):
         return
     _noted.add(key)

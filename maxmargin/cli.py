@@ -106,10 +106,9 @@ def _data_cases(args: argparse.Namespace) -> Any:
 def _run(args: argparse.Namespace) -> Any:
     from pathlib import Path
 
-    from maxmargin._jit import notices
+    from maxmargin._jit import notices_off
     from maxmargin.verification.suite import numba_cache_is_cold, run_suite
 
-    notices(False)  # its own notice below; the workers' first calls say nothing more
     if args.suite == "random" and args.count is None:
         raise ValueError("--suite random needs --count N (and optionally --seed S).")
     patterns = None
@@ -130,7 +129,7 @@ def _run(args: argparse.Namespace) -> Any:
         resume = load_rows(args.resume)
     stream = getattr(args, "json", None)
     stream = args.resume if stream is None else (None if stream == "-" else stream)
-    with _client(args) as client:
+    with _client(args) as client, notices_off():  # said above, once
         return run_suite("data" if cases is not None else args.suite, patterns,
                          progress=sys.stderr if not args.quiet else None, cases=cases,
                          count=args.count, seed=args.seed, start=args.start,
@@ -317,17 +316,17 @@ def _compile(args: argparse.Namespace) -> int:
 
     import numba
 
-    from maxmargin._jit import notices
+    from maxmargin._jit import notices_off
     from maxmargin.verification.suite import numba_cache_is_cold, warm_up
 
-    notices(False)
     cold = numba_cache_is_cold()
     where = numba.config.CACHE_DIR or "the package's __pycache__ folders"
     if not args.quiet:
         print(("compiling" if cold else "loading") + f" the Numba loops (cache: {where}) ...",
               file=sys.stderr, flush=True)
     start = time.perf_counter()
-    warm_up()
+    with notices_off():
+        warm_up()
     print(f"every compiled loop is in Numba's on-disk cache ({where}): "
           f"{'compiled' if cold else 'loaded'} in {time.perf_counter() - start:.1f} s; "
           "first calls in new processes now load it instead of compiling.")

@@ -51,15 +51,14 @@ def test_first_compile_is_announced_once(tmp_path: Path, caplog: pytest.LogCaptu
         _jit.note_compile(module.twice, "the probe", "no time at all")
         module.twice(1)
         _jit.note_compile(module.twice, "the probe", "no time at all")
-        _jit.notices(False)
-        try:
+        with _jit.notices_off():
             _jit.note_compile(quiet.twice, "the quiet probe", "no time at all")
-        finally:
-            _jit.notices(True)
+        _jit.note_compile(quiet.twice, "the quiet probe", "no time at all")  # once, after
     messages = [r.getMessage() for r in caplog.records if r.name == "maxmargin"]
-    assert len(messages) == 1
+    assert len(messages) == 2
     assert messages[0].startswith("compiling the probe into Numba's on-disk cache")
     assert "no time at all" in messages[0] and "maxmargin compile" in messages[0]
+    assert messages[1].startswith("compiling the quiet probe")
 
 
 def test_smo_and_the_nearest_point_methods_announce_their_drivers(

@@ -162,3 +162,29 @@ def test_workers_inherit_the_warm_up_or_compile_first_on_a_cold_cache(monkeypatc
     seen = [r.exception for r in run.rows if r.method == "reports"]
     assert seen == [f"RuntimeError: warmed={not cold}", "RuntimeError: warmed=True"]
     assert calls == ["probe"]  # once, in this process
+
+
+_RUN_ORDER = iter(range(10**6))
+
+
+@pytest.mark.parametrize("cold", [False, True])
+def test_a_cold_cache_runs_the_uncompiled_methods_first(monkeypatch, cold):
+    """On an empty Numba cache a case's worker runs the methods that need no compiled code
+    (no warm-up pieces) before the ones that compile, so rows come within seconds; the rows
+    keep the plan's order either way."""
+    from maxmargin.verification import suite
+
+    monkeypatch.setattr(suite, "numba_cache_is_cold", lambda: cold)
+    monkeypatch.setattr(suite, "_WARMED", set())
+    monkeypatch.setitem(suite.WARM_UPS, "probe", lambda: None)
+
+    def turn(ctx):  # the worker's own count: its position in the worker's run
+        raise RuntimeError(str(next(_RUN_ORDER)))
+
+    with extra_methods(Method("compiles", "smo", turn, warm=("probe",)),
+                       Method("plain", "smo", turn)):
+        run = run_suite("quick", ["two_points"], progress=None, timeout=120.0)
+    names = [r.method for r in run.rows]
+    assert names[-2:] == ["compiles", "plain"]  # plan order
+    at = {r.method: int(r.exception.split(": ")[1]) for r in run.rows[-2:]}
+    assert (at["plain"] < at["compiles"]) == cold

@@ -63,14 +63,14 @@ def run_case_task(recipe: tuple[Any, ...], methods: Sequence[Any], timeout: floa
     """One case on a worker: its rows (with elapsed times) and its figure artifacts."""
     import multiprocessing
 
-    from maxmargin._jit import notices
+    from maxmargin._jit import notices_off
     from maxmargin.verification import suite as s
 
-    notices(False)  # the first compiles of each worker: the caller's notice covers them
     case = materialise(recipe)
     artifacts = s.Artifacts()
     if timeout is None:
-        rows = list(s._case_rows_inline(case, methods, artifacts))
+        with notices_off():  # each worker's first compiles: the caller's notice covers them
+            rows = list(s._case_rows_inline(case, methods, artifacts))
     else:
         # Dask's worker processes are daemonic by default, and a daemonic process may not start
         # the forked child of the wall-clock guard: the guard's child is always reaped (killed
@@ -79,7 +79,8 @@ def run_case_task(recipe: tuple[Any, ...], methods: Sequence[Any], timeout: floa
         daemon = me._config.get("daemon")
         me._config["daemon"] = False
         try:
-            rows = list(s._case_rows_guarded(case, methods, artifacts, timeout))
+            with notices_off():
+                rows = list(s._case_rows_guarded(case, methods, artifacts, timeout))
         finally:
             me._config["daemon"] = daemon
     return rows, artifacts
