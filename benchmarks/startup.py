@@ -36,6 +36,7 @@ def probe() -> list[dict]:
         ),
         ("gilbert_hulls", "maxmargin.algorithms.gilbert", lambda mod: mod.gilbert_hulls(P, Q)),
         ("mdm_hulls", "maxmargin.algorithms.mdm", lambda mod: mod.mdm_hulls(P, Q)),
+        ("wolfe_hulls", "maxmargin.algorithms.wolfe", lambda mod: mod.wolfe_hulls(P, Q)),
         ("perceptron", "maxmargin.algorithms.perceptron", lambda mod: mod.perceptron(Xs, ys)),
     ]
     out = []
