@@ -104,9 +104,8 @@ def _kkt(G: np.ndarray, inP: np.ndarray, c: float) -> tuple[np.ndarray, np.ndarr
        drops=st.lists(st.integers(0, 10**6), min_size=1, max_size=4))
 def test_factor_updates_match_numpy(seed: int, s: int, d: int, drops: list[int]) -> None:
     # The compiled factor of H = G / c + E E^T, grown a point at a time and shrunk by Givens
-    # rotations, against numpy's Cholesky of H itself, and its affine minimiser against
-    # numpy's solve of the KKT system; an affinely dependent point (d + 2 or more points, or a
-    # repeated one) is refused, never a wrong factor.
+    # rotations, against H itself, and its affine minimiser against numpy's solve of the KKT
+    # system; a point it refuses makes H (numerically) singular.
     rng = np.random.default_rng(seed)
     A = rng.standard_normal((s, d)) * rng.uniform(0.1, 10.0)
     inP = np.zeros(s)
@@ -125,7 +124,6 @@ def test_factor_updates_match_numpy(seed: int, s: int, d: int, drops: list[int])
             assert np.linalg.eigvalsh(H[np.ix_(order[: k + 1], order[: k + 1])]).min() <= (
                 1e-9 * np.abs(H).max())
             return
-    assert s <= d + 2  # rank H <= d + 2: a further point must have been refused
     for drop in drops:
         if len(order) <= 2:
             break
@@ -147,6 +145,20 @@ def test_factor_updates_match_numpy(seed: int, s: int, d: int, drops: list[int])
             np.testing.assert_allclose(out, np.linalg.solve(M, rhs)[:m], atol=1e-7)
         if ok:
             assert np.linalg.norm(M @ np.r_[out, np.linalg.lstsq(M, rhs)[0][m:]] - rhs) <= 1e-7
+
+
+def test_factor_refuses_a_repeated_point() -> None:
+    # The same point twice (or d + 3 points in R^d: rank H <= d + 2) has no pivot.
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((6, 3))
+    inP = np.array([1.0, 0.0, 1.0, 0.0, 1.0, 1.0])
+    y = 2.0 * inP - 1.0
+    A[5] = A[2]
+    G = (y[:, None] * A) @ (y[:, None] * A).T
+    c = float(np.max(np.diag(G)))
+    L = np.zeros((6, 6))
+    assert all(_factor_append(L, G, inP, c, k) for k in range(5))
+    assert not _factor_append(L, G, inP, c, 5)
 
 
 def test_dense_minimiser_on_a_singular_corral() -> None:
