@@ -153,9 +153,10 @@ def _factor_solve(L: np.ndarray, G: np.ndarray, inP: np.ndarray, c: float, s: in
         sum_q += (1.0 - inP[i]) * out[i]
     r2 = 0.0  # || G w / c + E (E^T w - t) ||^2
     for a in range(s):
-        r = inP[a] * (sum_p - u1) + (1.0 - inP[a]) * (sum_q - u2)
+        gw = 0.0
         for b in range(s):
-            r += G[a, b] / c * out[b]
+            gw += G[a, b] * out[b]
+        r = gw / c + inP[a] * (sum_p - u1) + (1.0 - inP[a]) * (sum_q - u2)
         r2 += r * r
     ok = math.sqrt(r2) <= _KKT_RTOL * max(1.0, abs(u1), abs(u2))
     ok = ok and abs(sum_p - 1.0) <= _KKT_RTOL and abs(sum_q - 1.0) <= _KKT_RTOL
