@@ -65,10 +65,18 @@ from maxmargin._validation import (
 from maxmargin.algorithms._kernel_cache import fill_column, make_kernel_data, python_kernel
 from maxmargin.algorithms._kernel_cache import kernel_value as engine_value
 from maxmargin.algorithms.active_set import finish_alpha
-from maxmargin.certificate import Certificate, certify_hulls, certify_svm, decision_values
+from maxmargin.certificate import (
+    Certificate,
+    certify_hulls,
+    certify_infeasible,
+    certify_svm,
+    decision_values,
+    infeasible_message,
+)
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.kernels import Kernel, LinearKernel
-from maxmargin.results import HullPairSolution, SVMSolution, join_messages
+from maxmargin.results import HullPairSolution, SVMSolution, infeasible_svm, join_messages
+from maxmargin.tolerances import HULL_CERT_FACTOR, SVM_HULL_EPS
 
 __all__ = [
     "OPTIMAL",
@@ -86,11 +94,6 @@ __all__ = [
 OPTIMAL, MAX_ITER, INTERSECT, STALLED = 0, 1, 2, 3
 #: Target number of history records.
 HISTORY_POINTS = 2000
-#: A stop on the relative gap ``tol`` is confirmed by the float64 certificate up to this factor.
-HULL_CERT_FACTOR = 10.0
-#: ``gilbert_svm``: hulls within ``SVM_HULL_EPS R`` are not separable with a margin the SVM can
-#: certify (the rule of ``smo(precision="double")``): status ``"infeasible"``.
-SVM_HULL_EPS = 1e-4
 #: Records per doubling of the iteration count, besides the uniform ones (see ``on_log_grid``).
 LOG_GRID = 64
 #: Non-linear kernels store the Gram matrix when it takes at most this many bytes (n <= 4096);
@@ -390,8 +393,8 @@ def run_nearest_point(
     dist = math.sqrt(max(zz, 0.0))
     if code == INTERSECT:
         message = (
-            f"the hulls intersect: ||p - q|| = {dist:.3g} <= zero tolerance {zero_atol:.3g}"
-            " (distance reported as 0)"
+            f"the hulls are within the zero tolerance: ||p - q|| = {dist:.3g} <= "
+            f"{zero_atol:.3g} (distance reported as 0)"
         )
     elif code == MAX_ITER:
         message = f"max_iter={max_iter} reached at relative gap {gap:.3g} > tol={tol:.3g}"
@@ -475,20 +478,18 @@ def _confirmed(status: str, certified: bool, method: str, summary: str) -> str:
 
 
 def infeasible_solution(
-    X: np.ndarray, y: np.ndarray, kernel: Kernel, method: str, message: str,
-    iterations: int = 0, history: dict[str, np.ndarray] | None = None, runtime: float = 0.0,
+    X: np.ndarray, y: np.ndarray, kernel: Kernel, method: str, weights: np.ndarray,
+    message: str = "", iterations: int = 0, history: dict[str, np.ndarray] | None = None,
+    runtime: float = 0.0,
 ) -> SVMSolution:
-    """The hard-margin answer on non-separable data: NaN ``alpha``/``b``/``w``, infinite
-    objectives (the primal is infeasible, the dual unbounded), status ``"infeasible"``."""
-    n, d = X.shape[0], (X.shape[1] if X.ndim == 2 else 0)
-    return SVMSolution(
-        alpha=np.full(n, np.nan), b=math.nan,
-        w=np.full(d, np.nan) if kernel.kernel_id == 0 else None,
-        dual_objective=math.inf, primal_objective=math.inf, status="infeasible",
-        iterations=iterations, method=method, history=history, X_train=X, y_train=y,
-        kernel=kernel, C=None, b_interval=(math.nan, math.nan), message=message,
-        runtime=runtime,
-    )  # fmt: skip
+    """The hard-margin answer on non-separable data (:func:`~maxmargin.results.infeasible_svm`),
+    with the convex ``weights`` found as the evidence
+    (:func:`~maxmargin.certificate.certify_infeasible`)."""
+    cert = certify_infeasible(weights, X, y, kernel)
+    if not message:
+        message = infeasible_message(cert, SVM_HULL_EPS)
+    return infeasible_svm(X, y, kernel, method, message, cert, iterations=iterations,
+                          history=history, runtime=runtime)
 
 
 def svm_from_run(
@@ -510,7 +511,7 @@ def svm_from_run(
     """
     status = status_of(run, method, intersect="infeasible", warn=False)
     if status == "infeasible":
-        return infeasible_solution(X, y, kernel, method, run.message, run.iterations,
+        return infeasible_solution(X, y, kernel, method, run.lam, "", run.iterations,
                                    run.history, run.runtime)
     alpha = 2.0 * run.lam / run.zz
     b = -float(np.dot(run.lam, run.g)) / run.zz
@@ -539,5 +540,5 @@ def svm_from_run(
         primal_objective=primal, status=status, iterations=run.iterations, method=method,
         history=run.history, X_train=X, y_train=y, kernel=kernel, C=None, b_interval=(b, b),
         message=join_messages(message, cert.summary()), runtime=run.runtime,
-        certificate=cert,
+        certificate=cert, tol=tol,
     )  # fmt: skip

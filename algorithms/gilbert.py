@@ -49,7 +49,7 @@ from maxmargin.algorithms._nearest_point import (
     status_of,
     svm_from_run,
 )
-from maxmargin.algorithms.mdm import MDM_MAX_ITER, MDM_TOL, mdm_loop
+from maxmargin.algorithms.mdm import MDM_MAX_ITER, mdm_loop
 from maxmargin.algorithms.wolfe import WOLFE_MAX_ITER, WOLFE_TOL, wolfe_loop
 from maxmargin.certificate import (
     certify_hulls,
@@ -58,10 +58,10 @@ from maxmargin.certificate import (
 )
 from maxmargin.kernels import Kernel, LinearKernel, make_kernel, own_points, precomputed
 from maxmargin.results import HullPairSolution, PolytopeSolution, SVMSolution, join_messages
+from maxmargin.tolerances import GILBERT_TOL, MDM_TOL
 
 __all__ = ["gilbert", "gilbert_hulls", "gilbert_svm", "gilbert_loop"]
 
-GILBERT_TOL = 1e-6
 GILBERT_MAX_ITER = 100_000
 
 
@@ -191,7 +191,7 @@ def gilbert_svm(
     y: Any,
     tol: float | None = None,
     max_iter: int | None = None,
-    method: str = "gilbert",
+    method: str = "wolfe",
     kernel: str | Kernel = "linear",
     gamma: float | str = "scale",
     degree: int = 3,
@@ -232,11 +232,11 @@ def gilbert_svm(
     max_iter : int, optional
         Default 100,000 (``"gilbert"``), 1,000,000 (``"mdm"``) or 100,000 major cycles
         (``"wolfe"``).
-    method : {"gilbert", "mdm", "wolfe"}
-        Gilbert's O(1/k) algorithm, the linearly convergent MDM pairwise steps
-        (:func:`maxmargin.algorithms.mdm.mdm_hulls`), or Wolfe's minimum-norm-point method with
-        exact active-set steps (:func:`maxmargin.algorithms.wolfe.wolfe_hulls`; the fastest on
-        close hulls).
+    method : {"wolfe", "gilbert", "mdm"}
+        Wolfe's minimum-norm-point method with exact active-set steps
+        (:func:`maxmargin.algorithms.wolfe.wolfe_hulls`; the default, the fastest on close
+        hulls), Gilbert's O(1/k) algorithm (the seed's textbook method), or the linearly
+        convergent MDM pairwise steps (:func:`maxmargin.algorithms.mdm.mdm_hulls`).
     kernel, gamma, degree, coef0 : as scikit-learn's SVC (``"linear"``, ``"rbf"``, ``"poly"``)
         Non-linear kernels work on the hulls in feature space through kernel columns; ``w`` is
         then None.
@@ -250,12 +250,11 @@ def gilbert_svm(
     Returns
     -------
     SVMSolution
-        ``C=None``. Status ``"infeasible"`` when the hulls intersect or come within
-        ``SVM_HULL_EPS R = 1e-4 R`` (``R = max ||phi(x_i)||``; margins below ``5e-5 R`` are not
-        certified, as in ``smo``): the run stopped with ``||p - q|| <= zero_atol =
-        max(tol S, floor, 1e-4 R)`` (``S`` the data scale, see
-        :mod:`maxmargin.algorithms._nearest_point`); ``alpha``, ``b``, ``w`` are then NaN and both
-        objectives infinite. ``certificate`` is the float64 hard-margin certificate.
+        ``C=None``. Status ``"infeasible"`` when the hulls come within ``SVM_HULL_EPS R = 1e-4 R``
+        (``R = max ||phi(x_i)||``; margins below ``5e-5 R`` are not certified, as in ``smo``):
+        the one infeasible shape of :func:`~maxmargin.results.infeasible_svm` (NaN ``alpha``,
+        ``b``, ``w``, infinite objectives, the certificate's ``hull_distance`` the evidence).
+        Otherwise ``certificate`` is the float64 hard-margin certificate.
     """
     kernel, X = precomputed(kernel, X)  # "precomputed": the Gram matrix and indices
     X, y = check_Xy(X, y, points=own_points(kernel))
@@ -267,7 +266,9 @@ def gilbert_svm(
     kern = make_kernel(kernel, gamma=gamma, degree=degree, coef0=coef0, X=X)
     clash = opposite_duplicates(X, y)
     if clash is not None:
-        return infeasible_solution(X, y, kern, method, opposite_duplicates_message(clash))
+        weights = np.zeros(X.shape[0])
+        weights[list(clash)] = 1.0
+        return infeasible_solution(X, y, kern, method, weights, opposite_duplicates_message(clash))
     finish = check_bool(finish, "finish")
     run = run_nearest_point(loop, X, y, kern, tol, max_iter, every, hull_eps=SVM_HULL_EPS,
                             gram=gram)

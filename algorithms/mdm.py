@@ -29,10 +29,10 @@ from numba import njit
 
 from maxmargin.algorithms._nearest_point import examine, move, solve_hull_pair, sqdist
 from maxmargin.results import HullPairSolution
+from maxmargin.tolerances import MDM_TOL
 
 __all__ = ["mdm_hulls", "mdm_loop", "MDM_TOL", "MDM_MAX_ITER"]
 
-MDM_TOL = 1e-8
 MDM_MAX_ITER = 1_000_000
 
 

@@ -1429,7 +1429,7 @@ class _Run:
             method=f"smo/{self.working_set}", history=history, X_train=X, y_train=y,
             kernel=self.kern, C=self.C, b_interval=interval, message=message,
             sample_weight=self.sample_weight,
-            runtime=time.perf_counter() - start, certificate=cert,
+            runtime=time.perf_counter() - start, certificate=cert, tol=tol,
         )
 
 

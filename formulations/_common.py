@@ -58,14 +58,17 @@ import numpy as np
 
 from maxmargin.algorithms.active_set import balance_alpha, polish_alpha
 from maxmargin.certificate import (
+    certify_infeasible,
     certify_svm,
     max_violation,
     opposite_duplicates,
     opposite_duplicates_message,
 )
 from maxmargin.exceptions import ConvergenceWarning
+from maxmargin.formulations._hulls_lp import hulls_meet
 from maxmargin.kernels import Kernel, LinearKernel, _dot, _row_norms2
-from maxmargin.results import SVMSolution, join_messages, recover_intercept
+from maxmargin.results import SVMSolution, infeasible_svm, join_messages, recover_intercept
+from maxmargin.tolerances import HULLS_MEET_ATOL, ORACLE_GAP, ORACLE_KKT, SNAP_RTOL
 
 __all__ = [
     "DEFAULT_SOLVER",
@@ -82,20 +85,11 @@ __all__ = [
     "judge_svm",
     "twin_scales",
     "svm_fallback",
-    "ORACLE_KKT",
-    "ORACLE_GAP",
-    "ORACLE_HULL_GAP",
 ]
 
 #: The solver used when ``solve(solver=None)``.
 DEFAULT_SOLVER = "CLARABEL"
 
-#: Relative threshold under which an interior-point alpha (or convex weight) is snapped onto
-#: its bound: ``alpha_i < SNAP_RTOL * scale`` becomes 0 and ``alpha_i > C - SNAP_RTOL * scale``
-#: becomes ``C``, with ``scale = C`` (soft margin) or ``max_i alpha_i`` (hard margin).
-#: Interior-point iterates never reach a bound exactly; with the gap at 1e-10 an inactive
-#: alpha is ~1e-11 relative, far below this threshold, while a free alpha is far above it.
-SNAP_RTOL = 1e-9
 
 
 def _osqp_major() -> int:
@@ -222,14 +216,6 @@ def run_solver(
     return SolveOutcome(status, cvx_status, message, int(iterations or 0), runtime, solver)
 
 
-#: An oracle answer is ``"optimal"`` only when its float64 certificate has ``m - M <=``
-#: ``ORACLE_KKT`` (decision-function units) and a relative weak-duality gap ``<= ORACLE_GAP``.
-ORACLE_KKT = 1e-6
-ORACLE_GAP = 1e-7
-#: Hard margin: hulls within this distance (max norm, data scaled to unit radius) meet.
-HULLS_MEET_ATOL = 1e-8
-#: Nearest-point oracles: ``"optimal"`` needs a relative Wolfe gap ``<= ORACLE_HULL_GAP``.
-ORACLE_HULL_GAP = 1e-6
 
 Model = Callable[[float], tuple[cp.Problem, Mapping[str, cp.Variable], Callable[..., Any]]]
 Judge = Callable[[Any], Any]
@@ -474,7 +460,7 @@ def hard_margin_precheck(
     scaled by ``1 / max_i ||f_i||``, the classes are not separable exactly when their convex
     hulls meet: the linear feasibility problem ``sum_{y_i=+1} lam_i f_i = sum_{y_j=-1} mu_j f_j``
     with ``lam``, ``mu`` in simplices, up to ``HULLS_MEET_ATOL`` in the max norm (an LP solved
-    by HiGHS' simplex method, :func:`~maxmargin.formulations.polytope.hulls_meet`): hulls
+    by HiGHS' simplex method, :func:`~maxmargin.formulations._hulls_lp.hulls_meet`): hulls
     within ``1e-8 R`` leave no margin to certify (the factor of a kernel's Gram matrix is itself
     only accurate to ~1e-11 R). Then the status is ``"infeasible"``; otherwise the QP is
     solved. A Gram matrix of full rank with smallest eigenvalue ``eig_min > 0`` needs no LP: any
@@ -482,19 +468,18 @@ def hard_margin_precheck(
     (1 / n_+ + 1 / n_-)``, which already proves the hulls apart.
     """
 
-    def infeasible(message: str, solver: str, start: float) -> SVMSolution:
-        outcome = SolveOutcome("infeasible", "infeasible", message, 0,
-                               time.perf_counter() - start, solver)
-        return svm_solution(outcome, f"cvxpy/{name}/{solver}", alpha=None, X=X, y=y, C=None,
-                            kernel=kernel)
+    def infeasible(message: str, solver: str, start: float, weights: np.ndarray) -> SVMSolution:
+        cert = certify_infeasible(weights, X, y, kernel)
+        return infeasible_svm(X, y, kernel, f"cvxpy/{name}/{solver}", message, cert,
+                              runtime=time.perf_counter() - start)
 
     def precheck() -> SVMSolution | None:
-        from maxmargin.formulations.polytope import hulls_meet
-
         start = time.perf_counter()
         clash = opposite_duplicates(X, y)
         if clash is not None:
-            return infeasible(opposite_duplicates_message(clash), "exact", start)
+            pair = np.zeros(X.shape[0])
+            pair[list(clash)] = 1.0
+            return infeasible(opposite_duplicates_message(clash), "exact", start, pair)
         s = data_scale(F)
         n_pos, n_neg = int(np.sum(y > 0)), int(np.sum(y < 0))
         lower2 = eig_min * (1.0 / n_pos + 1.0 / n_neg) / (s * s)
@@ -504,11 +489,14 @@ def hard_margin_precheck(
         weights = hulls_meet([Fs[y > 0], Fs[y < 0]], HULLS_MEET_ATOL)
         if weights is None:
             return None
+        evidence = np.zeros(X.shape[0])
+        evidence[y > 0], evidence[y < 0] = weights
         return infeasible(
-            "hard margin: the classes' convex hulls (in feature space) meet -- convex "
-            f"combinations of the two classes agree to {HULLS_MEET_ATOL:g} R (HiGHS LP on the "
-            "data scaled to unit radius R): no hyperplane separates them with a margin that can "
-            "be certified; use a finite C", "HIGHS", start)
+            "hard margin: the classes' convex hulls (in feature space) are within "
+            f"{HULLS_MEET_ATOL:g} R (HiGHS LP on the data scaled to unit radius R: convex "
+            "combinations of the two classes agree to that in every coordinate): not separable "
+            "at this resolution, no margin can be certified; use a finite C", "HIGHS", start,
+            evidence)
 
     return precheck
 
@@ -666,6 +654,7 @@ def svm_solution(
         message=outcome.message,
         runtime=outcome.runtime,
         sample_weight=sample_weight,
+        tol=ORACLE_KKT,
     )
 
 

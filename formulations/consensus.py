@@ -83,8 +83,10 @@ def _rel(a: Any, b: Any) -> float:
 
 
 def _svm_fields(s1: SVMSolution, s2: SVMSolution, rtol: float) -> dict[str, Any]:
-    f1 = s1.decision_function(s1.X_train)
-    f2 = s2.decision_function(s1.X_train)
+    if "infeasible" in (s1.status, s2.status):  # no decision function to compare
+        f1 = f2 = np.full(s1.alpha.shape, math.nan)
+    else:
+        f1, f2 = s1.decision_function(s1.X_train), s2.decision_function(s1.X_train)
     lo1, hi1 = s1.b_interval
     lo2, hi2 = s2.b_interval
     slack = rtol * max(1.0, abs(s1.b))

@@ -47,14 +47,10 @@ from maxmargin.formulations._common import (
 )
 from maxmargin.kernels import Kernel, LinearKernel, make_kernel, own_points, precomputed
 from maxmargin.results import SVMSolution
+from maxmargin.tolerances import EIG_RTOL, NEG_EIG_RTOL
 
 __all__ = ["svm_dual", "gram_factor", "EIG_RTOL", "NEG_EIG_RTOL", "FACTOR_MAX_RANK_RATIO"]
 
-#: Eigenvalues of the Gram matrix below ``EIG_RTOL * max eigenvalue`` are treated as zero.
-EIG_RTOL = 1e-12
-#: An eigenvalue below ``-NEG_EIG_RTOL * max(1, max eigenvalue)`` is a real negative eigenvalue
-#: (not round-off): the kernel is not positive semi-definite on this data.
-NEG_EIG_RTOL = 1e-8
 #: ``model="auto"`` uses the factor model when ``rank <= FACTOR_MAX_RANK_RATIO * n``.
 FACTOR_MAX_RANK_RATIO = 0.25
 
@@ -85,7 +81,7 @@ def gram_factor(kernel: Kernel, X: np.ndarray) -> tuple[np.ndarray, np.ndarray |
 def svm_dual(
     X: np.ndarray,
     y: np.ndarray,
-    C: float | None = None,
+    C: float | None = 1.0,
     kernel: str | Kernel = "linear",
     gamma: float | str = "scale",
     degree: int = 3,
@@ -94,7 +90,7 @@ def svm_dual(
     model: str = "auto",
     sample_weight: Any = None,
 ) -> Formulation:
-    """The SVM dual (hard margin for ``C=None``) with any kernel.
+    """The SVM dual (``C=1.0`` like ``smo``; the hard margin for ``C=None``) with any kernel.
 
     .. math::
 
@@ -104,15 +100,15 @@ def svm_dual(
 
     modelled with a Gram factor ``F`` as ``cp.sum_squares(F.T @ cp.multiply(y, alpha))`` or,
     for a factor of high rank, as ``quad_form`` of ``(yF)(yF)^T`` (module docstring). For
-    non-separable data with ``C=None`` the maximisation is unbounded:
-    ``status="infeasible"`` (the primal is infeasible), alpha, b NaN, no exception.
+    non-separable data with ``C=None`` the maximisation is unbounded: the one infeasible
+    shape (:func:`~maxmargin.results.infeasible_svm`), decided before any QP, no exception.
 
     Parameters
     ----------
     X : (n, d) array
     y : (n,) array of -1/+1
     C : float > 0 or None
-        ``None`` is the hard margin.
+        Default 1.0 (as ``smo`` and SVC); ``None`` is the hard margin.
     kernel, gamma, degree, coef0
         As scikit-learn's SVC (see :func:`maxmargin.kernels.make_kernel`), or a kernel object.
     model : {"auto", "factor", "gram"}

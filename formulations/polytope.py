@@ -26,74 +26,19 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
-from scipy.optimize import linprog
 
 from maxmargin._validation import check_hull_pair, check_points
 from maxmargin.certificate import HullCertificate, certify_hulls
-from maxmargin.formulations._common import ORACLE_HULL_GAP, SNAP_RTOL, Formulation, SolveOutcome
+from maxmargin.formulations._common import Formulation, SolveOutcome
+from maxmargin.formulations._hulls_lp import hulls_meet, simplex_clean
 from maxmargin.results import HullPairSolution, PolytopeSolution, join_messages
+from maxmargin.tolerances import ORACLE_HULL_GAP, ZERO_RTOL
 
-__all__ = ["polytope_distance", "hull_distance", "hulls_meet", "ZERO_RTOL"]
+__all__ = ["polytope_distance", "hull_distance"]
 
-#: Seconds HiGHS may spend on the hulls-meet LP; without an answer there is no certificate
-#: (degenerate data can make the simplex method stall on a tiny LP).
-LP_TIME_LIMIT = 10.0
 #: Relative weight cuts tried for the support of :func:`_affine_polish` (an interior point's
 #: weights of the points off the optimal face are small but not zero).
 POLISH_SUPPORT_CUTS = (0.0, 1e-8, 1e-6, 1e-4)
-#: Below ``ZERO_RTOL * max(1, max_i ||point_i||)`` a distance is checked for being exactly 0.
-ZERO_RTOL = 1e-4
-
-
-def _simplex_clean(weights: np.ndarray) -> np.ndarray:
-    """Clip to >= 0, snap entries below ``SNAP_RTOL * max`` to 0 and renormalise to sum 1."""
-    w = np.clip(np.asarray(weights, dtype=np.float64).ravel(), 0.0, None)
-    w[w < SNAP_RTOL * w.max()] = 0.0
-    return w / w.sum()
-
-
-def hulls_meet(blocks: list[np.ndarray], atol: float = 1e-10) -> list[np.ndarray] | None:
-    """Convex weights with ``||sum_k sign_k B_k^T w_k||_inf <= atol`` (first block +, others -),
-    or None.
-
-    Solves the linear programme ``min t`` s.t. ``-t <= B_1^T w_1 - B_2^T w_2 <= t``,
-    ``1^T w_k = 1``, ``w_k >= 0`` with HiGHS (simplex, tolerances 1e-10): the smallest
-    ``L_inf`` distance between the hulls (``||v||_2 <= sqrt(d) ||v||_inf``).
-    """
-    d = blocks[0].shape[1]
-    sizes = [B.shape[0] for B in blocks]
-    total = sum(sizes)
-    signs = [1.0] + [-1.0] * (len(blocks) - 1)
-    if any(hasattr(B, "tocsr") for B in blocks):  # sparse data: a sparse LP
-        import scipy.sparse as sp
-
-        D = sp.hstack([s * sp.csr_matrix(B).T for s, B in zip(signs, blocks, strict=True)])
-        ones = sp.csr_matrix(np.ones((d, 1)))
-        A_ub = sp.vstack([sp.hstack([D, -ones]), sp.hstack([-D, -ones])]).tocsc()
-    else:
-        D = np.hstack([s * B.T for s, B in zip(signs, blocks, strict=True)])  # (d, total)
-        ones = np.ones((d, 1))
-        A_ub = np.vstack([np.hstack([D, -ones]), np.hstack([-D, -ones])])
-    A_eq = np.zeros((len(blocks), total + 1))
-    start = 0
-    for k, size in enumerate(sizes):
-        A_eq[k, start : start + size] = 1.0
-        start += size
-    cost = np.zeros(total + 1)
-    cost[-1] = 1.0
-    lp = linprog(
-        cost, A_ub=A_ub, b_ub=np.zeros(2 * d), A_eq=A_eq, b_eq=np.ones(len(blocks)),
-        bounds=(0.0, None), method="highs-ds",
-        options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10,
-                 "time_limit": LP_TIME_LIMIT},
-    )
-    if lp.status != 0 or lp.x[-1] > atol:
-        return None
-    out, start = [], 0
-    for size in sizes:
-        out.append(_simplex_clean(lp.x[start : start + size]))
-        start += size
-    return out
 
 
 def _affine_polish(blocks: list[np.ndarray], weights: list[np.ndarray]) -> list[np.ndarray] | None:
@@ -223,7 +168,7 @@ def polytope_distance(Q: np.ndarray) -> Formulation:
         if not outcome.has_values or lam.value is None:
             m, d = Q.shape
             return PolytopeSolution(np.full(m, nan), np.full(d, nan), nan, **common)
-        (weights,) = _best_weights([Q], [Qs], [_simplex_clean(lam.value)], polish)
+        (weights,) = _best_weights([Q], [Qs], [simplex_clean(lam.value)], polish)
         point = Q.T @ weights
         distance = float(np.linalg.norm(point))
         gap = _relative_gap(point, float(np.min(Q @ point)))
@@ -281,7 +226,7 @@ def hull_distance(P: np.ndarray, Q: np.ndarray) -> Formulation:
                 np.full(d, nan), np.full(d, nan), nan, **common,
             )
         wp, wq = _best_weights([P, Q], [Ps, Qs],
-                               [_simplex_clean(lam.value), _simplex_clean(mu.value)], polish)
+                               [simplex_clean(lam.value), simplex_clean(mu.value)], polish)
         p, q = P.T @ wp, Q.T @ wq
         z = p - q
         distance = float(np.linalg.norm(z))

@@ -32,11 +32,10 @@ from maxmargin.formulations._common import (
 )
 from maxmargin.kernels import LinearKernel
 from maxmargin.results import SVMSolution
+from maxmargin.tolerances import HINGE_MARGIN_TOL
 
 __all__ = ["hard_margin_primal", "soft_margin_primal", "hinge_loss", "HINGE_MARGIN_TOL"]
 
-#: ``hinge_loss``: a sample with ``|y_i f(x_i) - 1| <= HINGE_MARGIN_TOL`` counts as on the margin.
-HINGE_MARGIN_TOL = 1e-6
 
 
 def _margin_expression(
@@ -141,7 +140,7 @@ def hard_margin_primal(X: np.ndarray, y: np.ndarray) -> Formulation:
     return _formulation("hard_margin_primal", X, y, None, "slack")
 
 
-def soft_margin_primal(X: np.ndarray, y: np.ndarray, C: float) -> Formulation:
+def soft_margin_primal(X: np.ndarray, y: np.ndarray, C: float = 1.0) -> Formulation:
     """The soft-margin SVM in the primal, with slacks.
 
     .. math::
@@ -156,6 +155,7 @@ def soft_margin_primal(X: np.ndarray, y: np.ndarray, C: float) -> Formulation:
     X : (n, d) array
     y : (n,) array of -1/+1
     C : float > 0
+        Default 1.0 (as ``smo`` and SVC).
 
     Returns
     -------
@@ -200,7 +200,7 @@ def hinge_alpha(
     return alpha
 
 
-def hinge_loss(X: np.ndarray, y: np.ndarray, C: float) -> Formulation:
+def hinge_loss(X: np.ndarray, y: np.ndarray, C: float = 1.0) -> Formulation:
     """The soft-margin SVM as regularised hinge-loss minimisation (no constraints).
 
     .. math::

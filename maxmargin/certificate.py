@@ -34,6 +34,7 @@ __all__ = [
     "HullCertificate",
     "certify_svm",
     "certify_hulls",
+    "certify_infeasible",
     "decision_values",
     "max_violation",
     "minimise_hinge_over_b",
@@ -67,6 +68,13 @@ class Certificate:
         margin).
     margin : float
         Hard margin: ``mu`` (1 at an exact optimum); NaN for the soft margin.
+    hull_distance : float
+        Hard margin on non-separable data (:func:`certify_infeasible`): a float64 upper bound on
+        the distance between the two classes' convex hulls in feature space, computed from the
+        convex weights found (the evidence); NaN otherwise.
+    radius : float
+        ``R = max_i sqrt(K(x_i, x_i))``, the scale ``hull_distance`` is judged against (NaN
+        when not computed).
     """
 
     kkt_violation: float
@@ -76,6 +84,13 @@ class Certificate:
     b: float
     feasibility: float
     margin: float = math.nan
+    hull_distance: float = math.nan
+    radius: float = math.nan
+
+    @property
+    def infeasible(self) -> bool:
+        """Whether this certifies a hard-margin problem infeasible (``hull_distance`` known)."""
+        return not math.isnan(self.hull_distance)
 
     def meets(self, kkt: float, gap: float | None = None, feasibility: float = 1e-9) -> bool:
         """Whether ``kkt_violation < kkt``, ``gap <= gap`` (if given) and the point is feasible.
@@ -92,6 +107,10 @@ class Certificate:
 
     def summary(self) -> str:
         """One line for ``message``: ``certificate: m - M = ..., gap = ..., feasibility = ...``."""
+        if self.infeasible:
+            relative = self.hull_distance / self.radius if self.radius > 0 else math.nan
+            return (f"certificate (float64): the classes' hulls are within "
+                    f"{self.hull_distance:.3g} = {relative:.3g} R (R = {self.radius:.3g})")
         return (
             f"certificate (float64): m - M = {self.kkt_violation:.3g}, "
             f"gap = {self.gap:.3g}, feasibility = {self.feasibility:.3g}"
@@ -246,6 +265,49 @@ def certify_svm(
     if not math.isfinite(dual):
         gap = nan
     return Certificate(violation, gap, primal, dual, b, feas, margin)
+
+
+def certify_infeasible(
+    weights: np.ndarray, X: Any, y: np.ndarray, kernel: Kernel
+) -> Certificate:
+    r"""The evidence that a hard-margin problem is infeasible at a resolution, in float64.
+
+    ``weights >= 0`` on the points are normalised per class to convex weights ``lam`` (positives)
+    and ``mu`` (negatives); ``p - q = sum_i y_i nu_i phi(x_i)`` (``nu`` = ``lam`` on the
+    positives, ``mu`` on the negatives) lies in the difference of the two hulls, so
+
+    .. math::
+
+        \operatorname{dist}(\operatorname{conv} \phi(X_+), \operatorname{conv} \phi(X_-))
+        \le \|p - q\| = \sqrt{v^T K v}, \qquad v = y \circ \nu,
+
+    and every separating hyperplane has geometric margin at most half of it. ``alpha`` of an
+    SVM run (``alpha = s nu``, ``y . alpha = 0``) is a valid ``weights``. The certificate has
+    NaN ``kkt_violation``, ``gap`` and ``b``, infinite objectives (the primal is infeasible, the
+    dual unbounded), ``hull_distance`` that bound and ``radius`` ``R = max_i sqrt(K_ii)``.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    nan = math.nan
+    radius = math.sqrt(max(float(np.max(kernel.diag(X))), 0.0))
+    pos, neg = y > 0, y < 0
+    s_pos, s_neg = float(w[pos].sum()), float(w[neg].sum())
+    if not (np.all(np.isfinite(w)) and np.all(w >= 0) and s_pos > 0 and s_neg > 0):
+        return Certificate(nan, nan, math.inf, math.inf, nan, nan, nan, math.inf, radius)
+    nu = np.where(pos, w / s_pos, w / s_neg)
+    v = y * nu
+    sv = np.flatnonzero(nu != 0.0)
+    g = decision_values(kernel, X, X[sv], v[sv])
+    distance = math.sqrt(max(float(v @ g), 0.0))
+    return Certificate(nan, nan, math.inf, math.inf, nan, 0.0, nan, distance, radius)
+
+
+def infeasible_message(cert: Certificate, eps: float, how: str = "") -> str:
+    """The message of an infeasible hard margin: what was shown, at which resolution."""
+    shown = (f"the classes' convex hulls (in feature space) are within {eps:g} R "
+             f"(R = max ||phi(x)|| = {cert.radius:.3g}; evidence: convex combinations "
+             f"{cert.hull_distance:.3g} apart)")
+    return (f"hard margin: {shown}{how}: not separable at this resolution (no margin above "
+            f"{eps / 2:.2g} R can be certified); use a finite C")
 
 
 def opposite_duplicates(X: np.ndarray, y: np.ndarray) -> tuple[int, int] | None:

@@ -40,6 +40,7 @@ from maxmargin._validation import (
     check_positive,
     check_positive_int,
 )
+from maxmargin.tolerances import CANCEL_RTOL
 
 __all__ = [
     "Kernel", "LinearKernel", "RBFKernel", "PolyKernel", "SigmoidKernel", "CallableKernel",
@@ -48,8 +49,6 @@ __all__ = [
 ]
 
 KERNEL_NAMES = ("linear", "rbf", "poly", "sigmoid")
-#: RBF: a squared distance below this fraction of ``a.a + b.b`` is recomputed from differences.
-CANCEL_RTOL = 1e-6
 _LOG2E = 1.4426950408889634
 _LN2_HI = 0.6931471803691238
 _LN2_LO = 1.9082149292705877e-10

@@ -32,6 +32,7 @@ __all__ = [
     "PerceptronResult",
     "recover_intercept",
     "join_messages",
+    "infeasible_svm",
 ]
 
 #: The statuses an SVM solution, polytope or hull-pair solution can have.
@@ -182,6 +183,12 @@ def recover_intercept(
 def _decision_function(model: SVMSolution | PerceptronResult, X_new: Any) -> np.ndarray:
     """``w . x + b`` when ``w`` is known, else ``sum_{alpha_i > 0} alpha_i y_i K(x_i, x) + b``
     (evaluated in row blocks, :func:`~maxmargin.certificate.decision_values`)."""
+    if model.status == "infeasible":
+        raise ValueError(
+            f"this solution is infeasible ({model.method}): the hard-margin problem has no "
+            "separating hyperplane at the certified resolution, so there is no decision "
+            "function; solve with a finite C (see `message` and `certificate`)."
+        )
     if model.w is not None:
         X_new = check_X_new(X_new, model.w.shape[0])
         return X_new @ model.w + model.b
@@ -243,6 +250,10 @@ class SVMSolution(_Frozen):
         is only given when it meets the producer's tolerance. None for hand-built solutions.
     sample_weight : (n,) array or None
         Per-sample weights of the box: ``0 <= alpha_i <= C sample_weight_i`` (see :attr:`box`).
+    tol : float
+        The tolerance the producer was asked to meet (SMO: ``m - M``; nearest-point methods:
+        their relative gap; oracles: their certificate's ``m - M``); NaN when unknown.
+        :func:`~maxmargin.verification.cross_check` judges by the preset it implies.
     """
 
     alpha: np.ndarray
@@ -263,6 +274,7 @@ class SVMSolution(_Frozen):
     runtime: float = math.nan
     certificate: Certificate | None = None
     sample_weight: np.ndarray | None = field(default=None, repr=False)
+    tol: float = math.nan
     _ARRAYS: ClassVar[tuple[str, ...]] = ("alpha", "w", "X_train", "y_train", "sample_weight")
 
     def __post_init__(self) -> None:
@@ -272,6 +284,7 @@ class SVMSolution(_Frozen):
         object.__setattr__(self, "dual_objective", float(self.dual_objective))
         object.__setattr__(self, "primal_objective", float(self.primal_objective))
         object.__setattr__(self, "iterations", int(self.iterations))
+        object.__setattr__(self, "tol", float(self.tol))
         lo, hi = self.b_interval
         object.__setattr__(self, "b_interval", (float(lo), float(hi)))
 
@@ -413,3 +426,28 @@ class PerceptronResult(_Frozen):
     def predict(self, X_new: Any) -> np.ndarray:
         """Labels ``+1`` where ``f(x) > 0`` and ``-1`` elsewhere."""
         return _predict(self, X_new)
+
+
+def infeasible_svm(
+    X: Any, y: np.ndarray, kernel: Kernel, method: str, message: str, certificate: Certificate,
+    *, iterations: int = 0, history: Mapping[str, Any] | None = None, runtime: float = 0.0,
+) -> SVMSolution:
+    """The one shape of a hard-margin problem found infeasible, by every entry point.
+
+    ``alpha``, ``b`` (and ``w`` for the linear kernel) are NaN, ``primal_objective =
+    dual_objective = +inf`` (the primal is infeasible, the dual unbounded), ``status =
+    "infeasible"`` and ``certificate`` carries the evidence
+    (:func:`~maxmargin.certificate.certify_infeasible`: a float64 upper bound on the distance
+    between the classes' hulls); ``decision_function`` and ``predict`` raise ``ValueError``.
+    """
+    n = X.shape[0] if hasattr(X, "shape") else len(X)
+    linear = isinstance(kernel, LinearKernel)
+    return SVMSolution(
+        alpha=np.full(n, np.nan), b=math.nan,
+        w=np.full(X.shape[1], np.nan) if linear else None,
+        dual_objective=math.inf, primal_objective=math.inf, status="infeasible",
+        iterations=iterations, method=method, history=history or {}, X_train=X, y_train=y,
+        kernel=kernel, C=None, b_interval=(math.nan, math.nan),
+        message=join_messages(message, certificate.summary()), runtime=runtime,
+        certificate=certificate,
+    )  # fmt: skip

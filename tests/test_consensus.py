@@ -100,7 +100,7 @@ def test_consensus_on_infeasible_problem_does_not_agree():
 
 def test_consensus_with_other_solvers_and_rtol():
     report = oracle_consensus(
-        svm_dual(LI_HANG.X, LI_HANG.y), solvers=("osqp", "SCS"), rtol=1e-4
+        svm_dual(LI_HANG.X, LI_HANG.y, None), solvers=("osqp", "SCS"), rtol=1e-4
     )
     assert report.solvers == ("OSQP", "SCS")
     assert report.rtol == 1e-4
@@ -121,6 +121,6 @@ def test_consensus_with_other_solvers_and_rtol():
     ],
 )
 def test_consensus_validation(kwargs, match):
-    args = {"formulation": svm_dual(LI_HANG.X, LI_HANG.y)} | kwargs
+    args = {"formulation": svm_dual(LI_HANG.X, LI_HANG.y, None)} | kwargs
     with pytest.raises(ValueError, match=match):
         oracle_consensus(**args)

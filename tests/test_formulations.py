@@ -34,8 +34,6 @@ from maxmargin.formulations import (
     svm_dual,
 )
 from maxmargin.formulations._common import (
-    ORACLE_GAP,
-    ORACLE_KKT,
     clean_alpha,
     polish_alpha,
     run_solver,
@@ -43,6 +41,7 @@ from maxmargin.formulations._common import (
 )
 from maxmargin.kernels import make_kernel
 from maxmargin.results import HullPairSolution, PolytopeSolution, SVMSolution
+from maxmargin.tolerances import ORACLE_GAP, ORACLE_KKT
 from maxmargin.verification.kkt import kkt_residuals
 
 #: Ground-truth accuracy asked of the oracles on the hand-derived answers.
@@ -105,24 +104,29 @@ def test_xor_poly_decision_function_is_x1_x2():
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
-@pytest.mark.parametrize("make", [hard_margin_primal, svm_dual], ids=["primal", "dual"])
+@pytest.mark.parametrize("make", [hard_margin_primal, lambda X, y: svm_dual(X, y, None)],
+                         ids=["primal", "dual"])
 def test_non_separable_hard_margin_is_infeasible(make, solver):
     sol = make(XOR_X, XOR_Y).solve(solver)
     assert sol.status == "infeasible"
     assert sol.message
     assert np.all(np.isnan(sol.alpha)) and np.all(np.isnan(sol.w)) and math.isnan(sol.b)
-    assert math.isnan(sol.primal_objective) and math.isnan(sol.dual_objective)
+    assert sol.primal_objective == sol.dual_objective == math.inf
     assert math.isnan(kkt_residuals(sol, XOR_X, XOR_Y).max)
+    with pytest.raises(ValueError, match="infeasible"):
+        sol.predict(XOR_X)
 
 
 def test_hard_margin_infeasibility_is_certified_by_the_hulls_meeting():
     # XOR: (0, 0) is the midpoint of both diagonals, so the hulls meet (hand fact); the
     # oracles say so from the feasibility LP, before any QP, from the primal and the dual.
-    for form in (svm_dual(XOR_X, XOR_Y), hard_margin_primal(XOR_X, XOR_Y)):
+    for form in (svm_dual(XOR_X, XOR_Y, None), hard_margin_primal(XOR_X, XOR_Y)):
         sol = form.solve()
         assert sol.status == "infeasible"
-        assert "convex hulls" in sol.message and "meet" in sol.message
+        assert "convex hulls" in sol.message and "not separable at this resolution" in sol.message
         assert sol.method.endswith("/HIGHS")
+        # the evidence, recomputed in float64 from the LP's convex weights: distance 0
+        assert sol.certificate.infeasible and sol.certificate.hull_distance <= 1e-12
 
 
 def test_non_separable_soft_margin_is_fine():
@@ -202,7 +206,7 @@ def test_polytope_vertex_nearest():
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_iteration_cap_gives_max_iter_and_warns(solver):
     ex = SVM_EXAMPLES[1]
-    form = svm_dual(ex.X, ex.y)
+    form = svm_dual(ex.X, ex.y, None)
     form.polish = False  # the active-set polish could certify even a 1-iteration answer
     with pytest.warns(ConvergenceWarning, match="iteration"):
         sol = form.solve(solver, max_iter=1)
@@ -270,7 +274,7 @@ def test_status_mapping(cvxpy_status, status):
 
 def test_uncertified_answer_keeps_its_values_and_an_honest_status():
     ex = SVM_EXAMPLES[1]
-    form = svm_dual(ex.X, ex.y)
+    form = svm_dual(ex.X, ex.y, None)
     form.polish = False
     with pytest.warns(ConvergenceWarning, match="no attempt was certified"):
         sol = form.solve("CLARABEL", max_iter=3)
@@ -292,7 +296,7 @@ def test_solver_claims_are_overruled_by_the_certificate(monkeypatch):
         return value
 
     monkeypatch.setattr(cp.Problem, "solve", solve_then_mark_inaccurate)
-    sol = svm_dual(ex.X, ex.y).solve()
+    sol = svm_dual(ex.X, ex.y, None).solve()
     assert sol.status == "optimal"
     assert sol.certificate.meets(1e-6, 1e-7)
     np.testing.assert_allclose(sol.alpha, ex.alpha, atol=TOL)
@@ -308,7 +312,7 @@ def test_formulation_exposes_problem_and_variables():
     assert isinstance(form.problem, cp.Problem)
     assert set(form.variables) == {"w", "b", "xi"}
     assert form.variables["w"].shape == (2,)
-    assert set(svm_dual(ex.X, ex.y).variables) == {"alpha"}
+    assert set(svm_dual(ex.X, ex.y, None).variables) == {"alpha"}
     assert set(hinge_loss(ex.X, ex.y, 1.0).variables) == {"w", "b"}
     assert set(hull_distance(ex.X[:2], ex.X[2:]).variables) == {"lam", "mu"}
     assert set(polytope_distance(ex.X).variables) == {"lam"}
@@ -350,7 +354,7 @@ def test_solver_options_defaults_and_override():
 def test_user_options_reach_the_solver():
     # Loose OSQP without any polishing stops visibly early; the tight default does not.
     ex = SVM_EXAMPLES[1]
-    form = svm_dual(ex.X, ex.y)
+    form = svm_dual(ex.X, ex.y, None)
     form.polish = False
     loose = form.solve("osqp", eps_abs=1e-2, eps_rel=1e-2, polish=False)
     tight = form.solve("osqp")
@@ -362,7 +366,7 @@ def test_active_set_polish_reaches_round_off():
     # Raw interior-point answer vs the same answer polished on its active set (hand-checked
     # fixture, so "better" is measured against the exact optimum).
     ex = SVM_EXAMPLES[1]
-    for make in (hard_margin_primal, svm_dual):
+    for make in (hard_margin_primal, lambda X, y: svm_dual(X, y, None)):
         form = make(ex.X, ex.y)
         form.polish = False
         raw = form.solve()
@@ -378,7 +382,7 @@ def test_active_set_polish_reaches_round_off():
 
 def test_another_installed_solver_can_be_named():
     ex = SVM_EXAMPLES[1]
-    sol = svm_dual(ex.X, ex.y).solve("SCS")
+    sol = svm_dual(ex.X, ex.y, None).solve("SCS")
     assert sol.method == "cvxpy/svm_dual/SCS"
     assert sol.status in ("optimal", "inaccurate")
     assert sol.dual_objective == pytest.approx(ex.objective, abs=1e-5)

@@ -70,7 +70,7 @@ def test_primal_duals_equal_dual_alpha():
     # of the primal and the dual QP's variable must coincide.
     X, y = _separable(3, 40, 2)
     hard_p = hard_margin_primal(X, y).solve()
-    hard_d = svm_dual(X, y).solve()
+    hard_d = svm_dual(X, y, None).solve()
     assert 2 <= hard_p.support().size <= 3
     np.testing.assert_array_equal(hard_p.support(), hard_d.support())
     np.testing.assert_allclose(hard_p.alpha, hard_d.alpha, atol=TOL * hard_p.alpha.max())

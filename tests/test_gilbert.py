@@ -50,7 +50,7 @@ def test_polytope_origin_inside_reports_distance_zero() -> None:
     Q = np.array([[1.0, 0.0], [-1.0, 1.0], [-1.0, -1.0]])  # a triangle around the origin
     sol = gilbert(Q)
     assert sol.status == "optimal" and sol.distance == 0.0
-    assert "intersect" in sol.message
+    assert "within the zero tolerance" in sol.message
     assert sol.weights.min() >= 0 and sol.weights.sum() == pytest.approx(1.0)
     # the certificate: the returned convex combination is within tol * scale of the origin
     assert np.linalg.norm(Q.T @ sol.weights) <= 1e-6 * np.sqrt(5.0)
@@ -62,7 +62,7 @@ def test_hull_fixtures() -> None:
 
 @pytest.mark.parametrize("ex", [TWO_POINTS, LI_HANG], ids=lambda e: e.name)
 def test_svm_fixtures(ex) -> None:  # noqa: ANN001
-    sol = gilbert_svm(ex.X, ex.y)
+    sol = gilbert_svm(ex.X, ex.y, method="gilbert")
     assert_svm_matches(sol, ex)
     assert sol.method == "gilbert" and sol.b_interval == (sol.b, sol.b)
     hull = gilbert_hulls(ex.X[ex.y > 0], ex.X[ex.y < 0])
@@ -75,10 +75,14 @@ def test_svm_fixtures(ex) -> None:  # noqa: ANN001
 
 
 def test_svm_linear_xor_is_infeasible() -> None:
-    sol = gilbert_svm(XOR_X, XOR_Y)
-    assert sol.status == "infeasible" and "intersect" in sol.message
-    assert np.all(np.isnan(sol.alpha)) and math.isnan(sol.b)
-    assert sol.primal_objective == math.inf
+    for method in ("wolfe", "gilbert", "mdm"):
+        sol = gilbert_svm(XOR_X, XOR_Y, method=method)
+        assert sol.status == "infeasible" and "not separable at this resolution" in sol.message
+        assert np.all(np.isnan(sol.alpha)) and math.isnan(sol.b)
+        assert sol.primal_objective == sol.dual_objective == math.inf
+        # the evidence: convex combinations of the two classes within 1e-4 R of each other
+        assert sol.certificate.infeasible
+        assert sol.certificate.hull_distance <= 1e-4 * sol.certificate.radius
 
 
 def test_svm_xor_poly_kernel() -> None:
@@ -113,7 +117,7 @@ def test_hulls_against_oracle(seed: int) -> None:
 def test_svm_against_hard_margin_oracle(seed: int) -> None:
     X, y = labelled(*gaussian_pair(25, 3, 5.0, seed))
     ora = hard_margin_primal(X, y).solve()
-    sol = gilbert_svm(X, y, tol=1e-5, max_iter=1_000_000)
+    sol = gilbert_svm(X, y, tol=1e-5, max_iter=1_000_000, method="gilbert")
     assert sol.status == "optimal" and ora.status == "optimal"
     gap = sol.history["gap"][-1]
     assert gap <= 1e-5
@@ -133,7 +137,8 @@ def test_svm_against_hard_margin_oracle(seed: int) -> None:
 @pytest.mark.parametrize("store_gram", [True, False], ids=["gram", "columns"])
 def test_kernel_svm_against_dual_oracle(store_gram: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     X, y, ora = rbf_disc_case(30, store_gram, monkeypatch)
-    sol = gilbert_svm(X, y, kernel="rbf", gamma=2.0, tol=1e-4, max_iter=1_000_000)
+    sol = gilbert_svm(X, y, kernel="rbf", gamma=2.0, tol=1e-4, max_iter=1_000_000,
+                      method="gilbert")
     assert sol.status == "optimal" and sol.w is None and sol.method == "gilbert"
     # D = 2 / ||d||^2 and ||d|| is bracketed to the relative gap 1e-4
     assert sol.dual_objective == pytest.approx(ora.dual_objective, rel=3e-4)
@@ -191,7 +196,7 @@ def test_max_iter_warns_and_returns() -> None:
     with pytest.warns(ConvergenceWarning, match="max_iter=3"):
         poly = gilbert(P - Q, tol=1e-12, max_iter=3)
     with pytest.warns(ConvergenceWarning, match="max_iter=3"):
-        svm = gilbert_svm(X, y, tol=1e-12, max_iter=3, finish=False)
+        svm = gilbert_svm(X, y, tol=1e-12, max_iter=3, finish=False, method="gilbert")
     for sol in (hp, poly, svm):
         assert sol.status == "max_iter" and sol.iterations == 3
     assert hp.gap > 1e-12 and hp.weights_p.sum() == pytest.approx(1.0)

@@ -101,7 +101,7 @@ def test_kernel_solution_stationarity_is_zero_and_gap_uses_the_kernel():
 
 
 def test_nan_solution_gives_nan_residuals():
-    sol = svm_dual(LI_HANG.X, LI_HANG.y).solve()
+    sol = svm_dual(LI_HANG.X, LI_HANG.y, None).solve()
     bad = _solution(LI_HANG, alpha=np.full(3, np.nan), b=math.nan, w=np.full(2, np.nan))
     assert math.isnan(kkt_residuals(bad, LI_HANG.X, LI_HANG.y).max)
     assert kkt_residuals(sol, LI_HANG.X, LI_HANG.y).max < 1e-12

@@ -37,6 +37,7 @@ from maxmargin._validation import (
 )
 from maxmargin.kernels import Kernel, PolyKernel, own_points
 from maxmargin.results import HullPairSolution, PerceptronResult, SVMSolution
+from maxmargin.tolerances import BOUND_RTOL
 
 __all__ = [
     "BoundCheck",
@@ -52,7 +53,7 @@ __all__ = [
 ]
 
 #: Relative slack of every inequality: round-off of the quantities involved, nothing more.
-RTOL = 1e-9
+RTOL = BOUND_RTOL
 
 
 @dataclass(frozen=True)

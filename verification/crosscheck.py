@@ -29,8 +29,8 @@ import numpy as np
 from maxmargin._validation import check_Xy
 from maxmargin.kernels import own_points
 from maxmargin.results import SVMSolution
+from maxmargin.tolerances import Tolerances, get_tolerances, preset_for
 from maxmargin.verification.kkt import check_solution, kkt_residuals
-from maxmargin.verification.tolerances import Tolerances, get_tolerances
 
 __all__ = [
     "CrossCheck",
@@ -136,7 +136,7 @@ def alpha_limit(
     relative. Ill-conditioned margin sets (nearly dependent support vectors) thus determine
     alpha only loosely, and a tolerance of 1e-3 on the KKT conditions allows it.
     """
-    margin, eig = margin_gram(oracle, X, y, margin_tol=tol.margin)
+    margin, eig = margin_gram(oracle, X, y, margin_tol=_margin_tol(tol))
     if margin.size == 0:
         return tol.alpha
     scale = max(float(np.max(oracle.alpha)), _TINY)
@@ -161,7 +161,7 @@ def cross_check(
     X: np.ndarray | None = None,
     y: np.ndarray | None = None,
     *,
-    tolerances: str | Tolerances = "tight",
+    tolerances: str | Tolerances | None = None,
 ) -> CrossCheck:
     """Compare ``candidate`` with ``oracle`` on the training data ``(X, y)``.
 
@@ -171,8 +171,11 @@ def cross_check(
         Solutions of the same problem (same data, ``C`` and kernel); the oracle is trusted.
     X, y : arrays, optional
         The training data; default the oracle's ``X_train``/``y_train``.
-    tolerances : str or Tolerances
-        A preset name of :mod:`maxmargin.verification.tolerances` or a ``Tolerances``.
+    tolerances : str, Tolerances or None
+        A preset name of :mod:`maxmargin.tolerances` or a ``Tolerances``; None (default) is
+        the preset the candidate's own tolerance implies (:func:`~maxmargin.tolerances.
+        preset_for` of ``candidate.tol``): a default ``smo`` answer (``tol=1e-3``) is judged
+        MEDIUM, one asked for ``tol=1e-6`` TIGHT.
 
     Returns
     -------
@@ -198,7 +201,8 @@ def cross_check(
     """
     candidate = check_solution(candidate, "candidate")
     oracle = check_solution(oracle, "oracle")
-    tol = get_tolerances(tolerances)
+    tol = (preset_for(candidate.tol, candidate.method) if tolerances is None
+           else get_tolerances(tolerances))
     if X is None or y is None:
         X, y = oracle.X_train, oracle.y_train
     X, y = check_Xy(X, y, points=own_points(getattr(oracle, "kernel", None)))
@@ -262,7 +266,7 @@ def cross_check(
     decision_error = float(np.max(np.abs(diff)) / max(1.0, float(np.max(np.abs(f_o)))))
     _judge(reasons, "decision", decision_error, tol.decision)
 
-    alpha_unique, alpha_note = alpha_uniqueness(oracle, X, y, margin_tol=tol.margin)
+    alpha_unique, alpha_note = alpha_uniqueness(oracle, X, y, margin_tol=_margin_tol(tol))
     alpha_error = nan
     if alpha_unique:
         scale = max(float(np.max(oracle.alpha)), _TINY)
@@ -294,6 +298,14 @@ def cross_check(
         passed=not reasons,
         reasons=tuple(reasons),
     )
+
+
+def _margin_tol(tol: Tolerances) -> float:
+    """The margin set a candidate within ``tol`` may put weight on: the points within
+    ``tol.kkt`` of the margin, not only those on it (``tol.margin``): a candidate's KKT residual
+    of ``tol.kkt`` lets such a point carry alpha, so alpha is compared only when that larger
+    set pins it down."""
+    return max(tol.margin, tol.kkt)
 
 
 def _judge(reasons: list[str], name: str, value: float, limit: float) -> None:

@@ -554,7 +554,7 @@ def _certified(ctx: Context, sol: SVMSolution, kkt: float | None, gap: float | N
 
 def _oracle_self(ctx: Context) -> Outcome:
     """The oracle's own status and certificate (it is the ground truth of the other rows)."""
-    from maxmargin.formulations._common import ORACLE_GAP, ORACLE_KKT
+    from maxmargin.tolerances import ORACLE_GAP, ORACLE_KKT
 
     return _certified(ctx, ctx.oracle, ORACLE_KKT, ORACLE_GAP)
 
@@ -572,7 +572,7 @@ def _smo_certified(tol: float, working_set: str = "wss2") -> Callable[[Context],
 
 def _primal_certified(ctx: Context) -> Outcome:
     from maxmargin.formulations import hard_margin_primal, soft_margin_primal
-    from maxmargin.formulations._common import ORACLE_GAP, ORACLE_KKT
+    from maxmargin.tolerances import ORACLE_GAP, ORACLE_KKT
 
     c = ctx.case
     form = hard_margin_primal(c.X, c.y) if c.C is None else soft_margin_primal(c.X, c.y, c.C)

@@ -1,0 +1,177 @@
+"""Every named tolerance of maxmargin: the one place where "close enough" is defined.
+
+The module holds two kinds of numbers. First, the **constants** that decide what a certificate
+accepts, when a hard margin is declared infeasible, the default stopping tolerances of the
+algorithms and the numerical thresholds of their linear algebra (each documented where it is
+defined below). Second, the **presets** of the cross-checks.
+
+Every comparison of the verification suite (``cross_check``, the theorem checks, the runner, the
+CLI, the report and the tests) takes its limits from one of these presets, by name. A preset is
+chosen by how accurately the *candidate* is asked to solve the problem:
+
+=========  ================================================================================
+preset     used for
+=========  ================================================================================
+TIGHT      SMO at ``tol=1e-6``, MDM at ``tol=1e-8``: agreement to interior-point accuracy
+MEDIUM     SMO at ``tol=1e-3`` (LIBSVM's default stopping rule)
+LOOSE      vanilla Gilbert (sublinear O(1/k) rate, stopped on a relative gap of ~1e-6)
+ORACLE     one oracle against another (Clarabel vs OSQP, primal vs dual form)
+=========  ================================================================================
+
+The errors the limits apply to are defined in :mod:`maxmargin.verification.crosscheck`:
+
+* ``objective``: ``|D_c - D_o| / max(1, |D_o|)``
+* ``w``: ``||w_c - w_o|| / max(||w_o||, tiny)``
+* ``decision``: ``max_i |f_c(x_i) - f_o(x_i)| / max(1, max_i |f_o(x_i)|)``
+* ``b``: ``|b_c - b_o| / max(1, |b_o|)``, or the distance of ``b_c`` to the oracle's KKT interval
+* ``alpha``: ``max_i |alpha_c,i - alpha_o,i| / max(max_i alpha_o,i, tiny)`` (only when unique)
+* ``kkt``: the candidate's largest pointwise KKT residual (the fields of ``kkt_residuals``
+  other than ``duality_gap``: feasibility, box, ``y . alpha``, complementary slackness,
+  stationarity, LIBSVM's violation -- all in units of ``y f`` or of alpha)
+* ``gap``: the candidate's relative duality gap ``|P - D| / max(1, |P|)``. It has its own limit
+  because it is a sum over the points: ``P - D = sum_i [alpha_i (y_i f_i - 1) + C xi_i]`` and
+  each term is at most ``C v_i`` for a pointwise violation ``v_i``, so a solution within
+  ``kkt`` pointwise may have a gap up to ``n C kkt / max(1, |P|)``. (The objective itself is
+  compared with the oracle's through ``objective``.)
+
+``kkt_exclude`` names KKT residuals (fields of ``kkt_residuals``) that a preset does not judge.
+LOOSE excludes ``max_violation``: vanilla Gilbert is a Frank-Wolfe method without away steps,
+so every point it ever stepped towards keeps a vanishing but positive weight ``alpha_i``, and
+LIBSVM's index-set violation counts such a point as a support vector however small its weight
+(it is discontinuous at ``alpha_i = 0``). The continuous residual ``alpha_i (y_i f_i - 1)``
+(``complementary_zero``) measures the same condition weighted by the weight, and is judged.
+
+``margin`` is the relative tolerance used to decide that a point lies on the margin
+(``|y_i f(x_i) - 1| <= margin``) when deciding whether alpha is unique, and ``bound`` the
+relative slack allowed in an inequality of a theorem (round-off only).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+__all__ = [
+    "Tolerances", "TIGHT", "MEDIUM", "LOOSE", "ORACLE", "PRESETS", "get_tolerances",
+    "preset_for",
+]
+
+# Numba compiles module-level constants into its cached machine code, and its cache is keyed
+# by the source file that uses them: after changing a constant used by compiled code, run
+# `maxmargin compile` (or clear the cache) so the compiled loops see the new value.
+
+# --- certificates and verdicts ---------------------------------------------------------------
+
+#: ``Certificate.meets``: dual infeasibility (box and ``y . alpha``, relative) allowed.
+FEASIBILITY = 1e-9
+#: An oracle answer is ``"optimal"`` only when its float64 certificate has ``m - M <=``
+#: ``ORACLE_KKT`` (decision-function units) and a relative weak-duality gap ``<= ORACLE_GAP``.
+ORACLE_KKT = 1e-6
+ORACLE_GAP = 1e-7
+#: Nearest-point oracles: ``"optimal"`` needs a relative Wolfe gap ``<= ORACLE_HULL_GAP``.
+ORACLE_HULL_GAP = 1e-6
+#: Hard margin, oracles: hulls within this distance (max norm, data scaled to unit radius) are
+#: taken to meet (an LP decides it before any QP).
+HULLS_MEET_ATOL = 1e-8
+#: Hard margin, ``gilbert_svm`` and ``smo(precision="double")``: hulls within this times
+#: ``R = max ||phi(x)||`` are not separable at the resolution the methods certify.
+SVM_HULL_EPS = 1e-4
+#: Hard margin, ``smo`` with its float32 kernel cache: the same resolution (its rounding).
+SVM_HULL_EPS_SINGLE = 1e-3
+#: Nearest-point methods: a stop on the relative gap ``tol`` is confirmed by the float64
+#: certificate up to this factor.
+HULL_CERT_FACTOR = 10.0
+#: Polytope oracles: below ``ZERO_RTOL * max(1, max_i ||point_i||)`` a distance is checked for
+#: being exactly 0 (an LP).
+ZERO_RTOL = 1e-4
+#: Theorem checks: relative slack of every inequality (round-off only).
+BOUND_RTOL = 1e-9
+
+# --- default stopping tolerances ---------------------------------------------------------------
+
+#: SMO: ``m - M < tol`` (LIBSVM's and SVC's default).
+SMO_TOL = 1e-3
+#: Nearest-point methods: relative duality gap of the distance.
+GILBERT_TOL = 1e-6
+MDM_TOL = 1e-8
+WOLFE_TOL = 1e-8
+
+# --- numerical thresholds ----------------------------------------------------------------------
+
+#: Interior-point alphas (or convex weights) below ``SNAP_RTOL * scale`` are snapped onto their
+#: bound (``scale = C``, or ``max alpha`` for the hard margin): at a gap of 1e-10 an inactive
+#: alpha is ~1e-11 relative, a free one far above this.
+SNAP_RTOL = 1e-9
+#: RBF: a squared distance below this fraction of ``a.a + b.b`` is recomputed from differences.
+CANCEL_RTOL = 1e-6
+#: ``hinge_loss``: a sample with ``|y_i f(x_i) - 1| <= HINGE_MARGIN_TOL`` is on the margin.
+HINGE_MARGIN_TOL = 1e-6
+#: Gram factor: eigenvalues below ``EIG_RTOL * max eigenvalue`` are zero; one below
+#: ``-NEG_EIG_RTOL * max(1, max eigenvalue)`` shows the kernel is not positive semi-definite.
+EIG_RTOL = 1e-12
+NEG_EIG_RTOL = 1e-8
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    """Limits for the errors of a candidate against an oracle (see the module docstring)."""
+
+    name: str
+    objective: float
+    w: float
+    decision: float
+    b: float
+    alpha: float
+    kkt: float
+    gap: float
+    margin: float = 1e-5
+    bound: float = 1e-9
+    kkt_exclude: tuple[str, ...] = ()
+
+
+#: SMO at tol=1e-6 and MDM at tol=1e-8 against an interior-point oracle (accuracy ~1e-8).
+TIGHT = Tolerances(
+    name="tight", objective=1e-6, w=1e-4, decision=1e-4, b=1e-4, alpha=1e-3, kkt=1e-5, gap=1e-5
+)
+#: SMO at tol=1e-3: the maximal violation of the KKT conditions is 1e-3 in units of y f.
+MEDIUM = Tolerances(
+    name="medium", objective=1e-3, w=2e-2, decision=2e-2, b=2e-2, alpha=5e-2, kkt=2e-3, gap=1e-2
+)
+#: Vanilla Gilbert: sublinear convergence, a relative gap of ~1e-6 on the distance.
+LOOSE = Tolerances(
+    name="loose", objective=1e-3, w=2e-2, decision=2e-2, b=2e-2, alpha=5e-2, kkt=5e-2, gap=5e-2,
+    kkt_exclude=("max_violation",),
+)
+#: Two oracles (different solvers or forms of the same problem) against each other.
+ORACLE = Tolerances(
+    name="oracle", objective=1e-5, w=1e-3, decision=1e-3, b=1e-3, alpha=1e-2, kkt=1e-4, gap=1e-4
+)
+
+PRESETS: dict[str, Tolerances] = {t.name: t for t in (TIGHT, MEDIUM, LOOSE, ORACLE)}
+
+
+def get_tolerances(spec: str | Tolerances) -> Tolerances:
+    """The preset named ``spec`` (``"tight"``, ``"medium"``, ``"loose"``, ``"oracle"``).
+
+    A :class:`Tolerances` instance is returned unchanged; anything else is a ``ValueError``
+    naming the argument ``tolerances``.
+    """
+    if isinstance(spec, Tolerances):
+        return spec
+    if not isinstance(spec, str) or spec not in PRESETS:
+        raise ValueError(f"`tolerances` must be one of {tuple(PRESETS)} or a Tolerances; "
+                         f"got {spec!r}.")
+    return PRESETS[spec]
+
+
+def preset_for(tol: float, method: str = "") -> Tolerances:
+    """The preset a candidate asked to solve to ``tol`` is judged by.
+
+    ``tol`` is the candidate's own stopping tolerance (``SVMSolution.tol``): LIBSVM's ``m - M``
+    for SMO, the relative gap for the nearest-point methods. Vanilla Gilbert (``method``
+    ``"gilbert"``) converges sublinearly and is judged LOOSE; otherwise ``tol <= 1e-6`` is
+    TIGHT, ``tol <= 1e-3`` MEDIUM, anything looser (or unknown, NaN) LOOSE.
+    """
+    if method.split("/")[0] == "gilbert" or not math.isfinite(tol) or tol > 1e-3:
+        return LOOSE
+    return TIGHT if tol <= 1e-6 else MEDIUM
