@@ -179,10 +179,10 @@ from maxmargin.algorithms._kernel_cache import (
     python_kernel,
 )
 from maxmargin.algorithms.active_set import finish_alpha
-from maxmargin.certificate import Certificate, certify_svm, decision_values
+from maxmargin.certificate import Certificate, certify_infeasible, certify_svm, decision_values
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.kernels import Kernel, make_kernel, own_points, precomputed
-from maxmargin.results import SVMSolution, recover_intercept
+from maxmargin.results import SVMSolution, infeasible_svm, recover_intercept
 
 __all__ = [
     "smo",
@@ -1423,6 +1423,11 @@ class _Run:
         )
         status, message = _status(outcome, cert, tol, precision, iterations, self.hull_eps,
                                   dtype, stats)
+        if status == "infeasible":
+            evidence = certify_infeasible(alpha, X, y, self.kern)
+            return infeasible_svm(X, y, self.kern, f"smo/{self.working_set}", message, evidence,
+                                  iterations=iterations, history=history,
+                                  runtime=time.perf_counter() - start)
         return SVMSolution(
             alpha=alpha, b=b, w=w, dual_objective=cert.dual_objective,
             primal_objective=0.5 * w2 + slack, status=status, iterations=iterations,
@@ -1442,9 +1447,9 @@ def _status(
     if outcome == INFEASIBLE:
         return "infeasible", (
             "hard margin: the classes' convex hulls (in feature space) are within "
-            f"{hull_eps:g} R of each other (R = max ||phi(x)||): not separable, or only with a "
-            f"geometric margin below ~{hull_eps / 2:.2g} R, which the {dtype} kernel cache is not "
-            f"trusted to resolve. Use a finite C. {stats}."
+            f"{hull_eps:g} R of each other (R = max ||phi(x)||): not separable at this resolution "
+            f"(no geometric margin above ~{hull_eps / 2:.2g} R, which the {dtype} kernel cache "
+            f"resolves); use a finite C. {stats}."
         )
     if outcome == MAX_ITER and not cert.meets(tol):
         warnings.warn(

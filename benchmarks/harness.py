@@ -25,6 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from maxmargin._io import atomic_write as _atomic_write
+from maxmargin._io import atomic_write_text
+
 SCHEMA = "maxmargin-bench/1"
 
 
@@ -308,20 +311,6 @@ def child_env(env: dict[str, str]) -> dict[str, str]:
     return dict(env, PYTHONPATH=os.pathsep.join(dict.fromkeys(paths)))
 
 
-def _child(spec_path: str, out_path: str) -> int:
-    """Entry point of a child process: run its cases in order, saving the rows after each."""
-    from benchmarks.suites import RUNNERS  # the families import this module
-
-    with open(spec_path) as fh:
-        spec = json.load(fh)
-    rows: list[dict] = []
-    for done, item in enumerate(spec["cases"], start=1):
-        case = Case(**item)
-        rows += RUNNERS[case.family](case, spec["repeats"], spec["budget"])
-        atomic_write(Path(out_path), json.dumps({"done": done, "rows": jsonable(rows)}))
-    return 0
-
-
 def groups(cases: Sequence[Case]) -> list[list[Case]]:
     """Consecutive cases of one family share a child process; ``isolate`` cases get their own."""
     groups: list[list[Case]] = []
@@ -365,7 +354,8 @@ def run_group(
                 }
             )
         )
-        code = "import sys, benchmarks.harness as h; sys.exit(h._child(sys.argv[1], sys.argv[2]))"
+        code = ("import sys, benchmarks.suites as s; "
+                "sys.exit(s.child_main(sys.argv[1], sys.argv[2]))")
         logged, started, timed_out = 0, time.perf_counter(), False
         with open(err, "w") as err_fh:
             proc = subprocess.Popen(
@@ -518,29 +508,12 @@ def merge_results(previous: dict, new: dict) -> dict:
 
 
 def atomic_savefig(fig: Any, path: Path) -> None:
-    """Save ``fig`` as a PNG through a temp file in the same folder and ``os.replace``."""
+    """Save ``fig`` as a PNG atomically (:func:`maxmargin._io.atomic_write`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".png")
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=110)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; outputs are meant to be shared
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+    _atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=110), binary=True)
 
 
 def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temp file in the same folder and ``os.replace``."""
+    """Write ``text`` to ``path`` atomically (:func:`maxmargin._io.atomic_write_text`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; outputs are meant to be shared
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-
+    atomic_write_text(path, text)

@@ -2,15 +2,18 @@
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from benchmarks import hulls, perceptron, smo, smo_hard, startup, verify
 from benchmarks.harness import (
     SCHEMA,
     SETTINGS,
     Case,
+    atomic_write,
     git_commit,
     groups,
     jsonable,
@@ -59,6 +62,19 @@ RUNNERS: dict[str, Callable[[Case, int, float], list[dict]]] = {
     "compile": startup.run,
     "verify": verify.run,
 }
+
+
+def child_main(spec_path: str, out_path: str) -> int:
+    """Entry point of a child process (:func:`benchmarks.harness.run_group` starts it): run its
+    cases in order, saving the rows after each."""
+    with open(spec_path) as fh:
+        spec = json.load(fh)
+    rows: list[dict] = []
+    for done, item in enumerate(spec["cases"], start=1):
+        case = Case(**item)
+        rows += RUNNERS[case.family](case, spec["repeats"], spec["budget"])
+        atomic_write(Path(out_path), json.dumps({"done": done, "rows": jsonable(rows)}))
+    return 0
 
 
 def run_suite(

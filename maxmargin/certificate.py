@@ -35,6 +35,7 @@ __all__ = [
     "certify_svm",
     "certify_hulls",
     "certify_infeasible",
+    "weak_duality",
     "decision_values",
     "max_violation",
     "minimise_hinge_over_b",
@@ -308,6 +309,24 @@ def infeasible_message(cert: Certificate, eps: float, how: str = "") -> str:
              f"{cert.hull_distance:.3g} apart)")
     return (f"hard margin: {shown}{how}: not separable at this resolution (no margin above "
             f"{eps / 2:.2g} R can be certified); use a finite C")
+
+
+def weak_duality(candidate: Certificate, reference: Certificate, *,
+                 scale: float = 1.0, rtol: float = 1e-10) -> list[str]:
+    """Weak duality between two answers of one problem, both ways: every dual value is a lower
+    bound of every primal value, so ``D_c <= P_r`` and ``D_r <= P_c`` must hold up to round-off
+    (``rtol`` times the largest of ``scale``, 1 and the primal values). Returns the broken
+    inequalities, in words (empty when both hold)."""
+    slack = rtol * max(1.0, scale, abs(candidate.primal_objective),
+                       abs(reference.primal_objective))
+    reasons = []
+    if candidate.dual_objective > reference.primal_objective + slack:
+        reasons.append(f"weak duality broken: D = {candidate.dual_objective:.10g} > the "
+                       f"reference's P = {reference.primal_objective:.10g}")
+    if reference.dual_objective > candidate.primal_objective + slack:
+        reasons.append(f"weak duality broken: the reference's D = "
+                       f"{reference.dual_objective:.10g} > P = {candidate.primal_objective:.10g}")
+    return reasons
 
 
 def opposite_duplicates(X: np.ndarray, y: np.ndarray) -> tuple[int, int] | None:

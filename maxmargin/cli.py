@@ -124,7 +124,7 @@ def _run(args: argparse.Namespace) -> Any:
               flush=True)
     resume = None
     if args.resume is not None and Path(args.resume).exists():
-        from maxmargin.verification.sweep import load_rows
+        from maxmargin.verification.table import load_rows
 
         resume = load_rows(args.resume)
     stream = getattr(args, "json", None)
@@ -228,12 +228,9 @@ def _verify(args: argparse.Namespace) -> int:
     _print_table(run, table)
     _summary(run, table)
     if args.json == "-":
-        from maxmargin.verification.suite import COLUMNS
+        from maxmargin.verification.table import rows_document
 
-        payload = {"schema": [{"name": n, "description": d} for n, d in COLUMNS],
-                   "suite": run.suite, "pattern": run.pattern,
-                   "rows": [r.to_dict() for r in run.rows]}
-        json.dump(payload, sys.stdout, indent=1)
+        json.dump(rows_document(run.rows, run.suite, run.pattern), sys.stdout, indent=1)
         sys.stdout.write("\n")
     return 0 if run.passed else 1
 

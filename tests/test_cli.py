@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from maxmargin.cli import build_parser, main
-from maxmargin.verification.suite import COLUMNS, Method, _compare, extra_methods
+from maxmargin.verification.checks import compare
+from maxmargin.verification.suite import COLUMNS, Method, extra_methods
 from maxmargin.verification.tolerances import TIGHT
 
 
@@ -41,7 +42,7 @@ def test_verify_passes_with_exit_code_0(capsys, tmp_path):
 def test_a_wrong_candidate_makes_verify_exit_1(capsys):
     def shifted_b(ctx):
         o = ctx.oracle
-        return _compare(ctx, dataclasses.replace(o, b=o.b + 0.05, method="shifted"), TIGHT)
+        return compare(ctx, dataclasses.replace(o, b=o.b + 0.05, method="shifted"), TIGHT)
 
     with extra_methods(Method("shifted-b", "smo", shifted_b)):
         code = main(["verify", "--case", "two_points", "--quiet"])

@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 
 from maxmargin.results import SVMSolution
+from maxmargin.verification.checks import compare
 from maxmargin.verification.suite import (
     COLUMNS,
     SECTIONS,
     Method,
     Outcome,
     Row,
-    _compare,
     extra_methods,
     run_suite,
 )
@@ -28,7 +28,7 @@ def perturbed_oracle(ctx) -> Outcome:
     """A deliberately wrong candidate: the oracle with w scaled by 1.01."""
     o = ctx.oracle
     wrong = dataclasses.replace(o, w=1.01 * o.w, method="perturbed")
-    return _compare(ctx, wrong, TIGHT)
+    return compare(ctx, wrong, TIGHT)
 
 
 def exploding(ctx) -> Outcome:
@@ -147,15 +147,15 @@ def test_workers_inherit_the_warm_up_or_compile_first_on_a_cold_cache(monkeypatc
     """Guarded runs warm a case's compiled code up in this process before forking its worker.
     On an empty Numba cache the first case's worker compiles it itself (its rows come while
     the rest compiles) and this process warms up (loads it from the cache) after the case."""
-    from maxmargin.verification import suite
+    from maxmargin.verification import warmup
 
     calls = []
-    monkeypatch.setattr(suite, "numba_cache_is_cold", lambda: cold)
-    monkeypatch.setattr(suite, "_WARMED", set())
-    monkeypatch.setitem(suite.WARM_UPS, "probe", lambda: calls.append("probe"))
+    monkeypatch.setattr(warmup, "numba_cache_is_cold", lambda: cold)
+    monkeypatch.setattr(warmup, "_WARMED", set())
+    monkeypatch.setitem(warmup.WARM_UPS, "probe", lambda: calls.append("probe"))
 
     def reports(ctx):
-        raise RuntimeError(f"warmed={'probe' in suite._WARMED}")
+        raise RuntimeError(f"warmed={'probe' in warmup._WARMED}")
 
     with extra_methods(Method("reports", "smo", reports, warm=("probe",))):
         run = run_suite("quick", ["two_points", "li_hang_7_1"], progress=None, timeout=120.0)
@@ -172,11 +172,11 @@ def test_a_cold_cache_runs_the_uncompiled_methods_first(monkeypatch, cold):
     """On an empty Numba cache a case's worker runs the methods that need no compiled code
     (no warm-up pieces) before the ones that compile, so rows come within seconds; the rows
     keep the plan's order either way."""
-    from maxmargin.verification import suite
+    from maxmargin.verification import warmup
 
-    monkeypatch.setattr(suite, "numba_cache_is_cold", lambda: cold)
-    monkeypatch.setattr(suite, "_WARMED", set())
-    monkeypatch.setitem(suite.WARM_UPS, "probe", lambda: None)
+    monkeypatch.setattr(warmup, "numba_cache_is_cold", lambda: cold)
+    monkeypatch.setattr(warmup, "_WARMED", set())
+    monkeypatch.setitem(warmup.WARM_UPS, "probe", lambda: None)
 
     def turn(ctx):  # the worker's own count: its position in the worker's run
         raise RuntimeError(str(next(_RUN_ORDER)))

@@ -39,7 +39,7 @@ import math
 
 import numpy as np
 
-from maxmargin.verification.cases import Case
+from maxmargin.verification.case import Case
 
 __all__ = ["random_cases", "random_case", "KAPPA_MAX", "reproducer"]
 

@@ -37,166 +37,36 @@ dual_hard           ``"infeasible"`` too
 from __future__ import annotations
 
 import dataclasses
-import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Any
 
 import numpy as np
+from sklearn.datasets import load_breast_cancer, load_iris, load_wine
 
-from maxmargin._validation import check_choice, check_Xy
-from maxmargin.kernels import Kernel, make_kernel, own_points
+from maxmargin._validation import check_choice
+from maxmargin.datasets import load_heart_scale
+from maxmargin.kernels import CallableKernel, PrecomputedKernel, RBFKernel
+from maxmargin.kernels import StringSubsequenceKernel as SSK
+from maxmargin.verification.campaign import random_case
+from maxmargin.verification.case import (
+    AREAS,
+    DATA_DEFAULT,
+    DATA_METHODS,
+    SUITES,
+    Answer,
+    Case,
+    data_cases,
+    make_case,
+    select,
+)
 
 __all__ = ["Answer", "Case", "catalogue", "data_cases", "SUITES", "AREAS", "DATA_METHODS",
-           "select"]
-
-SUITES = ("quick", "full")
-AREAS = (
-    "worked", "synthetic", "degenerate", "scale", "kernel", "infeasible", "real", "strings",
-    "seeds", "random", "data",
-)
-#: Methods that judge any data by the float64 certificate and weak duality against the oracle.
-DATA_METHODS = ("oracle", "smo", "smo/tight", "smo/platt/certified", "primal/certified")
-#: The ones a data run uses unless told otherwise (SMO at SVC's tol 1e-3; the others can take
-#: millions of iterations on unscaled data).
-DATA_DEFAULT = ("oracle", "smo", "primal/certified")
-
-
-@dataclass(frozen=True, eq=False)
-class Answer:
-    """A hand-derived optimum (None where the quantity is not unique or not derived)."""
-
-    alpha: np.ndarray | None = None
-    w: np.ndarray | None = None
-    b: float | None = None
-    b_interval: tuple[float, float] | None = None
-    objective: float = math.nan
-
-
-@dataclass(frozen=True, eq=False)
-class Case:
-    """One verification problem.
-
-    Attributes
-    ----------
-    name : str
-        Unique, used by ``maxmargin verify --case PATTERN``.
-    area : str
-        One of :data:`AREAS`.
-    X, y : arrays
-        The data (read-only).
-    C : float or None
-        ``None`` is the hard margin.
-    kernel : str or Kernel
-        ``"linear"``, ``"rbf"``, ``"poly"`` (``kernel_params`` holds gamma/degree/coef0), or a
-        kernel object (strings, precomputed, callables: ``X`` is then what it takes).
-    methods : tuple of str
-        The methods of the suite that apply (see the module docstring).
-    expected_status : str
-        ``"optimal"``, or ``"infeasible"`` for a hard margin on non-separable data.
-    quick : bool
-        Part of the quick suite (every case is part of the full one).
-    tags : tuple of str
-        ``separable``, ``general_position``, ``2d`` (drawn in the report), ...
-    answer : Answer or None
-        The hand-derived optimum of a worked example.
-    """
-
-    name: str
-    area: str
-    X: np.ndarray
-    y: np.ndarray
-    C: float | None
-    kernel: str | Kernel = "linear"
-    kernel_params: Mapping[str, Any] = field(default_factory=dict)
-    methods: tuple[str, ...] = ()
-    expected_status: str = "optimal"
-    quick: bool = False
-    tags: tuple[str, ...] = ()
-    answer: Answer | None = None
-
-    def __post_init__(self) -> None:
-        X, y = check_Xy(self.X, self.y, points=own_points(self.kernel))
-        X.flags.writeable = False
-        y.flags.writeable = False
-        object.__setattr__(self, "X", X)
-        object.__setattr__(self, "y", y)
-        object.__setattr__(self, "kernel_params", MappingProxyType(dict(self.kernel_params)))
-        check_choice(self.area, "area", AREAS)
-
-    def make_kernel(self) -> Kernel:
-        """The kernel object (``gamma="scale"`` resolved on this case's ``X``)."""
-        return make_kernel(self.kernel, X=self.X, **self.kernel_params)
-
-    @property
-    def is_2d(self) -> bool:
-        return self.X.ndim == 2 and self.X.shape[1] == 2
-
-    @property
-    def kernel_name(self) -> str:
-        """``"linear"``, ``"rbf"``, ... or the kernel object's name (``"string"``, ...)."""
-        return self.kernel if isinstance(self.kernel, str) else self.kernel.name
-
-
-def _methods(
-    C: float | None, kernel: str, separable: bool, perceptron: bool, tags: tuple[str, ...]
-) -> tuple[str, ...]:
-    """The methods that apply to a problem with these properties (module docstring)."""
-    if C is None and not separable:
-        return ("hard_primal", "dual_hard", "smo/wss2", "gilbert", "mdm", "wolfe")
-    methods = ["consensus"]
-    if kernel == "linear":
-        methods += ["primal"] + (["hinge"] if C is not None else [])
-    methods += ["smo/wss2", "smo/wss1", "smo/platt"]
-    if C is None:
-        methods += ["gilbert", "mdm", "wolfe"]
-        if kernel == "linear":
-            methods += ["hulls/gilbert", "hulls/mdm", "hulls/wolfe"]
-            if "general_position" in tags:
-                methods.append("sv_count")
-    if perceptron:
-        methods.append("perceptron")
-    if "quadratic_kernel" in tags:
-        methods.append("feature_map")
-    return tuple(methods)
-
-
-def _case(
-    name: str,
-    area: str,
-    X: np.ndarray,
-    y: np.ndarray,
-    C: float | None,
-    *,
-    separable: bool,
-    quick: bool,
-    perceptron: bool | None = None,
-    kernel: str | Kernel = "linear",
-    tags: tuple[str, ...] = (),
-    answer: Answer | None = None,
-    **kernel_params: Any,
-) -> Case:
-    tags = tags + (("separable",) if separable else ()) + (("2d",) if X.shape[1] == 2 else ())
-    if kernel == "poly" and kernel_params == {"gamma": 1.0, "degree": 2, "coef0": 1.0}:
-        tags += ("quadratic_kernel",)
-    expected = "infeasible" if C is None and not separable else "optimal"
-    perceptron = separable if perceptron is None else perceptron
-    methods = _methods(C, kernel, separable, perceptron, tags)
-    if answer is not None:
-        methods += ("hand",)
-    return Case(
-        name=name, area=area, X=X, y=y, C=C, kernel=kernel, kernel_params=kernel_params,
-        methods=methods, expected_status=expected, quick=quick, tags=tags, answer=answer,
-    )
-
+           "DATA_DEFAULT", "select"]
 
 # --- worked examples (the same hand derivations as tests/fixtures.py, kept independent) -------
 def _worked() -> list[Case]:
     # Two points x+ = (2, 0), x- = (0, 0): the bisector x1 = 1 with w . x+ + b = 1 and
     # w . x- + b = -1 gives w = (1, 0), b = -1; w = a (x+ - x-) with a+ = a- = a gives a = 1/2.
     # Objective 1/2 ||w||^2 = 1/2 = sum(alpha) - 1/2 ||w||^2.
-    two = _case(
+    two = make_case(
         "two_points", "worked", np.array([[2.0, 0.0], [0.0, 0.0]]), np.array([1.0, -1.0]),
         None, separable=True, quick=True, tags=("worked",),
         answer=Answer(alpha=np.array([0.5, 0.5]), w=np.array([1.0, 0.0]), b=-1.0, objective=0.5),
@@ -204,7 +74,7 @@ def _worked() -> list[Case]:
     # Li Hang, Example 7.1: x1 = (3,3), x2 = (4,3) positive, x3 = (1,1) negative. With
     # alpha2 = 0 and alpha1 = alpha3 = a, w = a ((3,3) - (1,1)) = (2a, 2a); the dual
     # 2a - 4a^2 is maximal at a = 1/4: w = (1/2, 1/2), b = 1 - w . x1 = -2, objective 1/4.
-    li_hang = _case(
+    li_hang = make_case(
         "li_hang_7_1", "worked", np.array([[3.0, 3.0], [4.0, 3.0], [1.0, 1.0]]),
         np.array([1.0, 1.0, -1.0]), None, separable=True, quick=True, tags=("worked",),
         answer=Answer(alpha=np.array([0.25, 0.0, 0.25]), w=np.array([0.5, 0.5]), b=-2.0,
@@ -213,7 +83,7 @@ def _worked() -> list[Case]:
     # All alpha at C: x+ = 1, x- = -1, C = 0.1 < 1/2 (the hard-margin alpha), so alpha = C and
     # w = 0.2; alpha = C needs y f <= 1: 0.2 + b <= 1 and 0.2 - b <= 1, so b in [-0.8, 0.8].
     # Dual 0.2 - 1/2 * 0.04 = 0.18 = primal 0.02 + 0.1 * 1.6.
-    all_bound = _case(
+    all_bound = make_case(
         "all_bound_1d", "worked", np.array([[1.0], [-1.0]]), np.array([1.0, -1.0]), 0.1,
         separable=True, quick=True, tags=("worked", "all_bound"),
         answer=Answer(alpha=np.array([0.1, 0.1]), w=np.array([0.2]), b_interval=(-0.8, 0.8),
@@ -222,7 +92,7 @@ def _worked() -> list[Case]:
     # XOR with (1 + x . z)^2: K(x, x) = 9 and K = 1 between distinct points, so every row of
     # Q sums to 8 and alpha_i = a by symmetry: 4a - 16 a^2 is maximal at a = 1/8, D = 1/4;
     # f(x) = x1 x2, b = 0, every point on the margin.
-    xor_poly = _case(
+    xor_poly = make_case(
         "xor_poly2", "worked", np.array([[1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [-1.0, 1.0]]),
         np.array([1.0, 1.0, -1.0, -1.0]), None, separable=True, quick=True, kernel="poly",
         tags=("worked",), answer=Answer(alpha=np.full(4, 0.125), b=0.0, objective=0.25),
@@ -251,12 +121,12 @@ def _synthetic() -> list[Case]:
     cases = []
     for n, d, quick in ((20, 2, True), (60, 5, True), (200, 10, False)):
         X, y = _clouds(n, d, seed=100 + n + d, separation=3.0, slab=0.3)
-        cases.append(_case(f"separable_n{n}_d{d}", "synthetic", X, y, None, separable=True,
+        cases.append(make_case(f"separable_n{n}_d{d}", "synthetic", X, y, None, separable=True,
                            quick=quick, tags=("general_position",)))
     for n, d, C, quick in ((40, 2, 1.0, True), (100, 3, 0.5, True), (300, 8, 1.0, False),
                            (500, 20, 0.1, False)):
         X, y = _clouds(n, d, seed=200 + n + d, separation=2.0, slab=None)
-        cases.append(_case(f"overlap_n{n}_d{d}_C{C:g}", "synthetic", X, y, C, separable=False,
+        cases.append(make_case(f"overlap_n{n}_d{d}_C{C:g}", "synthetic", X, y, C, separable=False,
                            quick=quick))
     return cases
 
@@ -264,21 +134,21 @@ def _synthetic() -> list[Case]:
 def _degenerate() -> list[Case]:
     X, y = _clouds(16, 2, seed=301, separation=3.0, slab=0.5)
     # every point twice: the duplicated support vectors make alpha non-unique
-    dup = _case("duplicates", "degenerate", np.vstack([X, X]), np.concatenate([y, y]), None,
+    dup = make_case("duplicates", "degenerate", np.vstack([X, X]), np.concatenate([y, y]), None,
                 separable=True, quick=True)
     # collinear margin points: each class on a vertical line (x1 = +-1), plus points behind;
     # six points on the margin in 2-D, so alpha is not unique
     h = np.array([0.0, 1.0, 2.0, -1.5])
     Xc = np.vstack([np.column_stack([np.ones(4), h]), np.column_stack([-np.ones(4), h]),
                     [[2.5, 0.5], [-3.0, 1.0]]])
-    col = _case("collinear", "degenerate", Xc, np.array([1.0] * 4 + [-1.0] * 4 + [1.0, -1.0]),
+    col = make_case("collinear", "degenerate", Xc, np.array([1.0] * 4 + [-1.0] * 4 + [1.0, -1.0]),
                 None, separable=True, quick=True)
     # symmetric square: four points on the margin in 2-D (d + 2 = 4 > d + 1 margin points)
-    sq = _case("square_margin", "degenerate",
+    sq = make_case("square_margin", "degenerate",
                np.array([[1.0, 1.0], [1.0, -1.0], [-1.0, 1.0], [-1.0, -1.0]]),
                np.array([1.0, 1.0, -1.0, -1.0]), None, separable=True, quick=False)
     Xo, yo = _clouds(60, 3, seed=302, separation=1.0, slab=None)
-    small_c = _case("overlap_small_C", "degenerate", Xo, yo, 0.01, separable=False, quick=False,
+    small_c = make_case("overlap_small_C", "degenerate", Xo, yo, 0.01, separable=False, quick=False,
                     tags=("all_bound",))
     return [dup, col, sq, small_c]
 
@@ -292,12 +162,12 @@ def _scale() -> list[Case]:
     # conditioning question of its own (1e3 X with C = 1 would be C = 1e6: SMO, like LIBSVM,
     # needs ~1e8 iterations there).
     return [
-        _case("scale_1e-3", "scale", 1e-3 * X, y, None, separable=True, quick=True,
+        make_case("scale_1e-3", "scale", 1e-3 * X, y, None, separable=True, quick=True,
               tags=("general_position",)),
-        _case("scale_1e3", "scale", 1e3 * X, y, None, separable=True, quick=True,
+        make_case("scale_1e3", "scale", 1e3 * X, y, None, separable=True, quick=True,
               tags=("general_position",)),
-        _case("scale_1e3_soft", "scale", 1e3 * Xo, yo, 1e-6, separable=False, quick=False),
-        _case("scale_1e-3_soft", "scale", 1e-3 * Xo, yo, 1e3, separable=False, quick=False),
+        make_case("scale_1e3_soft", "scale", 1e3 * Xo, yo, 1e-6, separable=False, quick=False),
+        make_case("scale_1e-3_soft", "scale", 1e-3 * Xo, yo, 1e3, separable=False, quick=False),
     ]
 
 
@@ -330,7 +200,6 @@ def _reproducers() -> list[Case]:
     Xc, yc = np.column_stack([t, 2.0 * t]), np.where(np.sin(3.0 * t) > 0, 1.0, -1.0)
     Xd, yd = _clouds(30, 2, seed=701, separation=2.0, slab=None)
     Xd, yd = np.vstack([Xd, Xd[:1]]), np.append(yd, -yd[0])
-    from maxmargin.verification.campaign import random_case  # imports this module
 
     low_rank = dataclasses.replace(
         random_case(77, 199), name="collinear_poly3_rank4", area="kernel", quick=True,
@@ -370,13 +239,13 @@ def _kernel_cases() -> list[Case]:
     rng = np.random.default_rng(502)
     Xn = np.vstack([Xx + 0.2 * rng.normal(size=(4, 2)) for _ in range(10)])
     return [
-        _case("circle_poly2", "kernel", X, y, None, separable=True, quick=True, kernel="poly",
+        make_case("circle_poly2", "kernel", X, y, None, separable=True, quick=True, kernel="poly",
               gamma=1.0, degree=2, coef0=1.0),
-        _case("circle_rbf", "kernel", X, y, 10.0, separable=True, quick=True, kernel="rbf",
+        make_case("circle_rbf", "kernel", X, y, 10.0, separable=True, quick=True, kernel="rbf",
               gamma=0.5),
-        _case("circle_rbf_hard", "kernel", X, y, None, separable=True, quick=False,
+        make_case("circle_rbf_hard", "kernel", X, y, None, separable=True, quick=False,
               kernel="rbf", gamma=0.5),
-        _case("xor_rbf_soft", "kernel", Xn, np.tile(yx, 10), 1.0, separable=True, quick=False,
+        make_case("xor_rbf_soft", "kernel", Xn, np.tile(yx, 10), 1.0, separable=True, quick=False,
               kernel="rbf", gamma=1.0),
     ]
 
@@ -384,10 +253,10 @@ def _kernel_cases() -> list[Case]:
 def _infeasible() -> list[Case]:
     X, y = _clouds(40, 2, seed=601, separation=1.0, slab=None)
     return [
-        _case("xor_linear_hard", "infeasible",
+        make_case("xor_linear_hard", "infeasible",
               np.array([[1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [-1.0, 1.0]]),
               np.array([1.0, 1.0, -1.0, -1.0]), None, separable=False, quick=True),
-        _case("overlap_hard", "infeasible", X, y, None, separable=False, quick=True),
+        make_case("overlap_hard", "infeasible", X, y, None, separable=False, quick=True),
     ]
 
 
@@ -400,15 +269,12 @@ def _pair(X: np.ndarray, labels: np.ndarray, pos: int, neg: int, scale: bool):
 
 
 def _real(full: bool) -> list[Case]:
-    from sklearn.datasets import load_breast_cancer, load_iris, load_wine
-
-    from maxmargin.datasets import load_heart_scale
 
     iris = load_iris()
     Xi, yi = _pair(iris.data, iris.target, 0, 1, scale=False)
-    cases = [_case("iris_setosa_versicolor", "real", Xi, yi, None, separable=True, quick=True)]
+    cases = [make_case("iris_setosa_versicolor", "real", Xi, yi, None, separable=True, quick=True)]
     Xh, yh = load_heart_scale()
-    cases.append(_case("heart_scale", "real", Xh, yh, 1.0, separable=False, quick=True))
+    cases.append(make_case("heart_scale", "real", Xh, yh, 1.0, separable=False, quick=True))
     if not full:
         return cases
     Xv, yv = _pair(iris.data, iris.target, 1, 2, scale=False)
@@ -420,19 +286,19 @@ def _real(full: bool) -> list[Case]:
     Xb = (bc.data - bc.data.mean(axis=0)) / bc.data.std(axis=0)
     yb = np.where(bc.target == 1, 1.0, -1.0)
     cases += [
-        _case("iris_versicolor_virginica", "real", Xv, yv, 1.0, separable=False, quick=False),
-        _case("iris_setosa_virginica", "real", Xs, ys, None, separable=True, quick=False),
-        _case("wine_0_1", "real", Xw, yw, 1.0, separable=True, quick=False),
-        _case("wine_1_2", "real", Xw2, yw2, 0.5, separable=True, quick=False),
+        make_case("iris_versicolor_virginica", "real", Xv, yv, 1.0, separable=False, quick=False),
+        make_case("iris_setosa_virginica", "real", Xs, ys, None, separable=True, quick=False),
+        make_case("wine_0_1", "real", Xw, yw, 1.0, separable=True, quick=False),
+        make_case("wine_1_2", "real", Xw2, yw2, 0.5, separable=True, quick=False),
         # separable, but with a tiny margin: (R / gamma)^2 ~ 1e8, too slow for the perceptron
-        _case("breast_cancer", "real", Xb, yb, 1.0, separable=True, perceptron=False,
+        make_case("breast_cancer", "real", Xb, yb, 1.0, separable=True, perceptron=False,
               quick=False),
         # raw features (|x| up to ~4e3): float32 SMO used to return a wrong "optimal" here;
         # separable like its standardised twin (an affine map per feature keeps separability)
         Case("breast_cancer_raw", "real", bc.data, yb, 1.0, tags=("separable",),
              methods=("oracle", "smo", "primal/certified"), quick=False),
         # separable in the RBF feature space (its Gram matrix is positive definite)
-        _case("heart_scale_rbf", "real", Xh, yh, 1.0, separable=True, quick=False,
+        make_case("heart_scale_rbf", "real", Xh, yh, 1.0, separable=True, quick=False,
               kernel="rbf", gamma="scale"),
     ]
     return cases
@@ -455,8 +321,6 @@ def motif_strings(n: int, seed: int, motif: str = "ab") -> tuple[list[str], np.n
 def _strings_and_engine() -> list[Case]:
     """Seed 004's string kernel, and kernels given as a Gram matrix or a callable (checked
     against the built-in they reproduce by the ``same_as_builtin`` method)."""
-    from maxmargin.kernels import CallableKernel, PrecomputedKernel, RBFKernel
-    from maxmargin.kernels import StringSubsequenceKernel as SSK
 
     X, y = motif_strings(40, 701)
     short, y_short = motif_strings(12, 702)
@@ -506,61 +370,3 @@ def catalogue(suite: str = "quick") -> tuple[Case, ...]:
     return tuple(c for c in cases if full or c.quick)
 
 
-def select(cases: tuple[Case, ...], pattern: str | None) -> tuple[Case, ...]:
-    """The cases whose name matches the shell-style ``pattern`` (a plain substring also
-    matches); all of them for ``None``."""
-    import fnmatch
-
-    if pattern is None:
-        return cases
-    if not isinstance(pattern, str) or not pattern:
-        raise ValueError(f"`case` must be a non-empty name pattern; got {pattern!r}.")
-    return tuple(c for c in cases if fnmatch.fnmatch(c.name, pattern) or pattern in c.name)
-
-
-def data_cases(
-    X: np.ndarray,
-    labels: Any,
-    *,
-    name: str = "data",
-    C: float = 1.0,
-    kernel: str | Kernel = "linear",
-    methods: tuple[str, ...] | None = None,
-    positive: Any = None,
-    **kernel_params: Any,
-) -> tuple[Case, ...]:
-    """A user's labelled data as cases (area ``data``): one per binary problem of
-    :func:`maxmargin.datasets.binary_problems` (the two classes; or each pair of classes; or
-    ``positive`` against the rest), each judged by the certified methods (``methods``, among
-    :data:`DATA_METHODS`, default :data:`DATA_DEFAULT`: the oracle's own certificate, SMO at
-    tol 1e-3 (``smo/tight``: 1e-6), Platt's SMO, and for the linear kernel the primal form;
-    every answer called optimal must meet its float64 certificate and weak duality against the
-    oracle both ways). ``gamma="scale"`` is resolved on all of ``X``
-    (as SVC does), so every pair uses the same kernel.
-    """
-    from maxmargin._validation import check_positive
-    from maxmargin.datasets import binary_problems
-
-    C = check_positive(C, "C")
-    kern = make_kernel(kernel, X=X, **kernel_params)
-    params = {} if kern.name == "linear" else dict(zip(("gamma", "coef0", "degree"),
-                                                     kern.params, strict=True))
-    if "degree" in params:
-        params["degree"] = int(params["degree"])
-    if kern.name == "rbf":
-        params = {"gamma": params["gamma"]}
-    allowed = tuple(m for m in DATA_METHODS if m != "primal/certified" or kern.name == "linear")
-    chosen = tuple(m for m in DATA_DEFAULT if m in allowed) if methods is None else tuple(methods)
-    for m in chosen:
-        if m not in allowed:
-            raise ValueError(
-                f"`methods` must be among {', '.join(allowed)} for this kernel; got {m!r}."
-            )
-    cases = []
-    for problem in binary_problems(labels, positive):
-        cases.append(Case(
-            name=f"{name}:{problem.name}", area="data", X=X[problem.index], y=problem.y, C=C,
-            kernel=kern.name, kernel_params=params, methods=chosen,
-            tags=(problem.describe(),),
-        ))
-    return tuple(cases)

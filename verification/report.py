@@ -41,7 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from maxmargin.verification.suite import COLUMNS, SECTIONS, Artifacts, Row, SuiteRun
+from maxmargin.verification.context import Artifacts
+from maxmargin.verification.suite import SuiteRun
+from maxmargin.verification.table import COLUMNS, SECTIONS, Row, rows_document
 
 __all__ = ["write_report", "versions", "render_markdown", "FIGURES"]
 
@@ -346,9 +348,7 @@ def _fig_cases(art: Artifacts, path: Path) -> bool:
 
 # --- writing ----------------------------------------------------------------------------------
 def _write_results(run: SuiteRun, directory: Path) -> None:
-    schema = [{"name": n, "description": d} for n, d in COLUMNS]
-    payload = {"schema": schema, "suite": run.suite, "pattern": run.pattern,
-               "versions": versions(), "rows": [r.to_dict() for r in run.rows]}
+    payload = rows_document(run.rows, run.suite, run.pattern) | {"versions": versions()}
     (directory / "results.json").write_text(json.dumps(payload, indent=1) + "\n")
     with open(directory / "results.csv", "w", newline="") as fh:
         writer = csv.writer(fh)

@@ -1,0 +1,219 @@
+"""What a verification case is: :class:`Case` (one SVM problem, the checks that apply to it and
+the status they must reach), :func:`make_case`, name selection, and a user's data as cases.
+
+The named catalogue is :mod:`maxmargin.verification.cases`; the random campaign is
+:mod:`maxmargin.verification.campaign`. The checks a case lists are those of
+:mod:`maxmargin.verification.checks` (see the table in :mod:`maxmargin.verification.cases`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from maxmargin._validation import check_choice, check_positive, check_Xy
+from maxmargin.datasets import binary_problems
+from maxmargin.kernels import Kernel, make_kernel, own_points
+
+__all__ = ["Answer", "Case", "make_case", "case_methods", "data_cases", "select", "SUITES",
+           "AREAS", "DATA_METHODS", "DATA_DEFAULT"]
+
+SUITES = ("quick", "full")
+AREAS = (
+    "worked", "synthetic", "degenerate", "scale", "kernel", "infeasible", "real", "strings",
+    "seeds", "random", "data",
+)
+#: Methods that judge any data by the float64 certificate and weak duality against the oracle.
+DATA_METHODS = ("oracle", "smo", "smo/tight", "smo/platt/certified", "primal/certified")
+#: The ones a data run uses unless told otherwise (SMO at SVC's tol 1e-3; the others can take
+#: millions of iterations on unscaled data).
+DATA_DEFAULT = ("oracle", "smo", "primal/certified")
+
+
+@dataclass(frozen=True, eq=False)
+class Answer:
+    """A hand-derived optimum (None where the quantity is not unique or not derived)."""
+
+    alpha: np.ndarray | None = None
+    w: np.ndarray | None = None
+    b: float | None = None
+    b_interval: tuple[float, float] | None = None
+    objective: float = math.nan
+
+
+@dataclass(frozen=True, eq=False)
+class Case:
+    """One verification problem.
+
+    Attributes
+    ----------
+    name : str
+        Unique, used by ``maxmargin verify --case PATTERN``.
+    area : str
+        One of :data:`AREAS`.
+    X, y : arrays
+        The data (read-only).
+    C : float or None
+        ``None`` is the hard margin.
+    kernel : str or Kernel
+        ``"linear"``, ``"rbf"``, ``"poly"`` (``kernel_params`` holds gamma/degree/coef0), or a
+        kernel object (strings, precomputed, callables: ``X`` is then what it takes).
+    methods : tuple of str
+        The methods of the suite that apply (see the module docstring).
+    expected_status : str
+        ``"optimal"``, or ``"infeasible"`` for a hard margin on non-separable data.
+    quick : bool
+        Part of the quick suite (every case is part of the full one).
+    tags : tuple of str
+        ``separable``, ``general_position``, ``2d`` (drawn in the report), ...
+    answer : Answer or None
+        The hand-derived optimum of a worked example.
+    """
+
+    name: str
+    area: str
+    X: np.ndarray
+    y: np.ndarray
+    C: float | None
+    kernel: str | Kernel = "linear"
+    kernel_params: Mapping[str, Any] = field(default_factory=dict)
+    methods: tuple[str, ...] = ()
+    expected_status: str = "optimal"
+    quick: bool = False
+    tags: tuple[str, ...] = ()
+    answer: Answer | None = None
+
+    def __post_init__(self) -> None:
+        X, y = check_Xy(self.X, self.y, points=own_points(self.kernel))
+        X.flags.writeable = False
+        y.flags.writeable = False
+        object.__setattr__(self, "X", X)
+        object.__setattr__(self, "y", y)
+        object.__setattr__(self, "kernel_params", MappingProxyType(dict(self.kernel_params)))
+        check_choice(self.area, "area", AREAS)
+
+    def make_kernel(self) -> Kernel:
+        """The kernel object (``gamma="scale"`` resolved on this case's ``X``)."""
+        return make_kernel(self.kernel, X=self.X, **self.kernel_params)
+
+    @property
+    def is_2d(self) -> bool:
+        return self.X.ndim == 2 and self.X.shape[1] == 2
+
+    @property
+    def kernel_name(self) -> str:
+        """``"linear"``, ``"rbf"``, ... or the kernel object's name (``"string"``, ...)."""
+        return self.kernel if isinstance(self.kernel, str) else self.kernel.name
+
+
+def case_methods(
+    C: float | None, kernel: str, separable: bool, perceptron: bool, tags: tuple[str, ...]
+) -> tuple[str, ...]:
+    """The methods that apply to a problem with these properties (module docstring)."""
+    if C is None and not separable:
+        return ("hard_primal", "dual_hard", "smo/wss2", "gilbert", "mdm", "wolfe")
+    methods = ["consensus"]
+    if kernel == "linear":
+        methods += ["primal"] + (["hinge"] if C is not None else [])
+    methods += ["smo/wss2", "smo/wss1", "smo/platt"]
+    if C is None:
+        methods += ["gilbert", "mdm", "wolfe"]
+        if kernel == "linear":
+            methods += ["hulls/gilbert", "hulls/mdm", "hulls/wolfe"]
+            if "general_position" in tags:
+                methods.append("sv_count")
+    if perceptron:
+        methods.append("perceptron")
+    if "quadratic_kernel" in tags:
+        methods.append("feature_map")
+    return tuple(methods)
+
+
+def make_case(
+    name: str,
+    area: str,
+    X: np.ndarray,
+    y: np.ndarray,
+    C: float | None,
+    *,
+    separable: bool,
+    quick: bool,
+    perceptron: bool | None = None,
+    kernel: str | Kernel = "linear",
+    tags: tuple[str, ...] = (),
+    answer: Answer | None = None,
+    **kernel_params: Any,
+) -> Case:
+    tags = tags + (("separable",) if separable else ()) + (("2d",) if X.shape[1] == 2 else ())
+    if kernel == "poly" and kernel_params == {"gamma": 1.0, "degree": 2, "coef0": 1.0}:
+        tags += ("quadratic_kernel",)
+    expected = "infeasible" if C is None and not separable else "optimal"
+    perceptron = separable if perceptron is None else perceptron
+    methods = case_methods(C, kernel, separable, perceptron, tags)
+    if answer is not None:
+        methods += ("hand",)
+    return Case(
+        name=name, area=area, X=X, y=y, C=C, kernel=kernel, kernel_params=kernel_params,
+        methods=methods, expected_status=expected, quick=quick, tags=tags, answer=answer,
+    )
+
+
+def select(cases: tuple[Case, ...], pattern: str | None) -> tuple[Case, ...]:
+    """The cases whose name matches the shell-style ``pattern`` (a plain substring also
+    matches); all of them for ``None``."""
+    if pattern is None:
+        return cases
+    if not isinstance(pattern, str) or not pattern:
+        raise ValueError(f"`case` must be a non-empty name pattern; got {pattern!r}.")
+    return tuple(c for c in cases if fnmatch.fnmatch(c.name, pattern) or pattern in c.name)
+
+
+def data_cases(
+    X: np.ndarray,
+    labels: Any,
+    *,
+    name: str = "data",
+    C: float = 1.0,
+    kernel: str | Kernel = "linear",
+    methods: tuple[str, ...] | None = None,
+    positive: Any = None,
+    **kernel_params: Any,
+) -> tuple[Case, ...]:
+    """A user's labelled data as cases (area ``data``): one per binary problem of
+    :func:`maxmargin.datasets.binary_problems` (the two classes; or each pair of classes; or
+    ``positive`` against the rest), each judged by the certified methods (``methods``, among
+    :data:`DATA_METHODS`, default :data:`DATA_DEFAULT`: the oracle's own certificate, SMO at
+    tol 1e-3 (``smo/tight``: 1e-6), Platt's SMO, and for the linear kernel the primal form;
+    every answer called optimal must meet its float64 certificate and weak duality against the
+    oracle both ways). ``gamma="scale"`` is resolved on all of ``X``
+    (as SVC does), so every pair uses the same kernel.
+    """
+    C = check_positive(C, "C")
+    kern = make_kernel(kernel, X=X, **kernel_params)
+    params = {} if kern.name == "linear" else dict(zip(("gamma", "coef0", "degree"),
+                                                     kern.params, strict=True))
+    if "degree" in params:
+        params["degree"] = int(params["degree"])
+    if kern.name == "rbf":
+        params = {"gamma": params["gamma"]}
+    allowed = tuple(m for m in DATA_METHODS if m != "primal/certified" or kern.name == "linear")
+    chosen = tuple(m for m in DATA_DEFAULT if m in allowed) if methods is None else tuple(methods)
+    for m in chosen:
+        if m not in allowed:
+            raise ValueError(
+                f"`methods` must be among {', '.join(allowed)} for this kernel; got {m!r}."
+            )
+    cases = []
+    for problem in binary_problems(labels, positive):
+        cases.append(Case(
+            name=f"{name}:{problem.name}", area="data", X=X[problem.index], y=problem.y, C=C,
+            kernel=kern.name, kernel_params=params, methods=chosen,
+            tags=(problem.describe(),),
+        ))
+    return tuple(cases)

@@ -1,0 +1,134 @@
+"""What the checks of one case share: the case, its kernel, the oracle (solved once), the
+figures' artifacts; what a check returns (:class:`Outcome`) and what a check is
+(:class:`Method`).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from maxmargin.formulations import hard_margin_primal, hinge_loss, soft_margin_primal, svm_dual
+from maxmargin.results import SVMSolution
+from maxmargin.verification.bounds import BoundCheck
+from maxmargin.verification.case import Case
+from maxmargin.verification.crosscheck import CrossCheck
+
+__all__ = ["Outcome", "Artifacts", "Context", "Method"]
+
+
+@dataclass
+class Outcome:
+    """What a method's run returns to the runner (everything else of the row is derived)."""
+
+    status: str
+    oracle: str
+    tolerances: str = ""
+    iterations: int = -1
+    runtime: float = math.nan
+    check: CrossCheck | None = None
+    bounds: tuple[BoundCheck, ...] = ()
+    reasons: list[str] = field(default_factory=list)
+    #: the certified rows' numbers (rows with a ``check`` take them from it)
+    objective_error: float = math.nan
+    kkt_max: float = math.nan
+    duality_gap: float = math.nan
+
+
+@dataclass
+class Artifacts:
+    """Data for the figures (see the module docstring); deterministic."""
+
+    histories: dict[tuple[str, str], dict[str, np.ndarray]] = field(default_factory=dict)
+    pictures: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: per case: ``"n"``, ``"C"``, ``"kernel"`` (for the figures' panel titles)
+    cases: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def update(self, other: Artifacts) -> None:
+        """Take in another run's artifacts (a guarded worker's)."""
+        self.histories.update(other.histories)
+        self.pictures.update(other.pictures)
+        self.cases.update(other.cases)
+
+
+class Context:
+    """What the methods of one case share: the case, its kernel, the oracle, the artifacts."""
+
+    def __init__(self, case: Case, artifacts: Artifacts) -> None:
+        self.case = case
+        self.kernel = case.make_kernel()
+        self.artifacts = artifacts
+        artifacts.cases[case.name] = {"n": case.X.shape[0], "C": case.C,
+                                      "kernel": self.kernel.describe()}
+        self._oracle: SVMSolution | None = None
+        self._oracle_error: Exception | None = None
+
+    @property
+    def oracle(self) -> SVMSolution:
+        """The ground truth: ``svm_dual(X, y, C, kernel).solve()`` (Clarabel), solved once;
+        for the linear kernel, a primal form when the dual's answer is not certified.
+
+        An exception is kept and raised again to every method that needs the oracle.
+        """
+        if self._oracle_error is not None:
+            raise RuntimeError(f"the oracle failed: {self._oracle_error}")
+        if self._oracle is None:
+            c = self.case
+            try:
+                self._oracle = svm_dual(c.X, c.y, c.C, kernel=self.kernel).solve()
+                if self._oracle.status not in ("optimal", "infeasible") and (
+                    self.kernel.name == "linear"
+                ):
+                    self._oracle = self._primal_oracle(self._oracle)
+            except Exception as exc:
+                self._oracle_error = exc
+                raise
+        return self._oracle
+
+    def _primal_oracle(self, dual: SVMSolution) -> SVMSolution:
+        """Linear kernel, dual not certified: the primal forms (also CVXPY oracles) in turn;
+        the first certified one is the ground truth, else the dual's answer stays."""
+
+
+        c = self.case
+        forms = ([lambda: hard_margin_primal(c.X, c.y)] if c.C is None else
+                 [lambda: soft_margin_primal(c.X, c.y, c.C), lambda: hinge_loss(c.X, c.y, c.C)])
+        for form in forms:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                sol = form().solve()
+            if sol.status == "optimal":
+                return sol
+        return dual
+
+    @property
+    def solved(self) -> bool:
+        """Whether the oracle has been solved to optimality."""
+        return self._oracle is not None and self._oracle.status == "optimal"
+
+    def keep_history(self, method: str, **arrays: Any) -> None:
+        self.artifacts.histories[(self.case.name, method)] = {
+            k: np.asarray(v, dtype=np.float64) for k, v in arrays.items()
+        }
+
+
+@dataclass(frozen=True)
+class Method:
+    """A method of the suite: ``run(context) -> Outcome``.
+
+    The standard methods (:data:`METHODS`) run on the cases that list their name in
+    ``Case.methods``; an extra method (:func:`extra_methods`) runs on the cases its optional
+    ``applies`` predicate accepts (all cases without one).
+    """
+
+    name: str
+    section: str
+    run: Callable[[Context], Outcome]
+    applies: Callable[[Case], bool] | None = None
+    #: the compiled code it runs, as keys of :data:`WARM_UPS` (warmed up before its worker forks)
+    warm: tuple[str, ...] = ()
