@@ -13,6 +13,8 @@ CLARABEL  ``tol_gap_abs = tol_gap_rel = tol_feas = 1e-10``, ``tol_ktratio = 1e-8
 OSQP      ``eps_abs = eps_rel = 1e-9``, solution polishing on, ``max_iter = 200_000``
           (CVXPY's OSQP defaults stop at 1e-5 and OSQP's own at 1e-3: visibly wrong ``b``).
 SCS       ``eps_abs = eps_rel = 1e-9``, ``max_iters = 200_000``.
+PIQP      ``eps_abs = eps_rel = 1e-10``, ``max_iter = 500`` (a proximal interior-point method:
+          the second interior-point solver of the retry chain).
 ========  ======================================================================================
 
 Any other installed CVXPY solver can be named; its options are passed through unchanged.
@@ -84,6 +86,8 @@ __all__ = [
     "polish_alpha",
     "judge_svm",
     "twin_scales",
+    "feature_centre",
+    "centred",
     "svm_fallback",
 ]
 
@@ -115,6 +119,8 @@ def _default_options(solver: str) -> dict[str, Any]:
         return {"eps_abs": 1e-9, "eps_rel": 1e-9, polish_key: True, "max_iter": 200_000}
     if solver == "SCS":
         return {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200_000}
+    if solver == "PIQP":
+        return {"eps_abs": 1e-10, "eps_rel": 1e-10, "max_iter": 500}
     return {}
 
 
@@ -242,11 +248,12 @@ class Formulation:
     the model (data divided by ``s``; for the SVM ``C`` times ``s^2``, see each family), maps the
     answer back, and judges it by its float64 certificate (:mod:`maxmargin.certificate`):
     ``"optimal"`` only when it meets ``ORACLE_KKT``/``ORACLE_GAP`` (``ORACLE_HULL_GAP`` for the
-    nearest-point forms). Otherwise it retries -- the unscaled model, then (soft margin) the
-    hard-margin optimum when ``max alpha <= C`` (:func:`svm_fallback`), then (when no solver
-    was named) OSQP -- and returns the best answer found, ``"inaccurate"`` with a
-    :class:`~maxmargin.exceptions.ConvergenceWarning` if none is certified. ``message`` lists the
-    attempts. The ``method`` of the result is ``"cvxpy/<name>/<SOLVER>"``.
+    nearest-point forms). Otherwise it retries -- (when no solver was named) PIQP on the twin,
+    the unscaled model, then (soft margin) the hard-margin optimum when ``max alpha <= C``
+    (:func:`svm_fallback`), then (when no solver was named) OSQP -- and returns the best answer
+    found, ``"inaccurate"`` with a :class:`~maxmargin.exceptions.ConvergenceWarning` if none is
+    certified. ``message`` lists the attempts. The ``method`` of the result is
+    ``"cvxpy/<name>/<SOLVER>"``.
     """
 
     __slots__ = ("name", "problem", "variables", "polish", "_extract", "_model", "_scales",
@@ -322,6 +329,10 @@ class Formulation:
         if self._fallback is not None:
             attempts.append((None, name))  # the hard-margin shortcut (see svm_fallback)
         if solver is None and self._scales:
+            # a second interior-point method (PIQP's proximal steps take ill-conditioned
+            # twins Clarabel stops short on), then a first-order one
+            if "PIQP" in cp.installed_solvers():
+                attempts.insert(1, (self._scales[0], "PIQP"))
             attempts.append((self._scales[0], "OSQP"))
         notes: list[str] = []
         best = None
@@ -442,6 +453,18 @@ def svm_fallback(
         ), strict=True)
 
     return fallback
+
+
+def feature_centre(X: Any) -> np.ndarray:
+    """The mean of the rows of dense ``X`` (zeros for sparse ``X``: centring would fill it)."""
+    if hasattr(X, "tocsr"):
+        return np.zeros(X.shape[1])
+    return np.asarray(X, dtype=np.float64).mean(axis=0)
+
+
+def centred(X: Any) -> Any:
+    """``X`` minus :func:`feature_centre` (sparse ``X`` unchanged)."""
+    return X if hasattr(X, "tocsr") else X - feature_centre(X)
 
 
 def data_scale(F: np.ndarray) -> float:

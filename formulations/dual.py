@@ -39,13 +39,14 @@ from maxmargin._validation import check_C, check_choice, check_sample_weight, ch
 from maxmargin.formulations._common import (
     Formulation,
     SolveOutcome,
+    feature_centre,
     hard_margin_precheck,
     judge_svm,
     svm_fallback,
     svm_solution,
     twin_scales,
 )
-from maxmargin.kernels import Kernel, LinearKernel, make_kernel, own_points, precomputed
+from maxmargin.kernels import Kernel, LinearKernel, _dot, make_kernel, own_points, precomputed
 from maxmargin.results import SVMSolution
 from maxmargin.tolerances import EIG_RTOL, NEG_EIG_RTOL
 
@@ -55,8 +56,18 @@ __all__ = ["svm_dual", "gram_factor", "EIG_RTOL", "NEG_EIG_RTOL", "FACTOR_MAX_RA
 FACTOR_MAX_RANK_RATIO = 0.25
 
 
-def gram_factor(kernel: Kernel, X: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-    """A factor ``F`` with ``F F^T = K(X, X)``, and the Gram matrix (None for the linear kernel).
+def gram_factor(kernel: Kernel, X: Any) -> tuple[Any, np.ndarray | None, np.ndarray | None]:
+    """A factor ``F`` with ``F F^T = K(X, X)`` (up to a centring that leaves the dual's
+    objective unchanged), the Gram matrix (None for the linear kernel), and the centring's
+    shift ``u`` (None when there is none): ``F F^T v = K v - (u . v) 1`` for ``1 . v = 0``, so an
+    intercept ``b'`` of the factor's model is ``b = b' - u . v`` in the user's units.
+
+    Linear kernel: ``F = X - mean(X)`` when ``d <= n`` and ``X`` is dense; otherwise (wide or
+    sparse data) the factor of the ``n x n`` Gram matrix of the centred points, whose rank is at
+    most ``n``. Centring changes ``K`` into ``K_c = K - 1 m^T - m 1^T + mu 1 1^T``, and
+    ``v^T K_c v = v^T K v`` for every ``v = alpha * y`` with ``y . alpha = 0``: the same dual,
+    but without the cancellation of data far from the origin. (The RBF kernel's Gram matrix is
+    computed on centred data already; see :class:`~maxmargin.kernels.RBFKernel`.)
 
     Raises
     ------
@@ -64,8 +75,22 @@ def gram_factor(kernel: Kernel, X: np.ndarray) -> tuple[np.ndarray, np.ndarray |
         If the Gram matrix has a clearly negative eigenvalue (e.g. ``poly`` with ``coef0 < 0``).
     """
     if isinstance(kernel, LinearKernel):
-        return X, None
+        if not hasattr(X, "tocsr"):
+            c = feature_centre(X)
+            Xc = X - c
+            if X.shape[1] <= X.shape[0]:
+                return Xc, None, X @ c
+            return _eigen_factor(Xc @ Xc.T, kernel), None, X @ c
+        K = _dot(X, X)  # sparse: n x n, dense; then centred: H K H with H = I - 1 1^T / n
+        m = K.mean(axis=0)
+        K = K - m[:, None] - m[None, :] + m.mean()
+        return _eigen_factor(0.5 * (K + K.T), kernel), None, m
     K = kernel.gram(X)
+    return _eigen_factor(K, kernel), K, None
+
+
+def _eigen_factor(K: np.ndarray, kernel: Kernel) -> np.ndarray:
+    """``V sqrt(L)`` over the eigenvalues above ``EIG_RTOL`` times the largest."""
     lam, V = np.linalg.eigh(K)
     top = float(lam[-1])
     if lam[0] < -NEG_EIG_RTOL * max(1.0, top):
@@ -75,7 +100,7 @@ def gram_factor(kernel: Kernel, X: np.ndarray) -> tuple[np.ndarray, np.ndarray |
             "A polynomial kernel needs coef0 >= 0."
         )
     keep = lam > EIG_RTOL * top
-    return V[:, keep] * np.sqrt(lam[keep]), K
+    return V[:, keep] * np.sqrt(lam[keep])
 
 
 def svm_dual(
@@ -132,7 +157,7 @@ def svm_dual(
     box = C if C is None or sw is None else C * sw
     kern = make_kernel(kernel, gamma=gamma, degree=degree, coef0=coef0, X=X)
     check_choice(model, "model", ("auto", "factor", "gram"))
-    F, K = gram_factor(kern, X)
+    F, K, shift = gram_factor(kern, X)
     n = X.shape[0]
     if model == "auto":  # sparse data keeps its sparse factor (the Gram form is n x n dense)
         model = ("factor" if hasattr(F, "tocsr") or F.shape[1] <= FACTOR_MAX_RANK_RATIO * n
@@ -158,6 +183,8 @@ def svm_dual(
         def extract(outcome: SolveOutcome, method: str, polish: bool) -> SVMSolution:
             solved = outcome.has_values and alpha.value is not None
             b_dual = balance.dual_value if solved else None
+            if b_dual is not None and shift is not None:  # the factor's b' -> the user's b
+                b_dual = float(b_dual) - float(shift @ (y * alpha.value)) / (s * s)
             return svm_solution(
                 outcome, method, alpha=alpha.value / (s * s) if solved else None, X=X, y=y,
                 C=C, kernel=kern, b_solver=None if b_dual is None else float(b_dual), gram=K,

@@ -336,7 +336,7 @@ def opposite_duplicates(X: np.ndarray, y: np.ndarray) -> tuple[int, int] | None:
     no hard-margin separator exists (found by sorting the rows, ``O(n d log n)``).
     """
     if hasattr(X, "tocsr"):  # sparse rows: identical rows have identical (indices, values)
-        X = X.tocsr()
+        X = X.tocsr(copy=True)  # canonicalised on a copy: the input is never modified
         X.sum_duplicates()
         X.eliminate_zeros()
         keys: dict[bytes, int] = {}

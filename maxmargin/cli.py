@@ -173,7 +173,9 @@ def _client(args: argparse.Namespace) -> Iterator[Any]:
 
 
 def _writable(path: str, what: str) -> None:
-    """Fail before any work when ``path`` cannot be written (exit code 2)."""
+    """Fail before any work when ``path`` cannot be written (exit code 2): the file is opened
+    for appending (created when missing, then removed again), so that a path the permission
+    bits allow but the file system refuses (``/sys``, a read-only mount) is caught too."""
     import os
     from pathlib import Path
 
@@ -183,8 +185,15 @@ def _writable(path: str, what: str) -> None:
         raise ValueError(f"{what} {path!r} is a directory; give a file name.")
     if not parent.is_dir():
         raise ValueError(f"{what} {path!r}: the directory {str(parent)!r} does not exist.")
-    if not os.access(parent, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
-        raise ValueError(f"{what} {path!r} is not writable.")
+    existed = target.exists()
+    try:
+        with open(target, "a"):
+            pass
+    except OSError as exc:
+        raise ValueError(f"{what} {path!r} is not writable ({exc.strerror or exc}).") from None
+    if not existed:
+        with contextlib.suppress(OSError):
+            os.unlink(target)
 
 
 def _print_table(run: Any, out: TextIO) -> None:
@@ -374,6 +383,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except ValueError as exc:  # bad input (e.g. a --case pattern matching nothing): exit 2
         parser.exit(2, f"maxmargin {args.command}: error: {exc}\n")
+    except KeyboardInterrupt as exc:  # Ctrl-C: one line, exit 130 (128 + SIGINT)
+        kept = ""
+        rows, stream = getattr(exc, "rows", None), getattr(exc, "stream", None)
+        if rows is not None:
+            kept = f"; {len(rows)} finished rows" + (f" kept in {stream}" if stream else "")
+        print(f"maxmargin {args.command}: interrupted{kept}", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -25,12 +25,16 @@ from maxmargin._validation import check_array
 __all__ = [
     "BinaryProblem",
     "FORMATS",
+    "MAX_CLASSES",
     "binary_problems",
     "load_data",
     "load_heart_scale",
 ]
 
 FORMATS = ("svmlight", "csv", "npz")
+#: More distinct labels than this are refused by :func:`binary_problems` (one-vs-one would make
+#: over a thousand problems; such labels are usually continuous targets).
+MAX_CLASSES = 50
 
 
 def load_heart_scale() -> tuple[np.ndarray, np.ndarray]:
@@ -59,7 +63,10 @@ def _format_of(path: Path, fmt: str | None) -> str:
 def load_data(
     path: str | Path, *, label_column: str | int | None = None, fmt: str | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """A labelled data set ``(X, labels)`` from a file, ``X`` dense float64 ``(n, d)``.
+    """A labelled data set ``(X, labels)`` from a file.
+
+    ``X`` is float64 ``(n, d)``: dense for CSV and ``.npz``, scipy.sparse CSR for LIBSVM/svmlight
+    files (kept sparse end to end: memory of the order of the file).
 
     Parameters
     ----------
@@ -73,7 +80,7 @@ def load_data(
 
     Returns
     -------
-    X : (n, d) float64 array
+    X : (n, d) float64 array or CSR matrix
     labels : (n,) array of the file's labels (numbers or strings, unmapped)
     """
     path = Path(path)
@@ -88,15 +95,14 @@ def load_data(
         else:
             from sklearn.datasets import load_svmlight_file
 
-            X_sparse, labels = load_svmlight_file(str(path), zero_based="auto")
-            X = X_sparse.toarray()
+            X, labels = load_svmlight_file(str(path), zero_based="auto")  # CSR, kept sparse
     except (OSError, UnicodeDecodeError, KeyError) as exc:
         raise ValueError(f"`path` {str(path)!r} could not be read as {kind}: {exc}") from None
     except ValueError as exc:
         if str(exc).startswith("`"):
             raise
         raise ValueError(f"`path` {str(path)!r} could not be read as {kind}: {exc}") from None
-    X = check_array(X, "X", ndim=2)
+    X = check_array(X, "X", ndim=2, sparse=True)
     labels = np.asarray(labels)
     if labels.ndim != 1 or labels.shape[0] != X.shape[0]:
         raise ValueError(
@@ -123,7 +129,7 @@ def _load_csv(path: Path, label_column: str | int | None) -> tuple[np.ndarray, n
         rows = [r for r in csv.reader(fh, delimiter=delimiter) if r and any(c.strip() for c in r)]
     if not rows:
         raise ValueError(f"`path` {str(path)!r} holds no rows.")
-    header = None if _numeric_row(rows[0], label_column) else [c.strip() for c in rows[0]]
+    header = [c.strip() for c in rows[0]] if _is_header(rows, label_column) else None
     body = rows[1:] if header is not None else rows
     width = len(rows[0])
     if any(len(r) != width for r in body):
@@ -140,26 +146,45 @@ def _load_csv(path: Path, label_column: str | int | None) -> tuple[np.ndarray, n
     return X, _as_numbers(labels)
 
 
-def _numeric_row(row: list[str], label_column: str | int | None) -> bool:
-    """A first row made of numbers (the label column may hold text) is data, not a header."""
-    if isinstance(label_column, str):
-        return label_column not in [c.strip() for c in row]
-    skip = len(row) - 1 if label_column is None else label_column
+def _is_number(text: str) -> bool:
     try:
-        [float(c) for k, c in enumerate(row) if k != skip]
+        float(text)
     except ValueError:
         return False
     return True
 
 
+def _is_header(rows: list[list[str]], label_column: str | int | None) -> bool:
+    """Whether the first row names the columns: it holds ``label_column`` when that is a name,
+    or a cell that is not a number where the next row's cell is one (a label column of text
+    does not make a header by itself)."""
+    first = [c.strip() for c in rows[0]]
+    if isinstance(label_column, str) and not _is_index(label_column) and label_column in first:
+        return True
+    if len(rows) == 1:
+        return not all(_is_number(c) for c in first[:-1])
+    second = [c.strip() for c in rows[1]]
+    return any(not _is_number(a) and _is_number(b) for a, b in zip(first, second, strict=False))
+
+
+def _is_index(text: str) -> bool:
+    """A column given by number (``"4"``, ``"-1"``) rather than by name."""
+    return text.lstrip("-").isdigit()
+
+
 def _label_index(label_column: str | int | None, header: list[str] | None, width: int) -> int:
     if label_column is None:
         return width - 1
-    if isinstance(label_column, str) and not label_column.lstrip("-").isdigit():
-        if header is None or label_column not in header:
+    if isinstance(label_column, str) and not (_is_index(label_column) and (
+            header is None or label_column not in header)):
+        if header is None:
             raise ValueError(
-                f"`label_column` {label_column!r} is not a column name of the header "
-                f"({header or 'no header row'})."
+                f"`label_column` {label_column!r} names a column, but the file has no header row "
+                f"(its first row is data); give the column's 0-based index instead."
+            )
+        if label_column not in header:
+            raise ValueError(
+                f"`label_column` {label_column!r} is not a column of the header {header}."
             )
         return header.index(label_column)
     index = int(label_column)
@@ -199,7 +224,9 @@ def binary_problems(labels: Any, positive: Any = None) -> list[BinaryProblem]:
     Two classes: one problem, ``+1`` for the class that sorts last (so -1/+1 and 0/1 files keep
     their meaning). More classes: one problem per pair ``(a, b)`` of classes (``a < b``,
     ``+1 = a``, LIBSVM's one-vs-one), or with ``positive`` one problem ``positive`` (+1) against
-    the rest (-1). ``positive`` is matched against the labels as given or as their text.
+    the rest (-1). ``positive`` is matched against the labels as given or as their text. More
+    than :data:`MAX_CLASSES` classes without ``positive`` are refused (``ValueError`` with the
+    count and the remedy).
     """
     labels = np.asarray(labels)
     if labels.ndim != 1 or labels.size == 0:
@@ -207,6 +234,17 @@ def binary_problems(labels: Any, positive: Any = None) -> list[BinaryProblem]:
     classes = np.unique(labels)
     if classes.size < 2:
         raise ValueError(f"`labels` must hold at least two classes; got only {classes[0]!r}.")
+    if positive is None and classes.size > MAX_CLASSES:
+        shown = ", ".join(f"{c:.4g}" if isinstance(c, float | np.floating) else str(_tag(c))
+                          for c in classes[:4])
+        continuous = labels.dtype.kind == "f" and not np.all(np.mod(classes, 1.0) == 0.0)
+        raise ValueError(
+            f"`labels` hold {classes.size} distinct values ({shown}, ...)"
+            + (", not whole numbers: continuous targets, not classes" if continuous else "")
+            + f"; one-vs-one would make {classes.size * (classes.size - 1) // 2} binary "
+            f"problems (at most {MAX_CLASSES} classes are taken). Give class labels, or one "
+            "class against the rest (--positive LABEL)."
+        )
     if positive is not None:
         match = [c for c in classes if c == positive or str(c) == str(positive)
                  or _same_number(c, positive)]

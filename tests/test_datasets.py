@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.datasets import dump_svmlight_file
 
 from maxmargin.datasets import binary_problems, load_data, load_heart_scale
@@ -25,8 +26,48 @@ def test_svmlight_zero_and_one_based(tmp_path, zero_based):
     path = tmp_path / "d.svm"
     dump_svmlight_file(X, y, str(path), zero_based=zero_based)
     X2, y2 = load_data(path)
-    np.testing.assert_array_equal(X2, X)
+    assert sp.issparse(X2) and X2.format == "csr"  # kept sparse: memory of the order of the file
+    np.testing.assert_array_equal(X2.toarray(), X)
     np.testing.assert_array_equal(y2, y)
+
+
+def test_a_wide_sparse_file_stays_small(tmp_path):
+    # 400 rows x 5,000,000 columns, 20 non-zeros a row: dense it would take 16 GB
+    rng = np.random.default_rng(0)
+    rows = np.repeat(np.arange(400), 20)
+    cols = rng.integers(0, 5_000_000, size=rows.size)
+    X = sp.csr_matrix((rng.normal(size=rows.size), (rows, cols)), shape=(400, 5_000_000))
+    path = tmp_path / "wide.svm"
+    dump_svmlight_file(X, np.where(np.arange(400) % 2, 1.0, -1.0), str(path))
+    X2, _ = load_data(path)
+    assert sp.issparse(X2) and X2.nnz <= X.nnz and X2.shape[0] == 400
+
+
+@pytest.mark.parametrize("label_column", [None, 4, "4", -1, "-1", "species"])
+def test_csv_label_column_by_index_or_name_with_a_header(tmp_path, label_column):
+    path = tmp_path / "iris.csv"
+    path.write_text("sl,sw,pl,pw,species\n5.1,3.5,1.4,0.2,setosa\n7.0,3.2,4.7,1.4,versicolor\n")
+    X, labels = load_data(path, label_column=label_column)
+    np.testing.assert_array_equal(X, [[5.1, 3.5, 1.4, 0.2], [7.0, 3.2, 4.7, 1.4]])
+    assert labels.tolist() == ["setosa", "versicolor"]
+
+
+def test_csv_label_column_errors_say_what_the_file_has(tmp_path):
+    path = tmp_path / "iris.csv"
+    path.write_text("sl,sw,species\n5.1,3.5,setosa\n7.0,3.2,versicolor\n")
+    with pytest.raises(ValueError, match=r"not a column of the header \['sl', 'sw', 'species'\]"):
+        load_data(path, label_column="nosuch")
+    path.write_text("5.1,3.5,setosa\n7.0,3.2,versicolor\n")
+    with pytest.raises(ValueError, match="no header row"):
+        load_data(path, label_column="nosuch")
+
+
+def test_continuous_or_too_many_labels_are_refused_with_the_count():
+    with pytest.raises(ValueError, match=r"300 distinct values .* continuous .* 44850 binary"):
+        binary_problems(np.random.default_rng(0).normal(size=300))
+    with pytest.raises(ValueError, match=r"60 distinct values .*--positive"):
+        binary_problems(np.arange(300) % 60)
+    assert len(binary_problems(np.arange(300) % 60, positive=3)) == 1
 
 
 def test_csv_with_header_and_named_label(tmp_path):
@@ -56,7 +97,7 @@ def test_npz(tmp_path):
     [
         ("a,b\n1,x\n", {"label_column": "a"}, r"every column but the label must be numeric"),
         ("a,b\n1,2\n3\n", {}, r"every row must have 2 columns"),
-        ("a,b\n1,2\n", {"label_column": "c"}, r"`label_column` 'c' is not a column name"),
+        ("a,b\n1,2\n", {"label_column": "c"}, r"`label_column` 'c' is not a column of the header"),
         ("1,2\n", {"label_column": 5}, r"`label_column` must be in \[0, 2\); got 5"),
         ("1,nan,1\n", {}, r"`X` must be finite"),
     ],

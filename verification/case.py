@@ -90,8 +90,9 @@ class Case:
     answer: Answer | None = None
 
     def __post_init__(self) -> None:
-        X, y = check_Xy(self.X, self.y, points=own_points(self.kernel))
-        X.flags.writeable = False
+        X, y = check_Xy(self.X, self.y, sparse=True, points=own_points(self.kernel))
+        for part in (X.data, X.indices, X.indptr) if hasattr(X, "tocsr") else (X,):
+            part.flags.writeable = False
         y.flags.writeable = False
         object.__setattr__(self, "X", X)
         object.__setattr__(self, "y", y)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing as mp
+import signal
 import time
 import traceback
 import warnings
@@ -76,9 +77,15 @@ def _row(case: Case, method: Method, outcome: Outcome | None, exception: str) ->
 
 def _picture(ctx: Context, size: int = 121) -> None:
     """The oracle's decision values on a grid around a 2-D case (for the report's figures);
-    the points alone (``F`` None) when the oracle has no separator (an infeasible case)."""
+    the points alone (``F`` None) when the oracle has no separator. The panel's claim is the
+    oracle's own answer (``"oracle"``: its status and message), solved here if no check did."""
     c = ctx.case
-    oracle = ctx.oracle if ctx.solved else None
+    try:
+        said = ctx.oracle
+        claim = {"status": said.status, "message": said.message}
+    except Exception as exc:  # recorded in the picture's caption, not hidden
+        said, claim = None, {"status": "error", "message": last_line(exc)}
+    oracle = said if said is not None and said.status == "optimal" else None
     lo, hi = c.X.min(axis=0), c.X.max(axis=0)
     centre = 0.5 * (lo + hi)
     span = float(np.max(hi - lo))
@@ -98,6 +105,7 @@ def _picture(ctx: Context, size: int = 121) -> None:
     ctx.artifacts.pictures[c.name] = {
         "X": c.X, "y": c.y, "gx": gx, "gy": gy, "F": F, "sv": sv, "at_C": at_C,
         "kernel": ctx.kernel.describe(), "C": c.C, "status": c.expected_status,
+        "oracle": claim,
     }
 
 
@@ -126,7 +134,9 @@ def case_rows_inline(case: Case, methods: Sequence[Method], artifacts: Artifacts
 
 
 def _worker(case: Case, methods: Sequence[Method], conn: Any) -> None:  # pragma: no cover
-    """The forked worker of :func:`case_rows_guarded` (runs in the child process)."""
+    """The forked worker of :func:`case_rows_guarded` (runs in the child process). It ignores
+    Ctrl-C: the parent stops it (and reports the interruption once)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     warnings.simplefilter("ignore")
     artifacts = Artifacts()
     for k, row_and_time in enumerate(case_rows_inline(case, methods, artifacts)):

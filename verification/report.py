@@ -302,6 +302,15 @@ def _fig_perceptron(rows: Sequence[Row], path: Path) -> bool:
     return True
 
 
+def _no_separator_caption(claim: dict[str, str] | None) -> str:
+    """Why a panel shows no separator, from the oracle's own answer (never assumed)."""
+    if claim is None:
+        return "(no separator drawn: the oracle was not run)"
+    if claim["status"] == "infeasible":
+        return "(no separator: the oracle certifies the hard margin infeasible)"
+    return f"(no separator drawn: the oracle's status is {claim['status']!r})"
+
+
 def _fig_cases(art: Artifacts, path: Path) -> bool:
     names = list(art.pictures)
     if not names:
@@ -328,7 +337,7 @@ def _fig_cases(art: Artifacts, path: Path) -> bool:
                        edgecolors="darkorange", lw=1.2, label="alpha = C")
         title = _panel_title(art, name) if name in art.cases else name
         if p["F"] is None:
-            title += "\n(no separator: the hard margin is infeasible)"
+            title += "\n" + _no_separator_caption(p.get("oracle"))
         ax.set_title(title, fontsize=8)
         ax.set(xlim=(p["gx"].min(), p["gx"].max()), ylim=(p["gy"].min(), p["gy"].max()),
                xlabel="x1", ylabel="x2")
@@ -401,12 +410,16 @@ def write_report(run: SuiteRun, out: str | os.PathLike[str] = "reports") -> Path
 def _install(new: Path, out: Path) -> None:
     """Move the finished report files from ``new`` into ``out`` by ``os.replace``; a figure of
     :data:`FIGURES` that this run did not draw is removed. Other files are left alone."""
-    (out / "figures").mkdir(exist_ok=True)
+    drawn = [name for name in FIGURES if (new / "figures" / name).exists()]
+    if drawn:  # no empty figures/ folder when nothing was drawn (e.g. a data run)
+        (out / "figures").mkdir(exist_ok=True)
     for name in FIGURES:
         source, target = new / "figures" / name, out / "figures" / name
         if source.exists():
             os.replace(source, target)
         elif target.exists():
             target.unlink()
+    if not drawn and (out / "figures").is_dir() and not any((out / "figures").iterdir()):
+        (out / "figures").rmdir()
     for name in ("results.json", "results.csv", "validation.md"):
         os.replace(new / name, out / name)

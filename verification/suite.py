@@ -63,6 +63,7 @@ __all__ = [
     "Context",
     "Artifacts",
     "SuiteRun",
+    "SuiteInterrupted",
     "METHODS",
     "WARM_UPS",
     "run_suite",
@@ -70,6 +71,15 @@ __all__ = [
     "numba_cache_is_cold",
     "warm_up",
 ]
+
+
+class SuiteInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`run_suite`: the rows that finished (written to ``stream`` when one
+    was given) travel with it."""
+
+    def __init__(self, rows: tuple[Row, ...], stream: str | None) -> None:
+        super().__init__(f"interrupted after {len(rows)} rows")
+        self.rows, self.stream = rows, stream
 
 
 @dataclass(frozen=True)
@@ -209,29 +219,37 @@ def run_suite(
                 index = int(case.name.rsplit("_i", 1)[1])
                 bar.write(f"      reproduce: {reproducer(seed, index)}", file=progress)
 
-    if client is None:
-        # guarded: each worker inherits the compiled code of its case's methods, warmed up
-        # here first; on an empty Numba cache (and a guard that allows a compile) the worker
-        # compiles them into the cache instead, so that rows come while the rest compiles,
-        # and this process loads them from the cache afterwards. The worker then runs the
-        # methods that need no compiled code first (the oracles': rows within seconds);
-        # ordered() keeps the plan's order for the table.
-        defer = (timeout is not None and timeout >= warmup.COMPILE_GUARD_S
-                 and warmup.numba_cache_is_cold())
-        for case, methods in plan:
-            pieces = [piece for m in methods for piece in m.warm]
-            if defer:
-                methods = sorted(methods, key=lambda m: bool(m.warm))
-            if timeout is not None and not defer:
-                warm_up(pieces)
-            produce = (case_rows_inline(case, methods, artifacts) if timeout is None
-                       else case_rows_guarded(case, methods, artifacts, timeout))
-            for row, elapsed in produce:
-                record(case, row, elapsed)
-            if defer:
-                warm_up(pieces)
-    else:
-        _run_on_client(client, plan, suite, seed, timeout, artifacts, record)
+    try:
+        if client is None:
+            # guarded: each worker inherits the compiled code of its case's methods, warmed up
+            # here first; on an empty Numba cache (and a guard that allows a compile) the worker
+            # compiles them into the cache instead, so that rows come while the rest compiles,
+            # and this process loads them from the cache afterwards. The worker then runs the
+            # methods that need no compiled code first (the oracles': rows within seconds);
+            # ordered() keeps the plan's order for the table.
+            defer = (timeout is not None and timeout >= warmup.COMPILE_GUARD_S
+                     and warmup.numba_cache_is_cold())
+            for case, methods in plan:
+                pieces = [piece for m in methods for piece in m.warm]
+                if defer:
+                    methods = sorted(methods, key=lambda m: bool(m.warm))
+                if timeout is not None and not defer:
+                    warm_up(pieces)
+                produce = (case_rows_inline(case, methods, artifacts) if timeout is None
+                           else case_rows_guarded(case, methods, artifacts, timeout))
+                for row, elapsed in produce:
+                    record(case, row, elapsed)
+                if defer:
+                    warm_up(pieces)
+        else:
+            _run_on_client(client, plan, suite, seed, timeout, artifacts, record)
+    except KeyboardInterrupt:  # Ctrl-C: keep what finished (the streamed results), then stop
+        if bar is not None:
+            bar.close()
+        rows = ordered()
+        if stream is not None:
+            write_rows(stream, rows, label, shown_pattern)
+        raise SuiteInterrupted(tuple(rows), stream) from None
     if bar is not None:
         bar.close()
     rows = ordered()
