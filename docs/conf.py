@@ -36,7 +36,8 @@ extensions = [
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
+# *.inc.md: Markdown fragments included by other pages, not pages of their own
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "**/*.inc.md"]
 
 # Markdown pages (MyST): $...$ and $$...$$ math, anchors for headings down to level 3.
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]

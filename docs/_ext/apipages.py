@@ -15,8 +15,8 @@ exports it. The other modules that export it link to that page (``maxmargin.SVMS
 module page with the first paragraph of their docstring; constants are ``py:data`` entries with
 their ``#:`` comment from the source.
 
-Command help: ``docs/api/help-<command>.txt`` holds ``maxmargin <command> --help`` (and
-``help.txt`` the top-level help), for ``literalinclude`` on the commands page.
+Command help: ``docs/api/commands.inc.md`` holds ``maxmargin --help`` and every command's
+``--help`` (a command added to the CLI appears there), included by the commands page.
 """
 
 from __future__ import annotations
@@ -173,16 +173,17 @@ def module_page(module: str, home: dict[int, tuple[str, str]], folder: Path) -> 
 
 
 def command_help(folder: Path) -> None:
-    """``help.txt`` and ``help-<command>.txt``: the command line's ``--help`` texts."""
+    """``commands.inc.md``: ``maxmargin --help`` and each command's ``--help``, as Markdown
+    sections for the commands page to include."""
     from maxmargin.cli import build_parser
 
     parser = build_parser()
-    texts = {"help.txt": parser.format_help()}
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    out = ["## `maxmargin --help`", "", "```text", parser.format_help().rstrip(), "```", ""]
     for command, subparser in sub.choices.items():
-        texts[f"help-{command}.txt"] = subparser.format_help()
-    for file, text in texts.items():
-        (folder / file).write_text(text)
+        out += [f"## `maxmargin {command}`", "", "```text", subparser.format_help().rstrip(),
+                "```", ""]
+    (folder / "commands.inc.md").write_text("\n".join(out))
 
 
 def generate(app: Any, config: Any) -> None:
