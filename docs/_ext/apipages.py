@@ -15,6 +15,9 @@ exports it. The other modules that export it link to that page (``maxmargin.SVMS
 module page with the first paragraph of their docstring; constants are ``py:data`` entries with
 their ``#:`` comment from the source.
 
+References to a re-exported name (``maxmargin.SVMSolution``) or to a name under its defining
+module (``maxmargin.algorithms.smo.smo``) link to its home page.
+
 Command help: ``docs/api/commands.inc.md`` holds ``maxmargin --help`` and every command's
 ``--help`` (a command added to the CLI appears there), included by the commands page.
 """
@@ -186,6 +189,48 @@ def command_help(folder: Path) -> None:
     (folder / "commands.inc.md").write_text("\n".join(out))
 
 
+#: ``id(object) -> (home module, name)`` of the last generation (for :func:`resolve_alias`).
+HOMES: dict[int, tuple[str, str]] = {}
+
+
+def lookup(path: str) -> Any:
+    """The object a dotted path names (``maxmargin.SVMSolution``,
+    ``maxmargin.algorithms.smo.smo``), or None."""
+    parts = path.split(".")
+    for split in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:split]))
+        except ImportError:
+            continue
+        for attr in parts[split:]:
+            obj = getattr(obj, attr, None)
+            if obj is None:
+                return None
+        return obj
+    return None
+
+
+def resolve_alias(app: Any, env: Any, node: Any, contnode: Any) -> Any:
+    """A Python reference to a name documented under another path (a re-export such as
+    ``maxmargin.SVMSolution``, or a defining module such as ``maxmargin.algorithms.smo.smo``)
+    links to the name's home page."""
+    if node.get("refdomain") != "py":
+        return None
+    target = node.get("reftarget", "")
+    module = node.get("py:module")
+    candidates = [target] + ([f"{module}.{target}"] if module else [])
+    for path in candidates:
+        obj = lookup(path) if path.startswith(PACKAGE) else None
+        if obj is None or id(obj) not in HOMES:
+            continue
+        home = ".".join(HOMES[id(obj)])
+        if home == path:
+            return None
+        return env.domains["py"].resolve_xref(env, node["refdoc"], app.builder, "obj", home,
+                                              node, contnode)
+    return None
+
+
 def generate(app: Any, config: Any) -> None:
     """Write ``docs/api/`` afresh (its stubs included): run at ``config-inited``, before
     Sphinx looks for source files."""
@@ -195,6 +240,8 @@ def generate(app: Any, config: Any) -> None:
     folder.mkdir()
     modules = public_modules()
     home = homes(modules)
+    HOMES.clear()
+    HOMES.update(home)
     (folder / "generated").mkdir()
     for module in modules:
         page = module_page(module, home, folder / "generated")
@@ -214,4 +261,5 @@ def skip_member(app: Any, what: str, name: str, obj: Any, skip: bool, options: A
 def setup(app: Any) -> dict[str, Any]:
     app.connect("config-inited", generate)
     app.connect("autodoc-skip-member", skip_member)
+    app.connect("missing-reference", resolve_alias)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
