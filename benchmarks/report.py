@@ -135,9 +135,10 @@ def _headlines(rows: list[dict]) -> list[str]:
     return lines
 
 
-def _worst_best(rows: list[dict], family: str) -> str:
-    """``worst Rx (case), best Rx (case)`` over the family's cases, each case represented by
-    its fastest maxmargin row against a peer or oracle (hulls: at gap 1e-8, target reached)."""
+def worst_and_best(rows: list[dict], family: str) -> tuple[dict, dict] | None:
+    """The (worst, best) maxmargin rows of a family by time ratio to a peer or oracle, each case
+    represented by its fastest maxmargin row (hulls: at gap 1e-8, target reached); None when
+    nothing was compared."""
     best_per_case: dict[str, dict] = {}
     for r in find_rows(rows, benchmark=family, role="maxmargin"):
         ok = r.get("time_ratio") is not None and r.get("reference") is not None
@@ -149,9 +150,17 @@ def _worst_best(rows: list[dict], family: str) -> str:
             best_per_case[r["case"]] = r
     peer_rows = [r for r in best_per_case.values() if not r["reference"].startswith("maxmargin")]
     if not peer_rows:
+        return None
+    return (max(peer_rows, key=lambda r: r["time_ratio"]),
+            min(peer_rows, key=lambda r: r["time_ratio"]))
+
+
+def _worst_best(rows: list[dict], family: str) -> str:
+    """``worst Rx (case), best Rx (case)`` over the family's cases (:func:`worst_and_best`)."""
+    found = worst_and_best(rows, family)
+    if found is None:
         return ""
-    worst = max(peer_rows, key=lambda r: r["time_ratio"])
-    best = min(peer_rows, key=lambda r: r["time_ratio"])
+    worst, best = found
     return (f"worst {worst['time_ratio']:.3g}x ({worst['case']}, {worst['method']}), "
             f"best {best['time_ratio']:.3g}x ({best['case']}, {best['method']})")
 
