@@ -62,12 +62,13 @@ def gram_factor(kernel: Kernel, X: Any) -> tuple[Any, np.ndarray | None, np.ndar
     shift ``u`` (None when there is none): ``F F^T v = K v - (u . v) 1`` for ``1 . v = 0``, so an
     intercept ``b'`` of the factor's model is ``b = b' - u . v`` in the user's units.
 
-    Linear kernel: ``F = X - mean(X)`` when ``d <= n`` and ``X`` is dense; otherwise (wide or
-    sparse data) the factor of the ``n x n`` Gram matrix of the centred points, whose rank is at
-    most ``n``. Centring changes ``K`` into ``K_c = K - 1 m^T - m 1^T + mu 1 1^T``, and
-    ``v^T K_c v = v^T K v`` for every ``v = alpha * y`` with ``y . alpha = 0``: the same dual,
-    but without the cancellation of data far from the origin. (The RBF kernel's Gram matrix is
-    computed on centred data already; see :class:`~maxmargin.kernels.RBFKernel`.)
+    Linear kernel: ``F = X - mean(X)`` when ``d <= n`` and ``X`` is dense (``X`` itself when it
+    is sparse: centring would fill it); otherwise (wide data) the factor of the ``n x n`` Gram
+    matrix of the centred points, whose rank is at most ``n``. Centring changes ``K`` into
+    ``K_c = K - 1 m^T - m 1^T + mu 1 1^T``, and ``v^T K_c v = v^T K v`` for every
+    ``v = alpha * y`` with ``y . alpha = 0``: the same dual, but without the cancellation of
+    data far from the origin. (The RBF kernel's Gram matrix is computed on centred data
+    already; see :class:`~maxmargin.kernels.RBFKernel`.)
 
     Raises
     ------
@@ -81,7 +82,9 @@ def gram_factor(kernel: Kernel, X: Any) -> tuple[Any, np.ndarray | None, np.ndar
             if X.shape[1] <= X.shape[0]:
                 return Xc, None, X @ c
             return _eigen_factor(Xc @ Xc.T, kernel), None, X @ c
-        K = _dot(X, X)  # sparse: n x n, dense; then centred: H K H with H = I - 1 1^T / n
+        if X.shape[1] <= X.shape[0]:
+            return X, None, None  # sparse and narrow: its own sparse factor (not centred)
+        K = _dot(X, X)  # sparse and wide: n x n, dense; centred: H K H with H = I - 1 1^T / n
         m = K.mean(axis=0)
         K = K - m[:, None] - m[None, :] + m.mean()
         return _eigen_factor(0.5 * (K + K.T), kernel), None, m

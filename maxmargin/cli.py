@@ -118,7 +118,10 @@ def _run(args: argparse.Namespace) -> Any:
     if args.data is not None:
         cases = _data_cases(args)
         for case in cases:
-            print(f"{case.name}: {case.tags[0]}", file=sys.stderr)
+            n, d = case.X.shape
+            nnz = f", {case.X.nnz} non-zeros (sparse)" if hasattr(case.X, "nnz") else ""
+            print(f"{case.name}: {case.tags[0]}; {n} rows x {d} features{nnz}; {case.tags[1]}",
+                  file=sys.stderr)
     if not args.quiet and numba_cache_is_cold():
         print("compiling kernels (first run only; about a minute) ...", file=sys.stderr,
               flush=True)

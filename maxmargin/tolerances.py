@@ -84,6 +84,8 @@ HULL_CERT_FACTOR = 10.0
 #: Polytope oracles: below ``ZERO_RTOL * max(1, max_i ||point_i||)`` a distance is checked for
 #: being exactly 0 (an LP).
 ZERO_RTOL = 1e-4
+#: The reference of a problem too large for the CVXPY oracle: float64 SMO to this ``m - M``.
+REFERENCE_KKT = 1e-9
 #: Theorem checks: relative slack of every inequality (round-off only).
 BOUND_RTOL = 1e-9
 

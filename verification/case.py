@@ -22,7 +22,8 @@ from maxmargin.datasets import binary_problems
 from maxmargin.kernels import Kernel, make_kernel, own_points
 
 __all__ = ["Answer", "Case", "make_case", "case_methods", "data_cases", "select", "SUITES",
-           "AREAS", "DATA_METHODS", "DATA_DEFAULT"]
+           "AREAS", "DATA_METHODS", "DATA_DEFAULT", "REFERENCES", "plan_reference",
+           "ORACLE_MAX_GRAM_N", "ORACLE_MAX_FACTOR"]
 
 SUITES = ("quick", "full")
 AREAS = (
@@ -34,6 +35,13 @@ DATA_METHODS = ("oracle", "smo", "smo/tight", "smo/platt/certified", "primal/cer
 #: The ones a data run uses unless told otherwise (SMO at SVC's tol 1e-3; the others can take
 #: millions of iterations on unscaled data).
 DATA_DEFAULT = ("oracle", "smo", "primal/certified")
+#: The ground truths a case can have (:func:`plan_reference`).
+REFERENCES = ("oracle", "smo")
+#: The CVXPY oracle takes problems whose Gram matrix has at most this many rows (its
+#: eigendecomposition and the interior-point steps cost O(n^3); 2,500 rows take seconds).
+ORACLE_MAX_GRAM_N = 2500
+#: ... or, linear kernel on dense data with d <= n, at most this many entries of the data.
+ORACLE_MAX_FACTOR = 20_000_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,6 +80,10 @@ class Case:
         Part of the quick suite (every case is part of the full one).
     tags : tuple of str
         ``separable``, ``general_position``, ``2d`` (drawn in the report), ...
+    reference : {"oracle", "smo"}
+        The ground truth of the case: the CVXPY oracle, or (a problem too large for it, see
+        :func:`plan_reference`) a float64 SMO run to ``tol = 1e-9`` judged by its own
+        certificate.
     answer : Answer or None
         The hand-derived optimum of a worked example.
     """
@@ -88,6 +100,7 @@ class Case:
     quick: bool = False
     tags: tuple[str, ...] = ()
     answer: Answer | None = None
+    reference: str = "oracle"
 
     def __post_init__(self) -> None:
         X, y = check_Xy(self.X, self.y, sparse=True, points=own_points(self.kernel))
@@ -98,6 +111,7 @@ class Case:
         object.__setattr__(self, "y", y)
         object.__setattr__(self, "kernel_params", MappingProxyType(dict(self.kernel_params)))
         check_choice(self.area, "area", AREAS)
+        check_choice(self.reference, "reference", REFERENCES)
 
     def make_kernel(self) -> Kernel:
         """The kernel object (``gamma="scale"`` resolved on this case's ``X``)."""
@@ -212,9 +226,45 @@ def data_cases(
             )
     cases = []
     for problem in binary_problems(labels, positive):
+        Xp = X[problem.index]
+        reference, why = plan_reference(Xp, kern.name)
+        picked = tuple(m for m in chosen if m != "primal/certified" or methods is not None
+                       or _primal_fits(Xp))
         cases.append(Case(
-            name=f"{name}:{problem.name}", area="data", X=X[problem.index], y=problem.y, C=C,
-            kernel=kern.name, kernel_params=params, methods=chosen,
-            tags=(problem.describe(),),
+            name=f"{name}:{problem.name}", area="data", X=Xp, y=problem.y, C=C,
+            kernel=kern.name, kernel_params=params, methods=picked,
+            tags=(problem.describe(), why), reference=reference,
         ))
     return tuple(cases)
+
+
+def _gram_bytes(n: int) -> int:
+    return 8 * n * n
+
+
+def plan_reference(X: Any, kernel_name: str) -> tuple[str, str]:
+    """The ground truth a data problem can afford, and why, before any work.
+
+    The CVXPY oracle needs a factor of the Gram matrix: ``n x d`` (the centred data) for the
+    linear kernel with ``d <= n``, else the ``n x n`` Gram matrix and its
+    eigendecomposition (``O(n^3)``). Above :data:`ORACLE_MAX_GRAM_N` rows in that case, or
+    :data:`ORACLE_MAX_FACTOR` entries of ``n x d``, the reference is a float64 SMO run to
+    ``tol = 1e-9`` instead, judged by its own certificate (memory ``O(n)`` plus its cache).
+    """
+    n, d = X.shape[0], X.shape[1]
+    dense_linear = kernel_name == "linear" and d <= n
+    if dense_linear and n * d <= ORACLE_MAX_FACTOR:
+        return "oracle", f"reference: CVXPY oracle on the {n} x {d} centred data"
+    if not dense_linear and n <= ORACLE_MAX_GRAM_N:
+        return "oracle", (f"reference: CVXPY oracle on the {n} x {n} Gram matrix "
+                          f"({_gram_bytes(n) / 2**20:.0f} MB)")
+    need = (f"a {n} x {d} factor" if dense_linear else
+            f"the {n} x {n} Gram matrix ({_gram_bytes(n) / 2**30:.1f} GB) and its eigenvectors")
+    return "smo", f"reference: float64 SMO to tol 1e-9 (the CVXPY oracle would need {need})"
+
+
+def _primal_fits(X: Any) -> bool:
+    """Whether the primal form's ``d + 1 + n`` variables are a fair second oracle: ``d <= n``
+    and at most :data:`ORACLE_MAX_FACTOR` entries."""
+    n, d = X.shape[0], X.shape[1]
+    return d <= n and n * d <= ORACLE_MAX_FACTOR

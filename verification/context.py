@@ -5,6 +5,7 @@ figures' artifacts; what a check returns (:class:`Outcome`) and what a check is
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from collections.abc import Callable
@@ -13,8 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from maxmargin.algorithms import smo
 from maxmargin.formulations import hard_margin_primal, hinge_loss, soft_margin_primal, svm_dual
 from maxmargin.results import SVMSolution
+from maxmargin.tolerances import REFERENCE_KKT
 from maxmargin.verification.bounds import BoundCheck
 from maxmargin.verification.case import Case
 from maxmargin.verification.crosscheck import CrossCheck
@@ -59,36 +62,55 @@ class Artifacts:
 class Context:
     """What the methods of one case share: the case, its kernel, the oracle, the artifacts."""
 
-    def __init__(self, case: Case, artifacts: Artifacts) -> None:
+    def __init__(
+        self, case: Case, artifacts: Artifacts, *, oracle: SVMSolution | None = None,
+        oracle_error: str | None = None,
+    ) -> None:
         self.case = case
         self.kernel = case.make_kernel()
         self.artifacts = artifacts
         artifacts.cases[case.name] = {"n": case.X.shape[0], "C": case.C,
                                       "kernel": self.kernel.describe()}
-        self._oracle: SVMSolution | None = None
-        self._oracle_error: Exception | None = None
+        self._oracle = oracle
+        self._oracle_error = oracle_error
 
     @property
     def oracle(self) -> SVMSolution:
-        """The ground truth: ``svm_dual(X, y, C, kernel).solve()`` (Clarabel), solved once;
-        for the linear kernel, a primal form when the dual's answer is not certified.
+        """The ground truth, solved once: ``svm_dual(X, y, C, kernel).solve()`` (Clarabel; for
+        the linear kernel a primal form when the dual's answer is not certified), or for a case
+        whose ``reference`` is ``"smo"`` (too large for the CVXPY oracle) a float64 SMO run to
+        ``tol = REFERENCE_KKT`` (its certificate is judged by the ``oracle`` row).
 
-        An exception is kept and raised again to every method that needs the oracle.
+        A failure is kept and raised again, naming the reference, to every method that needs it.
         """
         if self._oracle_error is not None:
-            raise RuntimeError(f"the oracle failed: {self._oracle_error}")
+            raise RuntimeError(f"the reference failed: {self._oracle_error}")
         if self._oracle is None:
             c = self.case
             try:
-                self._oracle = svm_dual(c.X, c.y, c.C, kernel=self.kernel).solve()
-                if self._oracle.status not in ("optimal", "infeasible") and (
-                    self.kernel.name == "linear"
-                ):
-                    self._oracle = self._primal_oracle(self._oracle)
+                if c.reference == "smo":
+                    sol = smo(c.X, c.y, C=c.C, kernel=self.kernel, tol=REFERENCE_KKT,
+                              precision="double")
+                    self._oracle = dataclasses.replace(
+                        sol, method=f"{sol.method} (reference: float64, tol {REFERENCE_KKT:g})")
+                else:
+                    self._oracle = svm_dual(c.X, c.y, c.C, kernel=self.kernel).solve()
+                    if self._oracle.status not in ("optimal", "infeasible") and (
+                        self.kernel.name == "linear"
+                    ):
+                        self._oracle = self._primal_oracle(self._oracle)
             except Exception as exc:
-                self._oracle_error = exc
+                self._oracle_error = f"{type(exc).__name__}: {exc}"
                 raise
         return self._oracle
+
+    def prepare(self) -> tuple[SVMSolution | None, str | None]:
+        """Solve the reference now (the guarded runner times it on its own): ``(oracle, None)``
+        or ``(None, why it failed)``."""
+        try:
+            return self.oracle, None
+        except Exception:  # kept in _oracle_error, with its text
+            return None, self._oracle_error
 
     def _primal_oracle(self, dual: SVMSolution) -> SVMSolution:
         """Linear kernel, dual not certified: the primal forms (also CVXPY oracles) in turn;
@@ -132,3 +154,5 @@ class Method:
     applies: Callable[[Case], bool] | None = None
     #: the compiled code it runs, as keys of :data:`WARM_UPS` (warmed up before its worker forks)
     warm: tuple[str, ...] = ()
+    #: whether it needs the case's reference (solved, and timed, before it in a guarded run)
+    needs_oracle: bool = True

@@ -16,6 +16,7 @@ import time
 import traceback
 import warnings
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -122,24 +123,31 @@ def one_row(ctx: Context, case: Case, method: Method) -> tuple[Row, float]:
     return _row(case, method, outcome, exception), time.perf_counter() - t
 
 
-def case_rows_inline(case: Case, methods: Sequence[Method], artifacts: Artifacts) -> Iterator[
-    tuple[Row, float]
-]:
+def case_rows_inline(case: Case, methods: Sequence[Method], artifacts: Artifacts,
+                     ctx: Context | None = None) -> Iterator[tuple[Row, float]]:
     """Every row of one case, in this process (no guard)."""
-    ctx = Context(case, artifacts)
+    ctx = Context(case, artifacts) if ctx is None else ctx
     for method in methods:
         yield one_row(ctx, case, method)
     if case.is_2d and case.area not in ("random", "data"):
         _picture(ctx)
 
 
-def _worker(case: Case, methods: Sequence[Method], conn: Any) -> None:  # pragma: no cover
-    """The forked worker of :func:`case_rows_guarded` (runs in the child process). It ignores
-    Ctrl-C: the parent stops it (and reports the interruption once)."""
+def _worker(case: Case, methods: Sequence[Method], conn: Any, reference: _Reference
+            ) -> None:  # pragma: no cover
+    """The forked worker of :func:`case_rows_guarded` (runs in the child process): first the
+    case's reference when a method needs it and none is known yet (sent back on its own, so
+    that it is timed on its own and a later worker gets it), then the rows. It ignores Ctrl-C:
+    the parent stops it (and reports the interruption once)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     warnings.simplefilter("ignore")
     artifacts = Artifacts()
-    for k, row_and_time in enumerate(case_rows_inline(case, methods, artifacts)):
+    ctx = Context(case, artifacts, oracle=reference.solution, oracle_error=reference.error)
+    if reference.pending and any(m.needs_oracle for m in methods):
+        t = time.perf_counter()
+        solution, error = ctx.prepare()
+        conn.send(("reference", (solution, error, time.perf_counter() - t)))
+    for k, row_and_time in enumerate(case_rows_inline(case, methods, artifacts, ctx)):
         try:
             conn.send(("row", row_and_time))
         except Exception as exc:  # a row that cannot travel still becomes a (failed) row
@@ -150,6 +158,23 @@ def _worker(case: Case, methods: Sequence[Method], conn: Any) -> None:  # pragma
     conn.close()
 
 
+
+
+@dataclass
+class _Reference:
+    """What the guarded runner knows of a case's reference: its solution or why it failed."""
+
+    solution: Any = None
+    error: str | None = None
+
+    @property
+    def pending(self) -> bool:
+        return self.solution is None and self.error is None
+
+
+def _reference_name(case: Case) -> str:
+    return ("the reference (float64 SMO)" if case.reference == "smo"
+            else "the reference (the CVXPY oracle)")
 
 
 def failed_row(case: Case, method: Method, why: str, elapsed: float) -> tuple[Row, float]:
@@ -164,9 +189,11 @@ def case_rows_guarded(
     seconds (or kills its process) becomes a failed row and a new worker takes the rest."""
     context = mp.get_context("fork")
     remaining = list(methods)
+    reference = _Reference()
     while remaining:
         receiver, sender = context.Pipe(duplex=False)
-        worker = context.Process(target=_worker, args=(case, remaining, sender), daemon=True)
+        worker = context.Process(target=_worker, args=(case, remaining, sender, reference),
+                                 daemon=True)
         worker.start()
         sender.close()
         started = time.perf_counter()
@@ -174,6 +201,10 @@ def case_rows_guarded(
             while remaining:
                 if not receiver.poll(timeout):
                     worker.kill()
+                    if reference.pending and any(m.needs_oracle for m in remaining):
+                        reference.error = (f"{_reference_name(case)} timed out after "
+                                           f"{timeout:g} s (wall-clock guard)")
+                        break
                     yield failed_row(case, remaining.pop(0), f"timed out after {timeout:g} s "
                                       "(wall-clock guard); the run was stopped",
                                       time.perf_counter() - started)
@@ -182,11 +213,18 @@ def case_rows_guarded(
                     kind, payload = receiver.recv()
                 except EOFError:
                     worker.join(1.0)
+                    if reference.pending and any(m.needs_oracle for m in remaining):
+                        reference.error = (f"{_reference_name(case)} killed its process (exit "
+                                           f"code {worker.exitcode}; out of memory?)")
+                        break
                     yield failed_row(case, remaining.pop(0), "the worker process died "
                                       f"(exit code {worker.exitcode})",
                                       time.perf_counter() - started)
                     break
-                if kind == "row":
+                if kind == "reference":
+                    reference.solution, reference.error, _ = payload
+                    started = time.perf_counter()
+                elif kind == "row":
                     remaining.pop(0)
                     yield payload
                     started = time.perf_counter()
