@@ -29,9 +29,12 @@ __all__ = ["build_parser", "main", "COMMANDS"]
 
 
 def _suite_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--suite", choices=("quick", "full", "random"), default="quick",
-                        help="which cases to run: the catalogue (quick, full) or the random "
-                        "adversarial campaign (random, with --count/--seed; default: quick)")
+    parser.add_argument("--suite", choices=("quick", "full", "random", "conditioned"),
+                        default="quick",
+                        help="which cases to run: the catalogue (quick, full), the random "
+                        "adversarial campaign (random, with --count/--seed) or its "
+                        "ill-conditioned family (conditioned: C max K_ii from 1e3 to 1e7, "
+                        "judged against an outside solver); default: quick")
     parser.add_argument("--case", metavar="PATTERN", default=None, action="append",
                         help="only the cases whose name matches PATTERN (glob or substring); "
                         "repeat it or separate patterns with commas")
@@ -109,8 +112,8 @@ def _run(args: argparse.Namespace) -> Any:
     from maxmargin._jit import notices_off
     from maxmargin.verification.suite import numba_cache_is_cold, run_suite
 
-    if args.suite == "random" and args.count is None:
-        raise ValueError("--suite random needs --count N (and optionally --seed S).")
+    if args.suite in ("random", "conditioned") and args.count is None:
+        raise ValueError(f"--suite {args.suite} needs --count N (and optionally --seed S).")
     patterns = None
     if args.case:
         patterns = [p for item in args.case for p in item.split(",") if p]
@@ -254,10 +257,10 @@ def _list(args: argparse.Namespace) -> int:
 
     if args.data is not None:
         cases = _data_cases(args)
-    elif args.suite == "random":
+    elif args.suite in ("random", "conditioned"):
         if args.count is None:
-            raise ValueError("--suite random needs --count N (and optionally --seed S).")
-        cases = random_cases(args.count, args.seed, args.start)
+            raise ValueError(f"--suite {args.suite} needs --count N (and optionally --seed S).")
+        cases = random_cases(args.count, args.seed, args.start, args.suite)
     else:
         cases = catalogue(args.suite)
     for c in cases:

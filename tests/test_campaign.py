@@ -5,12 +5,16 @@ from __future__ import annotations
 import io
 import os
 import time
+import warnings
 
 import numpy as np
 import pytest
 
+from maxmargin.algorithms import smo
 from maxmargin.cli import main
+from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.verification.campaign import KAPPA_MAX, random_case, random_cases, reproducer
+from maxmargin.verification.checks import _certified
 from maxmargin.verification.suite import Method, Outcome, extra_methods, run_suite, warm_up
 
 #: CI runs this many campaign cases (the issue asks for a few hundred).
@@ -107,3 +111,25 @@ def test_cli_case_patterns_repeat_and_split(capsys):
     out = capsys.readouterr().out
     for name in ("two_points", "li_hang_7_1", "xor_poly2"):
         assert name in out
+
+
+def test_a_conditioned_answer_not_certified_where_the_outside_solver_is_fails():
+    def capped(ctx) -> Outcome:
+        c = ctx.case
+        sol = smo(c.X, c.y, C=c.C, kernel=ctx.kernel, max_iter=3, finish=False)
+        return _certified(ctx, sol, 1e-3, None)
+
+    with warnings.catch_warnings(), extra_methods(
+            Method("capped", "random", capped, applies=lambda c: "conditioned" in c.tags)):
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        run = run_suite("full", ["offset_linear_n63_d34", "scaled_near_separable*"],
+                        progress=None)
+    rows = {(r.case, r.method): r for r in run.rows}
+    # PIQP certifies the scaled problem: a capped SMO run there is a failure ...
+    assert rows[("scaled_near_separable_n429_d46", "outside")].status == "optimal"
+    capped_row = rows[("scaled_near_separable_n429_d46", "capped")]
+    assert not capped_row.passed and "outside solver certifies" in capped_row.reasons
+    # ... not on the offset one, which PIQP does not certify (maxmargin's oracle does)
+    assert rows[("offset_linear_n63_d34", "outside")].status == "inaccurate"
+    assert rows[("offset_linear_n63_d34", "oracle")].status == "optimal"
+    assert rows[("offset_linear_n63_d34", "capped")].passed

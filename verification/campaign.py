@@ -31,6 +31,15 @@ can fall below 1e-3 on data of scale 1e5). Extreme magnitudes are still drawn in
 what the certificates must survive. Above the cap the suite still never labels a wrong answer
 optimal (two 300-case runs at ``KAPPA_MAX = 1e5``: no certificate or weak-duality failure), but
 SMO then ends honestly at ``max_iter`` and some oracle answers honestly ``"inaccurate"``.
+
+**The conditioned family** (``maxmargin verify --suite conditioned --count N --seed S``,
+:func:`conditioned_case`) is that regime, reported on its own: soft margins with ``kappa``
+log-uniform in :data:`KAPPA_RANGE`, clouds of any separation, scales from 1e-3 to 1e4 and,
+for the translation-invariant kernels, offsets far from the origin. An outside solver (PIQP on
+the plain dual, the ``outside`` row) judges each case: a maxmargin answer that is not
+certified where PIQP's is counts as a failure; where neither certifies, an honest
+``max_iter`` or ``inaccurate`` is not one. Answers labelled optimal must meet their
+certificate and weak duality against the oracle, as everywhere.
 """
 
 from __future__ import annotations
@@ -41,15 +50,20 @@ import numpy as np
 
 from maxmargin.verification.case import Case
 
-__all__ = ["random_cases", "random_case", "KAPPA_MAX", "reproducer"]
+__all__ = ["random_cases", "random_case", "conditioned_case", "KAPPA_MAX", "KAPPA_RANGE",
+           "FAMILIES", "reproducer"]
 
-#: Largest ``C max_i K_ii`` drawn (see the module docstring).
+#: Largest ``C max_i K_ii`` drawn by the standard family (see the module docstring).
 KAPPA_MAX = 1e3
+#: The conditioned family draws ``C max_i K_ii`` log-uniform in this range.
+KAPPA_RANGE = (1e3, 1e7)
+#: The campaign's families: the suite names ``random`` and ``conditioned``.
+FAMILIES = ("random", "conditioned")
 
 
-def reproducer(seed: int, index: int) -> str:
-    """The command that reruns exactly case ``index`` of ``seed``."""
-    return f"maxmargin verify --suite random --seed {seed} --start {index} --count 1"
+def reproducer(seed: int, index: int, family: str = "random") -> str:
+    """The command that reruns exactly case ``index`` of ``seed`` in ``family``."""
+    return f"maxmargin verify --suite {family} --seed {seed} --start {index} --count 1"
 
 
 def _log_uniform(rng: np.random.Generator, lo: float, hi: float) -> float:
@@ -176,6 +190,52 @@ def _methods(kernel: str, C: float | None, expected: str, n: int) -> tuple[str, 
     return tuple(methods)
 
 
-def random_cases(count: int, seed: int, start: int = 0) -> tuple[Case, ...]:
-    """Cases ``start .. start + count - 1`` of the campaign ``seed``."""
-    return tuple(random_case(seed, i) for i in range(start, start + count))
+def conditioned_case(seed: int, index: int) -> Case:
+    """Case ``index`` of the conditioned family of ``seed``: the regime the standard family
+    leaves out (module docstring, **The conditioned family**).
+
+    Soft margin only; ``kappa = C max_i K_ii`` log-uniform in :data:`KAPPA_RANGE`; clouds of
+    any separation (nearly separable ones included) scaled by ``s`` log-uniform in
+    ``[1e-3, 1e4]`` and, for the translation-invariant kernels, moved far from the origin
+    (an offset log-uniform in ``[1, 1e5]`` times their spread: features ~1e4 with a spread of
+    ~3 look like this). Each case is judged against PIQP on the plain dual (the ``outside``
+    row): a maxmargin answer that is not certified where PIQP's is counts as a failure.
+    """
+    rng = np.random.default_rng([int(seed), int(index), 1])
+    n = max(10, round(_log_uniform(rng, 10, 300)))
+    d = max(1, round(_log_uniform(rng, 1, 50)))
+    r = rng.random()
+    kernel = "linear" if r < 0.5 else ("rbf" if r < 0.75 else "poly")
+    y = _labels(rng, n)
+    X, _ = _clouds(rng, y, d, sep=_log_uniform(rng, 0.1, 6.0))
+    scale = _log_uniform(rng, 1e-3, 1e4)
+    params: dict[str, float] = {}
+    offset = 0.0
+    if kernel in ("linear", "rbf"):
+        offset = _log_uniform(rng, 1.0, 1e5)
+        X = X + offset * rng.normal(size=d)[None, :] / math.sqrt(d)
+    if kernel == "rbf":
+        params["gamma"] = _log_uniform(rng, 1e-2, 1e1) / (scale**2 * d)
+    elif kernel == "poly":
+        params.update(degree=int(rng.integers(2, 4)), coef0=1.0,
+                      gamma=_log_uniform(rng, 0.1, 1.0) / (d * scale**2))
+    X = X * scale
+    probe = Case(name="probe", area="random", X=X, y=y, C=1.0, kernel=kernel,
+                 kernel_params=params)
+    kmax = float(np.max(probe.make_kernel().diag(probe.X)))
+    kappa = _log_uniform(rng, *KAPPA_RANGE)
+    C = kappa / kmax
+    methods = ["oracle", "outside", "smo", "smo/tight"]
+    if kernel == "linear":
+        methods.append("primal/certified")
+    tags = ("conditioned", f"n{n}", f"d{d}", f"scale{scale:.1e}", f"offset{offset:.1e}",
+            f"kappa{kappa:.1e}")
+    return Case(name=f"conditioned_s{seed}_i{index}", area="random", X=X, y=y, C=C,
+                kernel=kernel, kernel_params=params, methods=tuple(methods), tags=tags)
+
+
+def random_cases(count: int, seed: int, start: int = 0, family: str = "random"
+                 ) -> tuple[Case, ...]:
+    """Cases ``start .. start + count - 1`` of the campaign ``seed`` in ``family``."""
+    make = conditioned_case if family == "conditioned" else random_case
+    return tuple(make(seed, i) for i in range(start, start + count))

@@ -207,7 +207,7 @@ def _reproducers() -> list[Case]:
     flat = dataclasses.replace(
         random_case(2, 3998), name="flat_rbf_duplicates", area="kernel", quick=False,
         tags=("random_s2_i3998", "duplicates"))
-    return [low_rank, flat,
+    return [low_rank, flat, *_conditioning(certified),
         Case("scaled_wide_n5_d34", "scale", X5, y5, 58.0, methods=certified, quick=True,
              tags=("separable",)),
         Case("scaled_wide_n24_d43", "scale", X24, y24, 4.55, methods=certified, quick=False,
@@ -220,6 +220,27 @@ def _reproducers() -> list[Case]:
         Case("opposite_duplicate_rbf_hard", "infeasible", Xd, yd, None, kernel="rbf",
              kernel_params={"gamma": 1.0}, expected_status="infeasible", quick=True,
              methods=("oracle", "dual_hard", "smo", "smo/wss2", "gilbert", "mdm", "wolfe")),
+    ]
+
+
+def _conditioning(certified: tuple[str, ...]) -> list[Case]:
+    """Two problems where the oracles used to give up while an outside interior-point solver
+    (PIQP) certified them: features offset far from the origin (~1.9e4, spread ~3, n = 63,
+    d = 34, C = 403: every oracle was 'inaccurate' until they centred the data), and scaled
+    normal data, nearly separable (|X| ~ 8.5e3, n = 429, d = 46, C = 0.256). Each is judged
+    against PIQP on the plain dual too (the ``outside`` row)."""
+    rng = np.random.default_rng(429)
+    X1 = 1.9e4 + 3.0 * rng.normal(size=(63, 34))
+    y1 = np.where((X1 - X1.mean(axis=0)) @ rng.normal(size=34) + 2.0 * rng.normal(size=63) > 0,
+                  1.0, -1.0)
+    Z = rng.normal(size=(429, 46))
+    y2 = np.where(Z @ rng.normal(size=46) + 0.05 * rng.normal(size=429) > 0, 1.0, -1.0)
+    methods = certified + ("outside",)
+    return [
+        Case("offset_linear_n63_d34", "scale", X1, y1, 403.0, methods=methods, quick=True,
+             tags=("conditioned",)),
+        Case("scaled_near_separable_n429_d46", "scale", 8.5e3 * Z, y2, 0.256, methods=methods,
+             quick=False, tags=("conditioned",)),
     ]
 
 

@@ -12,10 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import cvxpy as cp
 import numpy as np
 
 from maxmargin.algorithms import smo
+from maxmargin.certificate import Certificate, certify_svm
 from maxmargin.formulations import hard_margin_primal, hinge_loss, soft_margin_primal, svm_dual
+from maxmargin.kernels import Kernel
 from maxmargin.results import SVMSolution
 from maxmargin.tolerances import REFERENCE_KKT
 from maxmargin.verification.bounds import BoundCheck
@@ -41,6 +44,8 @@ class Outcome:
     objective_error: float = math.nan
     kkt_max: float = math.nan
     duality_gap: float = math.nan
+    #: the check judged the status itself (an honest non-convergence is not a failure there)
+    status_judged: bool = False
 
 
 @dataclass
@@ -73,6 +78,7 @@ class Context:
                                       "kernel": self.kernel.describe()}
         self._oracle = oracle
         self._oracle_error = oracle_error
+        self._outside: Certificate | None = None
 
     @property
     def oracle(self) -> SVMSolution:
@@ -103,6 +109,18 @@ class Context:
                 self._oracle_error = f"{type(exc).__name__}: {exc}"
                 raise
         return self._oracle
+
+    @property
+    def outside(self) -> Certificate:
+        """An outside solver's certificate of the case: PIQP (a proximal interior-point method)
+        on the plain dual ``max sum(a) - 1/2 a^T Q a``, ``0 <= a <= C``, ``y . a = 0``, in the
+        user's units (no centring, scaling or polish of maxmargin's), its answer judged by the
+        float64 certificate (its weak-duality gap; the KKT violation of an interior point is
+        not meaningful before its alphas are put on their bounds). Solved once."""
+        if self._outside is None:
+            self._outside = outside_certificate(self.case.X, self.case.y, self.case.C,
+                                                self.kernel)
+        return self._outside
 
     def prepare(self) -> tuple[SVMSolution | None, str | None]:
         """Solve the reference now (the guarded runner times it on its own): ``(oracle, None)``
@@ -137,6 +155,28 @@ class Context:
         self.artifacts.histories[(self.case.name, method)] = {
             k: np.asarray(v, dtype=np.float64) for k, v in arrays.items()
         }
+
+
+def outside_certificate(X: Any, y: np.ndarray, C: float | None, kernel: Kernel) -> Certificate:
+    """The certificate of PIQP's answer to the plain dual (:attr:`Context.outside`); NaN
+    fields when PIQP fails."""
+    n = y.shape[0]
+    G = kernel.gram(X.toarray() if hasattr(X, "toarray") else X)
+    Q = 0.5 * (y[:, None] * G * y[None, :] + (y[:, None] * G * y[None, :]).T)
+    a = cp.Variable(n)
+    constraints = [a >= 0, y @ a == 0] + ([] if C is None else [a <= C])
+    problem = cp.Problem(cp.Maximize(cp.sum(a) - 0.5 * cp.quad_form(a, cp.psd_wrap(Q))),
+                         constraints)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            problem.solve(solver="PIQP", eps_abs=1e-10, eps_rel=1e-10, max_iter=500)
+    except Exception:  # the outside solver failed: it certifies nothing
+        return Certificate(*([math.nan] * 6))
+    if a.value is None:
+        return Certificate(*([math.nan] * 6))
+    alpha = np.clip(np.asarray(a.value, dtype=np.float64), 0.0, math.inf if C is None else C)
+    return certify_svm(alpha, X, y, C, kernel)
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,8 @@ def _row(case: Case, method: Method, outcome: Outcome | None, exception: str) ->
     reasons = list(o.reasons)
     if exception:
         reasons.insert(0, f"raised {exception}")
-    elif o.status != case.expected_status and method.section != "perceptron":
+    elif (o.status != case.expected_status and method.section != "perceptron"
+          and not o.status_judged):
         reasons.insert(0, f"status {o.status!r} != expected {case.expected_status!r}")
     elif method.section == "perceptron" and o.status != "converged":
         reasons.insert(0, f"status {o.status!r}: the perceptron did not converge")

@@ -39,7 +39,7 @@ from tqdm import tqdm
 
 from maxmargin._validation import check_choice, check_positive, check_positive_int
 from maxmargin.verification import warmup
-from maxmargin.verification.campaign import random_cases, reproducer
+from maxmargin.verification.campaign import FAMILIES, random_cases, reproducer
 from maxmargin.verification.case import Case, select
 from maxmargin.verification.cases import catalogue
 from maxmargin.verification.checks import METHODS, extra_methods, methods_for
@@ -127,9 +127,10 @@ def run_suite(
 
     Parameters
     ----------
-    suite : {"quick", "full", "random"}
+    suite : {"quick", "full", "random", "conditioned"}
         ``"random"`` is the adversarial campaign (:mod:`.campaign`): ``count`` cases from
-        ``seed``, starting at case ``start``.
+        ``seed``, starting at case ``start``; ``"conditioned"`` its ill-conditioned family
+        (``C max K_ii`` from 1e3 to 1e7, judged against an outside solver).
     pattern : str or sequence of str, optional
         Shell-style patterns or substrings of case names (:func:`.cases.select`); a case runs
         when it matches any of them.
@@ -160,16 +161,16 @@ def run_suite(
     SuiteRun
     """
     t0 = time.perf_counter()
-    check_choice(suite, "suite", ("quick", "full", "random", "data"))
+    check_choice(suite, "suite", ("quick", "full", "random", "conditioned", "data"))
     if cases is not None:
         pool = tuple(cases)
-    elif suite == "random":
+    elif suite in FAMILIES:
         if count is None:
             raise ValueError("`count` is needed for the random suite (e.g. --count 100).")
         count = check_positive_int(count, "count")
         start = check_positive_int(start, "start", minimum=0)
         seed = check_positive_int(seed, "seed", minimum=0)
-        pool = random_cases(count, seed, start)
+        pool = random_cases(count, seed, start, suite)
     else:
         pool = catalogue(suite)
     patterns = [pattern] if pattern is None or isinstance(pattern, str) else list(pattern)
@@ -179,7 +180,8 @@ def run_suite(
         raise ValueError(f"`case` pattern {shown} matches no case of the {suite} suite.")
     if timeout is not None:
         timeout = check_positive(timeout, "timeout")
-    label = suite if suite != "random" else f"random(seed={seed}, start={start}, count={count})"
+    label = (suite if suite not in FAMILIES
+             else f"{suite}(seed={seed}, start={start}, count={count})")
     shown_pattern = pattern if isinstance(pattern, str | None) else ",".join(pattern)
     artifacts = Artifacts()
     done = {(r.case, r.method): r for r in (resume or ())}
@@ -217,7 +219,9 @@ def run_suite(
                       file=progress)
             if case.area == "random":
                 index = int(case.name.rsplit("_i", 1)[1])
-                bar.write(f"      reproduce: {reproducer(seed, index)}", file=progress)
+                family = case.name.split("_s", 1)[0]
+                bar.write(f"      reproduce: {reproducer(seed, index, family)}",
+                          file=progress)
 
     try:
         if client is None:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from maxmargin._jit import notices_off
-from maxmargin.verification.campaign import random_case
+from maxmargin.verification.campaign import conditioned_case, random_case
 from maxmargin.verification.case import Case
 from maxmargin.verification.cases import catalogue
 from maxmargin.verification.context import Artifacts
@@ -36,7 +36,8 @@ __all__ = ["case_recipe", "local_client", "load_rows", "write_rows", "row_from_d
 def case_recipe(case: Case, suite: str, seed: int) -> tuple[Any, ...]:
     """How a worker gets ``case``: regenerated from its name or seed where possible."""
     if case.area == "random":
-        return ("random", int(seed), int(case.name.rsplit("_i", 1)[1]))
+        family = case.name.split("_s", 1)[0]
+        return (family, int(seed), int(case.name.rsplit("_i", 1)[1]))
     if suite in ("quick", "full") and case.area != "data":
         return ("catalogue", "full", case.name)
     return ("case", case)
@@ -52,6 +53,8 @@ def materialise(recipe: tuple[Any, ...]) -> Case:
     kind = recipe[0]
     if kind == "random":
         return random_case(recipe[1], recipe[2])
+    if kind == "conditioned":
+        return conditioned_case(recipe[1], recipe[2])
     if kind == "catalogue":
         return _catalogue(recipe[1])[recipe[2]]
     return recipe[1]
