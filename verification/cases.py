@@ -238,9 +238,9 @@ def _conditioning(certified: tuple[str, ...]) -> list[Case]:
     methods = certified + ("outside",)
     return [
         Case("offset_linear_n63_d34", "scale", X1, y1, 403.0, methods=methods, quick=True,
-             tags=("conditioned",)),
+             tags=("conditioned", "separable")),
         Case("scaled_near_separable_n429_d46", "scale", 8.5e3 * Z, y2, 0.256, methods=methods,
-             quick=False, tags=("conditioned",)),
+             quick=False, tags=("conditioned", "separable")),
     ]
 
 
