@@ -1,4 +1,4 @@
-"""Gilbert's nearest-point algorithm (seed 001), for a polytope, two hulls and the hard-margin SVM.
+"""Gilbert's nearest-point algorithm (1966), for a polytope, two hulls and the hard-margin SVM.
 
 Polytope distance: the point of ``conv(Q)`` nearest the origin,
 ``min ||Q^T lam||^2`` over the simplex. Gilbert's algorithm (a Frank-Wolfe method with exact
@@ -23,7 +23,7 @@ is ``<= tol``, i.e. ``omega >= (1 - tol) f``, which brackets ``rho`` in ``[(1 - 
 The origin inside the hull (``rho = 0``) is detected by ``||x|| <= zero_atol``; see
 :mod:`maxmargin.algorithms._nearest_point` for the rule.
 
-Two hulls: ``conv(P) - conv(Q)`` is the hull of the ``n m`` points ``p_i - q_j`` (seed 001), but
+Two hulls: ``conv(P) - conv(Q)`` is the hull of the ``n m`` points ``p_i - q_j``, but
 its support point in direction ``-z`` is ``argmin_P <z, p> - argmax_Q <z, q>``, so the
 difference points are never formed. The SVM is the hull pair of the two classes.
 """
@@ -104,7 +104,7 @@ def gilbert(
     """The point of ``conv(rows of Q)`` nearest the origin, by Gilbert's algorithm.
 
     Solves ``min ||Q^T lam||^2`` s.t. ``lam >= 0``, ``sum lam = 1``, as the hull pair
-    ``(Q, {0})``, starting at the row of ``Q`` nearest the origin (seed 001).
+    ``(Q, {0})``, starting at the row of ``Q`` nearest the origin (Gilbert's start).
 
     Parameters
     ----------

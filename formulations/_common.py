@@ -418,7 +418,7 @@ def twin_scales(F: np.ndarray, C: float | np.ndarray | None) -> tuple[float, ...
     Hard margin: ``s = max_i ||f_i||`` (unit data). Soft margin: ``s = (max_i ||f_i||^2 /
     C)^(1/4)``, which makes the box and the largest kernel value equal (both
     ``sqrt(C max_i K_ii)``): scaling to unit data alone would put the whole conditioning
-    ``C max K_ii`` into the box, which interior-point solvers handle worse (measured).
+    ``C max K_ii`` into the box, which interior-point solvers handle worse.
     """
     s = data_scale(F)
     if C is None:

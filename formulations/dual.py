@@ -22,8 +22,8 @@ Two equivalent models of that quadratic term (``model=``):
     ``cp.quad_form(alpha, psd_wrap(G G^T))`` with ``G = diag(y) F``: the same PSD matrix,
     formed from the factor (so still PSD by construction, never the raw Gram matrix).
     Needed when ``r`` is close to ``n`` (RBF): the interior-point solver's sparse LDL
-    fills the dense ``r x n`` block of the factor model catastrophically (measured on this
-    2-core machine: RBF, n = 2,000, ~240 s with ``"factor"`` vs a few seconds with ``"gram"``).
+    fills the dense ``r x n`` block of the factor model (the measurements are in the
+    performance notes of the docs).
 ``"auto"`` (default)
     ``"factor"`` when ``r <= FACTOR_MAX_RANK_RATIO * n``, else ``"gram"``.
 """

@@ -43,8 +43,8 @@ __all__ = [
     "opposite_duplicates_message",
 ]
 
-#: Kernel values evaluated at once by :func:`decision_values` (bounded memory; 8 MB measured
-#: 1.35x faster than 32 MB for RBF n = 10,000 x 5,000 SVs: the block's passes stay in cache).
+#: Kernel values evaluated at once by :func:`decision_values` (bounded memory; the block's
+#: passes stay in the processor's cache).
 BLOCK_BYTES = 8 * 2**20
 
 

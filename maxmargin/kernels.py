@@ -703,7 +703,7 @@ def _encode(strings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True)
 class StringSubsequenceKernel(Kernel):
-    """Lodhi et al.'s string subsequence kernel (seed 004).
+    """Lodhi et al.'s string subsequence kernel (2002).
 
     ``[phi_n(s)]_u = sum over index tuples i with s[i] = u of lam^(i_last - i_first + 1)`` and
     ``K_n(s, t) = <phi_n(s), phi_n(t)>``, computed by the dynamic programme of

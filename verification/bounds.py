@@ -7,13 +7,13 @@ went into the bound in ``details``.
 =====================  =======================================================================
 check                  theorem
 =====================  =======================================================================
-mistake_bound          Novikoff (seeds 000, 002): the perceptron makes at most (R / gamma)^2
+mistake_bound          Novikoff (1962): the perceptron makes at most (R / gamma)^2
                        mistakes, R = max ||x_hat_i||, gamma the best margin of a unit separator
-gilbert_rate           seed 001: after k Gilbert steps h_k = f_k - rho <= 2 D^2 / (rho (k + 1))
+gilbert_rate           Gilbert (1966): after k steps h_k = f_k - rho <= 2 D^2 / (rho (k + 1))
 hull_recovery          margin = hull distance / 2 and w = 2d/||d||^2,
                        b = (||q||^2 - ||p||^2)/||d||^2, alpha = 2 lambda/||d||^2 (d = p - q)
-support_vector_count   seed 001: in general position at most d + 1 support vectors
-feature_map_identity   seed 003: phi(x) . phi(z) = (1 + x . z)^2 for the quadratic phi with
+support_vector_count   in general position, at most d + 1 support vectors (linear kernel)
+feature_map_identity   phi(x) . phi(z) = (1 + x . z)^2 for the quadratic phi with
                        sqrt(2) factors
 =====================  =======================================================================
 """
@@ -329,7 +329,7 @@ def feature_map_identity(
     return _check("feature_map_identity", err, rtol)
 
 
-# --- seed 004: the string kernel's explicit feature map -------------------------------------
+# --- the string kernel's explicit feature map (Lodhi et al., 2002) -------------------------
 
 
 def string_feature_map(strings: Any, length: int, lam: float) -> tuple[np.ndarray, list[str]]:
@@ -372,7 +372,7 @@ def string_feature_map_identity(strings: Any, kernel: Any, rtol: float = 1e-12) 
     return _check("string_feature_map_identity", err, rtol)
 
 
-# --- seeds 000, 001, 003: the perceptron's forms ----------------------------------------------
+# --- the perceptron's forms in the lecture notes ----------------------------------------------
 
 
 def perceptron_variant(X: Any, y: Any, start: int = 0, max_updates: int = 100_000) -> BoundCheck:

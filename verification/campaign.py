@@ -24,13 +24,10 @@ Hulls closer than ``~1e-4 R`` are where methods may disagree about separability 
 its resolution), so the campaign does not draw them.
 
 **The conditioning cap.** ``kappa = C max_i K_ii`` is the soft margin's conditioning. SMO's
-iteration count (like LIBSVM's) grows about linearly with it on non-separable data (measured on
-campaign cases, n ~ 200-350: 2e4-6e4 iterations at kappa = 1e2, 2e5-7e5 at 1e3, 1.3e6 to over
-3e6 at 1e4), so C is capped at ``KAPPA_MAX / max_i K_ii`` to keep a case under a second (the cap
+iteration count (like LIBSVM's) grows about linearly with it on non-separable data, so the
+standard family caps C at ``KAPPA_MAX / max_i K_ii`` to keep a case under a second (the cap
 can fall below 1e-3 on data of scale 1e5). Extreme magnitudes are still drawn in full: they are
-what the certificates must survive. Above the cap the suite still never labels a wrong answer
-optimal (two 300-case runs at ``KAPPA_MAX = 1e5``: no certificate or weak-duality failure), but
-SMO then ends honestly at ``max_iter`` and some oracle answers honestly ``"inaccurate"``.
+what the certificates must survive.
 
 **The conditioned family** (``maxmargin verify --suite conditioned --count N --seed S``,
 :func:`conditioned_case`) is that regime, reported on its own: soft margins with ``kappa``

@@ -28,7 +28,7 @@ __all__ = ["Answer", "Case", "make_case", "case_methods", "data_cases", "select"
 SUITES = ("quick", "full")
 AREAS = (
     "worked", "synthetic", "degenerate", "scale", "kernel", "infeasible", "real", "strings",
-    "seeds", "random", "data",
+    "theorems", "random", "data",
 )
 #: Methods that judge any data by the float64 certificate and weak duality against the oracle.
 DATA_METHODS = ("oracle", "smo", "smo/tight", "smo/platt/certified", "primal/certified")

@@ -367,15 +367,16 @@ def _strings_and_engine() -> list[Case]:
     ]
 
 
-def _seeds() -> list[Case]:
-    """The seeds' perceptron theorems on separable data (seeds 000, 001, 003)."""
+def _perceptron_forms() -> list[Case]:
+    """The lecture notes' perceptron theorems on separable data (homogeneous form, variant
+    bound, one-hot separability)."""
     X, y = _clouds(60, 5, seed=801, separation=4.0, slab=0.5)
     Xs, ys = _clouds(30, 2, seed=802, separation=3.0, slab=0.5)
     methods = ("perceptron_variant", "one_hot", "homogeneous")
     return [
-        Case("seeds_separable_d5", "seeds", X, y, None, quick=True, methods=methods,
+        Case("perceptron_forms_d5", "theorems", X, y, None, quick=True, methods=methods,
              tags=("separable",)),
-        Case("seeds_separable_d2", "seeds", Xs, ys, None, quick=False, methods=methods,
+        Case("perceptron_forms_d2", "theorems", Xs, ys, None, quick=False, methods=methods,
              tags=("separable",)),
     ]
 
@@ -386,7 +387,7 @@ def catalogue(suite: str = "quick") -> tuple[Case, ...]:
     full = suite == "full"
     cases = (
         _worked() + _synthetic() + _degenerate() + _scale() + _kernel_cases() + _infeasible()
-        + _reproducers() + _real(full) + _strings_and_engine() + _seeds()
+        + _reproducers() + _real(full) + _strings_and_engine() + _perceptron_forms()
     )
     return tuple(c for c in cases if full or c.quick)
 

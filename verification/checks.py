@@ -96,10 +96,9 @@ def _consensus(ctx: Context) -> Outcome:
     """Clarabel and OSQP on one formulation, OSQP's answer judged against the oracle.
 
     The formulation is the dual, except for a linear hard margin: there the dual's box is
-    unbounded and OSQP's first-order iterations stall before 1e-9 (seen: 200,000 iterations on
-    ``separable_n200_d10``), while the primal (d + 1 variables) converges in under 1,000; the
-    primal is then the second solver's problem, which also makes the check independent of the
-    dual model.
+    unbounded and OSQP's first-order iterations stall before 1e-9, while the primal (d + 1
+    variables) converges in under 1,000 iterations; the primal is then the second solver's
+    problem, which also makes the check independent of the dual model.
     """
     c = ctx.case
     if c.C is None and ctx.kernel.name == "linear":

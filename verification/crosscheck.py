@@ -1,6 +1,6 @@
 """A candidate SVM solution against an oracle's: objective, w, decision values, b, alpha, KKT.
 
-What is unique at the optimum decides what is compared (see DESIGN.md):
+What is unique at the optimum decides what is compared:
 
 * the dual objective ``D(alpha) = sum(alpha) - 1/2 alpha^T Q alpha`` is unique, and so is the
   function ``g(x) = sum_i alpha_i y_i K(x_i, x)`` (for the linear kernel ``w``);

@@ -52,7 +52,7 @@ FIGURES: dict[str, str] = {
     "smo_convergence.png": "SMO: largest KKT violation m - M on the active set per iteration for "
     "the three working-set rules (log scale; a jump is the gradient rebuilt when shrinking "
     "ends; Platt's rule runs at tol 1e-3).",
-    "gilbert_rate.png": "Gilbert and MDM: h_k = f_k - rho against seed 001's bound "
+    "gilbert_rate.png": "Gilbert and MDM: h_k = f_k - rho against Gilbert's bound "
     "2 D^2 / (rho (k + 1)) (log-log; rho from the oracle, D = diam(P) + diam(Q); records "
     "with h_k <= 0, i.e. at the oracle's accuracy, are not drawn).",
     "perceptron_bound.png": "Perceptron: mistakes against Novikoff's bound (R / gamma)^2; every "

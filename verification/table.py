@@ -56,14 +56,15 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 SECTIONS: dict[str, str] = {
     "consensus": "Oracle consensus: OSQP, primal forms and hand answers against the Clarabel dual",
     "smo": "SMO (three working-set rules) against the oracle",
-    "nearest_point": "Gilbert and MDM (nearest points of the class hulls) against the oracle",
+    "nearest_point": "Gilbert, MDM and Wolfe (nearest points of the class hulls) against the "
+                     "oracle",
     "perceptron": "Perceptron mistakes against Novikoff's bound (R / gamma)^2",
     "kernels": "Kernel cases (poly, RBF, strings, precomputed, callables): every method against "
                "the oracle",
     "infeasibility": "Hard margin on non-separable data: every method must say infeasible",
     "theorems": "Theorems: support vectors <= d + 1, kernel = explicit feature map (quadratic, "
-                "strings), the seeds' perceptron forms, one kernel engine = the built-ins",
-    "random": "Certified answers (trust reproducers, random campaign): every answer labelled "
+                "strings), the perceptron's forms, one kernel engine = the built-ins",
+    "random": "Certified answers (hard problems, random campaigns): every answer labelled "
               "optimal meets its float64 certificate and weak duality against the oracle",
 }
 
