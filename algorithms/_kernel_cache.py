@@ -42,7 +42,16 @@ import numpy as np
 from numba import njit, objmode
 from numpy.typing import DTypeLike
 
-from maxmargin.kernels import Kernel, exp_scaled_inplace
+from maxmargin.kernels import Kernel
+from maxmargin.kernels.formulas import (
+    KIND_GRAM,
+    KIND_LINEAR,
+    KIND_POLY,
+    KIND_RBF,
+    KIND_SIGMOID,
+    finish_values,
+    kernel_entry,
+)
 
 __all__ = [
     "MAX_BLOCK",
@@ -62,6 +71,8 @@ __all__ = [
     "quadratic_form",
 ]
 
+#: The kinds computed here by compiled code (dense data); any other kernel goes through Python.
+COMPILED = (KIND_LINEAR, KIND_RBF, KIND_POLY, KIND_SIGMOID)
 # cache state c.state[...]
 S_LEN, S_SLOTS, S_HITS, S_MISSES, S_ROWS, S_COMPACTIONS = 0, 1, 2, 3, 4, 5
 #: :func:`load_columns` computes at most ``MAX_BLOCK`` columns in one pass, ``BLOCK_ROWS`` rows
@@ -80,8 +91,8 @@ class KernelData(NamedTuple):
     yT: np.ndarray  # (n,) the same in layout order
     order: np.ndarray  # (n,) int64: the variable at each layout position
     pos: np.ndarray  # (n,) int64: the layout position of each variable (order's inverse)
-    kind: int  # 0 linear, 1 rbf, 2 poly (compiled); 3 any other kernel or sparse data (Python)
-    token: int  # kind 3: the key of (kernel, X) in _PYTHON_KERNELS
+    kind: int  # a formula of maxmargin.kernels.formulas (compiled), or KIND_GRAM: through Python
+    token: int  # KIND_GRAM: the key of (kernel, X) in _PYTHON_KERNELS
     gamma: float
     coef0: float
     degree: int
@@ -106,7 +117,7 @@ class ColumnCache(NamedTuple):
     score: np.ndarray  # (MAX_BLOCK,) float64 scratch of the caller choosing the columns
 
 
-#: Kernels evaluated in Python (kind 3) while a solver runs: token -> (kernel, X).
+#: Kernels evaluated in Python (KIND_GRAM) while a solver runs: token -> (kernel, X).
 _PYTHON_KERNELS: dict[int, tuple[Kernel, object]] = {}
 _TOKENS = itertools.count(1)
 
@@ -144,8 +155,8 @@ def _python_entry(token, i, j):  # noqa: ANN001
 
 @contextlib.contextmanager
 def python_kernel(kd: KernelData, kernel: Kernel, X: object) -> Iterator[None]:
-    """Register ``(kernel, X)`` for a kind-3 :class:`KernelData` while a solver runs."""
-    if kd.kind != 3:
+    """Register ``(kernel, X)`` for a KIND_GRAM :class:`KernelData` while a solver runs."""
+    if kd.kind != KIND_GRAM:
         yield
         return
     _PYTHON_KERNELS[kd.token] = (kernel, X)
@@ -158,8 +169,8 @@ def python_kernel(kd: KernelData, kernel: Kernel, X: object) -> Iterator[None]:
 def make_kernel_data(kernel: Kernel, X: object, y: np.ndarray) -> KernelData:
     """Pack a validated kernel and data set for :func:`get_column`, in the identity layout.
 
-    The built-in kernels on dense data are evaluated by compiled code (kinds 0-2); any other
-    kernel object, and sparse data, by the kernel object itself (kind 3, called from the
+    The built-in kernels on dense data are evaluated by compiled code (:data:`COMPILED`); any
+    other kernel object, and sparse data, by the kernel object itself (KIND_GRAM, called from the
     compiled loop; register it with :func:`python_kernel` while solving).
     """
     n = X.shape[0]
@@ -169,18 +180,18 @@ def make_kernel_data(kernel: Kernel, X: object, y: np.ndarray) -> KernelData:
         "pos": np.arange(n, dtype=np.int64), "dots": np.empty(n),
         "bits": np.empty(n, dtype=np.int64),
     }
-    if kernel.kernel_id not in (0, 1, 2) or not isinstance(X, np.ndarray):
+    if kernel.kind not in COMPILED or not isinstance(X, np.ndarray):
         empty = np.zeros((0, 0))
-        return KernelData(X=empty, XT=empty, sq=np.zeros(0), sqT=np.zeros(0), kind=3,
+        return KernelData(X=empty, XT=empty, sq=np.zeros(0), sqT=np.zeros(0), kind=KIND_GRAM,
                           token=next(_TOKENS), gamma=0.0, coef0=0.0, degree=1, **layout)
     gamma, coef0, degree = kernel.params
     X = np.ascontiguousarray(X, dtype=np.float64)
-    if kernel.kernel_id == 1:  # RBF is translation invariant: centring shrinks the cancellation
+    if kernel.kind == KIND_RBF:  # translation invariant: centring shrinks the cancellation
         X = np.ascontiguousarray(X - X.mean(axis=0))   # in x.x + z.z - 2 x.z
     sq = np.einsum("ij,ij->i", X, X)
     return KernelData(
         X=X, XT=X.T.copy(), sq=sq,  # a copy even when X.T is contiguous (d = 1): it is permuted
-        sqT=sq.copy(), kind=int(kernel.kernel_id),
+        sqT=sq.copy(), kind=int(kernel.kind),
         token=0, gamma=float(gamma), coef0=float(coef0), degree=int(degree), **layout,
     )
 
@@ -252,24 +263,9 @@ def make_cache(n: int, cache_size: float, dtype: DTypeLike = np.float32) -> Colu
 
 @njit(cache=True, no_cpython_wrapper=True)
 def _finish_kernel(kd: KernelData, dots: np.ndarray, bits: np.ndarray) -> None:
-    """Turn ``dots`` into kernel values, in place, with index-free (SIMD) loops (``bits``:
-    scratch of the same length).
-
-    On entry ``dots`` holds ``||x_t - x_i||^2`` for rbf and ``x_t . x_i`` otherwise.
-    linear ``K = x.z``; rbf ``K = exp(-gamma ||x - z||^2)``; poly ``K = (gamma x.z + coef0)^degree``
-    (integer power by repeated multiplication). Loops run from 0 over slices: Numba then knows
-    the indices are non-negative, and LLVM vectorises them.
-    """
-    if kd.kind == 1:
-        exp_scaled_inplace(dots, bits, kd.gamma)
-    elif kd.kind == 2:
-        gamma, coef0, degree = kd.gamma, kd.coef0, kd.degree
-        for k in range(dots.shape[0]):
-            base = gamma * dots[k] + coef0
-            v = base
-            for _ in range(degree - 1):
-                v *= base
-            dots[k] = v
+    """Turn ``dots`` into kernel values, in place (``x_t . x_i``, ``||x_t - x_i||^2`` for rbf,
+    on entry): :func:`maxmargin.kernels.formulas.finish_values`."""
+    finish_values(kd.kind, kd.gamma, kd.coef0, kd.degree, dots, bits)
 
 
 @njit(cache=True, no_cpython_wrapper=True)
@@ -304,7 +300,7 @@ def _layout_dots(kd: KernelData, i: int, lo: int, hi: int) -> None:
             xf = xi[rest]
             for k in range(m):
                 dots[k] += row[k] * xf
-        if kd.kind == 1:
+        if kd.kind == KIND_RBF:
             sqb = sqT[b0:b1]
             for k in range(m):
                 dots[k] = max(sqb[k] + sq_i - 2.0 * dots[k], 0.0)
@@ -323,7 +319,7 @@ def fill_column(kd: KernelData, i: int, lo: int, hi: int, out: np.ndarray) -> No
     """``out[k] = y_i y_t K(x_t, x_i)``, ``t = order[k]``, for the positions ``lo <= k < hi``,
     rounded to ``out``'s dtype (the products are float64)."""
     m = hi - lo
-    if kd.kind == 3:
+    if kd.kind == KIND_GRAM:
         rows = kd.order[lo:hi]
         whole = m == kd.order.shape[0] and _is_identity(rows)
         _python_column(kd.token, i, rows, whole, kd.dots)
@@ -468,7 +464,7 @@ def load_columns(c: ColumnCache, kd: KernelData, nb: int) -> None:
         for b in range(nb):
             i = cols[b]
             a = acc[b][:m]
-            if kd.kind == 1:
+            if kd.kind == KIND_RBF:
                 sq_i = kd.sq[i]
                 for k in range(m):
                     a[k] = max(sqb[k] + sq_i - 2.0 * a[k], 0.0)
@@ -529,7 +525,7 @@ def compact_layout(c: ColumnCache, kd: KernelData, perm: np.ndarray, new_len: in
     p = perm[:L]
     permute_prefix(kd.order[:L], p, kd.bits)
     permute_prefix(kd.yT[:L], p, kd.dots)
-    if kd.kind != 3:
+    if kd.kind != KIND_GRAM:
         permute_prefix(kd.sqT[:L], p, kd.dots)
         for f in range(kd.XT.shape[0]):
             permute_prefix(kd.XT[f, :L], p, kd.dots)
@@ -602,22 +598,15 @@ def grow_layout(c: ColumnCache, kd: KernelData, new_len: int) -> None:
 
 @njit(cache=True, no_cpython_wrapper=True)
 def kernel_value(kd: KernelData, i: int, j: int) -> float:
-    """One entry ``K(x_i, x_j)`` in float64 (the formulas of the columns, ``math.exp``)."""
-    if kd.kind == 3:
+    """One entry ``K(x_i, x_j)`` in float64
+    (:func:`maxmargin.kernels.formulas.kernel_entry`)."""
+    if kd.kind == KIND_GRAM:
         return _python_entry(kd.token, i, j)
     X = kd.X
     s = 0.0
     for f in range(X.shape[1]):
         s += X[i, f] * X[j, f]
-    if kd.kind == 1:
-        return np.exp(-kd.gamma * max(kd.sq[i] + kd.sq[j] - 2.0 * s, 0.0))
-    if kd.kind == 2:
-        base = kd.gamma * s + kd.coef0
-        v = base
-        for _ in range(kd.degree - 1):
-            v *= base
-        return v
-    return s
+    return kernel_entry(kd.kind, kd.gamma, kd.coef0, kd.degree, s, kd.sq[i], kd.sq[j])
 
 
 @njit(cache=True)
@@ -631,7 +620,7 @@ def quadratic_form(kd: KernelData, idx: np.ndarray, v: np.ndarray) -> float:
     m = idx.shape[0]
     XsT = np.ascontiguousarray(kd.X[idx].T)
     sq = kd.sq[idx]
-    rbf = kd.kind == 1
+    rbf = kd.kind == KIND_RBF
     total = 0.0
     for g in range(m):
         width = m - g

@@ -75,6 +75,7 @@ from maxmargin.certificate import (
 )
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.kernels import Kernel, LinearKernel
+from maxmargin.kernels.formulas import KIND_LINEAR, KIND_POLY, KIND_RBF, KIND_SIGMOID
 from maxmargin.results import HullPairSolution, SVMSolution, infeasible_svm, join_messages
 from maxmargin.tolerances import HULL_CERT_FACTOR, SVM_HULL_EPS
 
@@ -352,7 +353,7 @@ def run_nearest_point(
     ``hull_eps R``: hulls provably that close leave no margin the SVM can certify.
     """
     t0 = time.perf_counter()
-    linear = kernel.kernel_id == 0 and isinstance(X, np.ndarray)
+    linear = kernel.kind == KIND_LINEAR and isinstance(X, np.ndarray)
     kp = (0,) if linear else (1,)
     n = X.shape[0]
     d = X.shape[1] if linear else 1
@@ -375,7 +376,7 @@ def run_nearest_point(
     G = np.zeros((0, 0))
     if gram and kp[0] != 0 and 8 * n * n <= GRAM_MAX_BYTES:
         # the compiled engine's columns (vectorised exp) where it has them
-        G = engine_gram(ke, n) if ke.kind in (1, 2) else kernel.gram(X)
+        G = engine_gram(ke, n) if ke.kind in (KIND_RBF, KIND_POLY, KIND_SIGMOID) else kernel.gram(X)
     data, state = (points, diag, y, kp, G, ke), (lam, g, z, col)
     # One BLAS thread: a threaded gemv of this size spends more on synchronisation than it
     # saves (10,000 x 50 on 2 busy cores: 0.08 ms single-threaded, 0.4-5 ms with 2 threads).
@@ -530,7 +531,7 @@ def svm_from_run(
             message = join_messages(message, (
                 f"finished exactly by the active-set method (from {done.n_free} free alphas)"))
     quad = float(np.dot(alpha * y, wx))  # alpha^T Q alpha = ||w||^2
-    w = X.T @ (alpha * y) if kernel.kernel_id == 0 else None
+    w = X.T @ (alpha * y) if kernel.kind == KIND_LINEAR else None
     primal = 0.5 * float(w @ w) if w is not None else 0.5 * quad
     if status == "max_iter":
         warnings.warn(f"{method}: {run.message}", ConvergenceWarning, stacklevel=3)

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from maxmargin.certificate import Certificate, certify_svm, decision_values
+from maxmargin.kernels.formulas import KIND_LINEAR
 
 __all__ = ["polish_alpha", "balance_alpha", "kernel_rows", "finish_alpha", "Finished",
            "POLISH_EIG_RTOL",
@@ -285,7 +286,7 @@ def finish_alpha(
             alpha, y, C, kernel_rows(kernel, X), max_iter=2 * alpha.size + 4 * n_free + 100,
             deadline=None if seconds is None else time.perf_counter() + seconds,
             kkt_tol=kkt_tol,
-            linear_X=X if kernel.kernel_id == 0 and isinstance(X, np.ndarray) else None)
+            linear_X=X if kernel.kind == KIND_LINEAR and isinstance(X, np.ndarray) else None)
     if polished is None:
         return None
     sv = np.flatnonzero(polished > 0)

@@ -182,6 +182,7 @@ from maxmargin.algorithms.active_set import finish_alpha
 from maxmargin.certificate import Certificate, certify_infeasible, certify_svm, decision_values
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.kernels import Kernel, make_kernel, own_points, precomputed
+from maxmargin.kernels.formulas import KIND_GRAM, KIND_LINEAR
 from maxmargin.results import SVMSolution, infeasible_svm, recover_intercept
 
 __all__ = [
@@ -752,7 +753,7 @@ def _do_shrinking(st: _State, c: ColumnCache, kd: KernelData, g_up: float, g_low
     st.ist[I_ACTIVE] = kept
     st.ist[I_IMAX] = STALE
     roomy = c.state[S_SLOTS] >= act.shape[0]  # every column fits at the current length
-    dear = kd.kind == 3 or kd.XT.shape[0] >= EXPENSIVE_FEATURES
+    dear = kd.kind == KIND_GRAM or kd.XT.shape[0] >= EXPENSIVE_FEATURES
     if 0 < kept < COMPACT_FRACTION * L and not (roomy and dear):
         _settle_bounded(st, c, kd)
         dropped = kept
@@ -1331,7 +1332,7 @@ class _Run:
         alpha, X, y, C = self.st.alpha, self.X, self.y, self.box
         at = np.zeros(alpha.shape, dtype=bool) if C is None else alpha >= C
         last = self._last_certified
-        if self.kern.kernel_id != 0 and last is not None:
+        if self.kern.kind != KIND_LINEAR and last is not None:
             moved = np.flatnonzero(alpha != last.alpha)
             crossed = np.flatnonzero(at != last.at)
             if moved.size + crossed.size < np.count_nonzero(alpha):
@@ -1346,7 +1347,7 @@ class _Run:
         free = np.flatnonzero((alpha > 0) & ~at)
         bounded = np.flatnonzero(at)
         g_at = decision_values(self.kern, X, X[bounded], alpha[bounded] * y[bounded])
-        if self.kern.kernel_id == 0:  # X w over all support vectors: as cheap as the two parts,
+        if self.kern.kind == KIND_LINEAR:  # X w over all support vectors: as cheap as the parts,
             sv = np.flatnonzero(alpha > 0)  # and free of their cancellation on unscaled data
             g = decision_values(self.kern, X, X[sv], alpha[sv] * y[sv])
         else:
@@ -1408,7 +1409,7 @@ class _Run:
             "dual_objective": st.h_dual[:h].copy(),
         }
         b, interval = recover_intercept(alpha, y, g, C)
-        w = X.T @ (alpha * y) if self.kern.kernel_id == 0 else None
+        w = X.T @ (alpha * y) if self.kern.kind == KIND_LINEAR else None
         w2 = max(float((alpha * y) @ g), 0.0)
         slack = 0.0 if C is None else float(C @ np.maximum(0.0, 1.0 - y * (g + b)))
         iterations = int(st.ist[I_ITER])

@@ -68,7 +68,8 @@ from maxmargin.certificate import (
 )
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.formulations._hulls_lp import hulls_meet
-from maxmargin.kernels import Kernel, LinearKernel, _dot, _row_norms2
+from maxmargin.kernels import Kernel, LinearKernel
+from maxmargin.kernels.base import dot_block, row_norms2
 from maxmargin.results import SVMSolution, infeasible_svm, join_messages, recover_intercept
 from maxmargin.tolerances import HULLS_MEET_ATOL, ORACLE_GAP, ORACLE_KKT, SNAP_RTOL
 
@@ -469,7 +470,7 @@ def centred(X: Any) -> Any:
 
 def data_scale(F: np.ndarray) -> float:
     """``s = max_i ||f_i||`` (1 for all-zero data): the twin model divides the data by ``s``."""
-    s = float(np.sqrt(np.max(_row_norms2(F))))
+    s = float(np.sqrt(np.max(row_norms2(F))))
     return s if s > 0.0 and math.isfinite(s) else 1.0
 
 
@@ -710,7 +711,7 @@ def _solved_point(
     g = solver_values(alpha)
     if polish:
         def gram_rows(idx: np.ndarray) -> np.ndarray:
-            return _dot(X[idx], X) if linear else K[idx]
+            return dot_block(X[idx], X) if linear else K[idx]
 
         polished = polish_alpha(alpha, y, C, gram_rows, deadline=time.perf_counter() + seconds)
         if polished is not None:  # y . alpha = 0 restored by the polish itself

@@ -46,7 +46,8 @@ from maxmargin.formulations._common import (
     svm_solution,
     twin_scales,
 )
-from maxmargin.kernels import Kernel, LinearKernel, _dot, make_kernel, own_points, precomputed
+from maxmargin.kernels import Kernel, LinearKernel, make_kernel, own_points, precomputed
+from maxmargin.kernels.base import dot_block
 from maxmargin.results import SVMSolution
 from maxmargin.tolerances import EIG_RTOL, NEG_EIG_RTOL
 
@@ -84,7 +85,7 @@ def gram_factor(kernel: Kernel, X: Any) -> tuple[Any, np.ndarray | None, np.ndar
             return _eigen_factor(Xc @ Xc.T, kernel), None, X @ c
         if X.shape[1] <= X.shape[0]:
             return X, None, None  # sparse and narrow: its own sparse factor (not centred)
-        K = _dot(X, X)  # sparse and wide: n x n, dense; centred: H K H with H = I - 1 1^T / n
+        K = dot_block(X, X)  # sparse and wide: n x n, dense; centred: H K H with H = I - 1 1^T / n
         m = K.mean(axis=0)
         K = K - m[:, None] - m[None, :] + m.mean()
         return _eigen_factor(0.5 * (K + K.T), kernel), None, m

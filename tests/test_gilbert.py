@@ -32,6 +32,7 @@ from scipy.spatial.distance import pdist
 from maxmargin.algorithms.gilbert import gilbert, gilbert_hulls, gilbert_svm
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.formulations.primal import hard_margin_primal
+from maxmargin.kernels.formulas import KIND_GRAM
 
 # --- hand-derived fixtures -------------------------------------------------------------------
 
@@ -232,7 +233,7 @@ def test_any_kernel_object_goes_through_the_kernel_engine() -> None:
     from maxmargin.algorithms import _nearest_point as nearest
 
     class Custom(RBFKernel):
-        kernel_id = -1
+        kind = KIND_GRAM  # not a formula the compiled code knows
 
     P, Q = gaussian_pair(40, 3, 5.0, 3)
     X, y = labelled(P, Q)

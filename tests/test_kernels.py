@@ -111,7 +111,7 @@ def test_make_kernel():
 
 
 def test_ids_params_and_descriptions():
-    assert (LinearKernel().kernel_id, RBFKernel().kernel_id, PolyKernel().kernel_id) == (0, 1, 2)
+    assert (LinearKernel().kind, RBFKernel().kind, PolyKernel().kind) == (0, 1, 2)
     assert LinearKernel().params == (0.0, 0.0, 1.0)
     assert RBFKernel(0.25).params == (0.25, 0.0, 1.0)
     assert PolyKernel(0.5, 3, 2.0).params == (0.5, 2.0, 3.0)

@@ -25,6 +25,7 @@ from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.formulations.dual import svm_dual
 from maxmargin.formulations.primal import hard_margin_primal
 from maxmargin.kernels import LinearKernel, PolyKernel, RBFKernel, make_kernel
+from maxmargin.kernels.formulas import KIND_GRAM
 from maxmargin.verification.kkt import kkt_residuals
 
 RULES = WORKING_SETS  # ("wss2", "wss1", "platt")
@@ -404,7 +405,7 @@ def test_any_kernel_object_goes_through_the_kernel_engine() -> None:
     from the compiled loop): the same answer as the built-in it imitates."""
 
     class Custom(LinearKernel):
-        kernel_id = 7
+        kind = KIND_GRAM  # not a formula the compiled code knows
 
     X, y = clouds(40, 3, sep=1.0, seed=2)
     for ws in RULES:

@@ -1,0 +1,131 @@
+"""The kernel interface: :class:`Kernel`, what every kernel object gives (blocks, columns,
+the diagonal, weighted row sums), with validation and finiteness checks in one place.
+
+A subclass implements two computations on validated float64 data, :meth:`Kernel._block` and
+:meth:`Kernel._diag`; everything else is shared. ``kind`` is the kernel's formula in the compiled
+engine (:mod:`maxmargin.kernels.formulas`), ``KIND_GRAM`` for kernels read from their Gram
+matrix.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+
+from maxmargin._validation import (
+    check_index,
+    check_kernel_input,
+    check_kernel_pair,
+    check_kernel_values,
+)
+from maxmargin.kernels.formulas import KIND_GRAM
+
+__all__ = ["Kernel", "dot_block", "row_norms2", "variance"]
+
+
+def dot_block(A: Any, B: Any) -> np.ndarray:
+    """``A @ B.T`` as a dense float64 array (either operand may be scipy.sparse CSR)."""
+    out = A @ B.T
+    return out.toarray() if hasattr(out, "toarray") else np.asarray(out)
+
+
+def row_norms2(X: Any) -> np.ndarray:
+    """``x_i . x_i`` for every row (dense or scipy.sparse)."""
+    if hasattr(X, "multiply"):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", X, X)
+
+
+def variance(X: Any) -> float:
+    """``X.var()`` over all entries (scikit-learn's rule for a sparse ``X``)."""
+    if hasattr(X, "multiply"):
+        return float(X.multiply(X).mean() - X.mean() ** 2)
+    return float(np.asarray(X).var())
+
+
+class Kernel(ABC):
+    """A positive semi-definite kernel ``K(x, z)``.
+
+    The public methods (``k(A, B)``, ``gram``, ``column``, ``columns``, ``diag``) validate their
+    arguments (finite 2-D float arrays with matching columns, indices in range) and check that
+    the values computed are finite; a subclass implements the two computations on validated
+    float64 arrays, :meth:`_block` and :meth:`_diag`.
+    """
+
+    name: str = "kernel"
+    #: the compiled formula (:mod:`maxmargin.kernels.formulas`); KIND_GRAM: read from a Gram matrix
+    kind: int = KIND_GRAM
+
+    @abstractmethod
+    def _block(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        """``K[i, j] = K(A[i], B[j])`` for validated float64 ``A`` (m, d) and ``B`` (k, d)."""
+
+    @abstractmethod
+    def _diag(self, X: np.ndarray) -> np.ndarray:
+        """``K(x_i, x_i)`` for a validated float64 ``X`` (n, d)."""
+
+    def _values(self, compute: Any, names: str) -> np.ndarray:
+        """Run ``compute()`` with float64 overflow silenced, then insist on finite values."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            values = compute()
+        return check_kernel_values(values, self.describe(), names)
+
+    def check_points(self, value: Any, name: str) -> Any:
+        """The kernel's points, validated: a finite ``(n, d)`` float array or scipy.sparse CSR
+        matrix (string kernels: a sequence of strings). Used by every public method and by the
+        algorithms for their ``X``."""
+        return check_kernel_input(value, name)
+
+    def _check_pair(self, A: Any, B: Any) -> tuple[Any, Any]:
+        return check_kernel_pair(A, B)
+
+    def _weighted(self, A: Any, B: Any, coef: np.ndarray, rows: int) -> np.ndarray:
+        """``K(A, B) @ coef`` for validated ``A``, ``B``, evaluated ``rows`` rows of ``A`` at a
+        time (bounded memory); values checked finite."""
+        out = np.empty(A.shape[0])
+        for start in range(0, A.shape[0], rows):
+            stop = min(A.shape[0], start + rows)
+            block = self._values(lambda a=A[start:stop]: self._block(a, B), "`X`")
+            out[start:stop] = block @ coef
+        return out
+
+    def __call__(self, A: Any, B: Any) -> np.ndarray:
+        """The cross matrix ``K[i, j] = K(A[i], B[j])`` of shape ``(len(A), len(B))``."""
+        A, B = self._check_pair(A, B)
+        return self._values(lambda: self._block(A, B), "`A` and `B`")
+
+    def diag(self, X: Any) -> np.ndarray:
+        """The diagonal ``K(x_i, x_i)`` of the Gram matrix, shape ``(n,)``."""
+        X = self.check_points(X, "X")
+        return self._values(lambda: self._diag(X), "`X`")
+
+    @property
+    def params(self) -> tuple[float, float, float]:
+        """``(gamma, coef0, degree)`` as floats, for compiled kernel evaluation."""
+        return (0.0, 0.0, 1.0)
+
+    def gram(self, X: Any) -> np.ndarray:
+        """The symmetric Gram matrix ``K(X, X)`` (symmetrised exactly)."""
+        X = self.check_points(X, "X")
+        G = self._values(lambda: self._block(X, X), "`X`")
+        return 0.5 * (G + G.T)
+
+    def column(self, X: Any, i: Any) -> np.ndarray:
+        """Column ``i`` of the Gram matrix, ``K(x_j, x_i)`` for all ``j``; shape ``(n,)``."""
+        X = self.check_points(X, "X")
+        if np.ndim(i) != 0:
+            raise ValueError(f"`i` must be a single integer index; got shape {np.shape(i)}.")
+        i = int(check_index(i, "i", X.shape[0]))
+        return self._values(lambda: self._block(X, X[i : i + 1])[:, 0], "`X`")
+
+    def columns(self, X: Any, idx: Any) -> np.ndarray:
+        """Columns ``idx`` of the Gram matrix in one BLAS call; shape ``(n, len(idx))``."""
+        X = self.check_points(X, "X")
+        idx = check_index(idx, "idx", X.shape[0]).reshape(-1)
+        return self._values(lambda: self._block(X, X[idx]), "`X`")
+
+    def describe(self) -> str:
+        """A short human-readable name with parameters, e.g. ``rbf(gamma=0.5)``."""
+        return self.name
