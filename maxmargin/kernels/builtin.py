@@ -248,6 +248,10 @@ class SigmoidKernel(Kernel):
         object.__setattr__(self, "gamma", check_positive(self.gamma, "gamma"))
         object.__setattr__(self, "coef0", check_finite_scalar(self.coef0, "coef0"))
 
+    @property
+    def params(self) -> tuple[float, float, float]:
+        return (self.gamma, self.coef0, 1.0)
+
     def _block(self, A: Any, B: Any) -> np.ndarray:
         block = np.ascontiguousarray(dot_block(A, B))
         finish_block(KIND_SIGMOID, self.gamma, self.coef0, 1, block)
