@@ -121,7 +121,8 @@ n)`` iterations (then 4, 16, ... times as many), or at ``max_iter``, is handed, 
 :mod:`maxmargin.algorithms.active_set` started from the current alpha: Newton steps on the
 free set, releasing and fixing bounds, exact in float64. Its answer is kept only if its float64
 certificate meets ``tol`` (``message`` says so); otherwise SMO goes on from where it was. Each
-finish may take at most half the time SMO has run (at least 0.2 s).
+finish's work is counted (never timed): at most half of SMO's work so far (at least
+``EXACT_FINISH_MIN_WORK`` floating-point operations).
 ``finish=False`` runs SMO alone. (SMO converges linearly at a rate set by the conditioning
 and crawls on low-rank Gram matrices, duplicates and large ``C max K_ii``; the README gives the
 measurements.)
@@ -163,6 +164,7 @@ from maxmargin.algorithms._kernel_cache import (
     S_HITS,
     S_LEN,
     S_MISSES,
+    S_ROWS,
     S_SLOTS,
     ColumnCache,
     KernelData,
@@ -218,7 +220,7 @@ PERIODIC = np.bool_(False)
 
 LOWER, UPPER, FREE = 0, 1, 2
 # float state fs[...]
-F_C, F_TOL, F_DUAL, F_SUM, F_B, F_GMAX, F_PAIR = 0, 1, 2, 3, 4, 5, 6
+F_C, F_TOL, F_DUAL, F_SUM, F_B, F_GMAX, F_PAIR, F_WORK = 0, 1, 2, 3, 4, 5, 6, 7
 PLATT_PAIR_FRACTION = 0.1  # Platt: a pair must violate by this fraction of m - M (or tol)
 # int state ist[...]
 I_ACTIVE, I_ITER, I_UNSHRUNK, I_HIST, I_STRIDE, I_IMAX, I_NPEND = 0, 1, 2, 3, 4, 5, 6
@@ -244,6 +246,13 @@ SUM_CAP = 8.0 * (1.0 + 1e-6)
 #: ``max(FINISH_AFTER, FINISH_AFTER_PER_POINT n)`` iterations, then after 4 times as many...
 FINISH_AFTER = 200_000
 FINISH_AFTER_PER_POINT = 100
+#: Each exact finish may do ``EXACT_FINISH_WORK_FRACTION`` times SMO's work so far, and at least
+#: ``EXACT_FINISH_MIN_WORK``, in floating-point operations (the finish's as
+#: :data:`maxmargin.algorithms.active_set.EIGH_WORK` counts them; SMO's as
+#: ``SMO_ENTRY_WORK`` per entry of ``G`` updated plus ``2 d`` per kernel value computed).
+EXACT_FINISH_WORK_FRACTION = 0.5
+EXACT_FINISH_MIN_WORK = 5e8
+SMO_ENTRY_WORK = 10.0
 #: Shrinking: the cache's layout is compacted to the active variables when fewer than this
 #: fraction of its positions are active (see :mod:`maxmargin.algorithms._kernel_cache`), except
 #: when the cache holds every column at the layout's length and kernel values are dear
@@ -596,6 +605,7 @@ def _apply_step(
         st.QD[i] * d_i * d_i + 2.0 * Q_ij * d_i * d_j + st.QD[j] * d_j * d_j
     )
     st.fs[F_SUM] += d_i + d_j
+    st.fs[F_WORK] += Q_i.shape[0]  # entries of G updated: the exact finish's budget
     was_upper_i = st.status[i] == UPPER
     was_upper_j = st.status[j] == UPPER
     alpha[i] = new_i
@@ -1043,7 +1053,7 @@ def _new_state(
     QD = np.ascontiguousarray(QD, dtype=np.float64)
     n = y.shape[0]
     Cs = np.full(n, math.inf) if C is None else np.array(np.broadcast_to(C, (n,)), dtype=float)
-    fs = np.zeros(7)
+    fs = np.zeros(8)
     fs[F_C] = math.inf if C is None else float(Cs.max())
     fs[F_TOL] = tol
     ist = np.zeros(7, dtype=np.int64)
@@ -1246,7 +1256,7 @@ class _Run:
         self.phases: list[str] = []
         self.finished = ""  # what the exact finish did, for the message
         self.finish_enabled = True
-        self.start = time.perf_counter()
+        self.kernel_values = 0  # computed by the caches before the current one
         #: ``precision="auto"``: the float32 rounding floor of ``m - M`` is estimated as this
         #: times ``sqrt(sum alpha^2)`` (``_float32_floor``; recalibrated by a refinement)
         self.floor_coeff = 2.0**-24 * radius2
@@ -1282,6 +1292,8 @@ class _Run:
         if keep_cache and self.cache is not None and self.cache.data.dtype == dtype:
             grow_layout(self.cache, kd, n)  # every variable is active again
         else:
+            if self.cache is not None:
+                self.kernel_values += int(self.cache.state[S_ROWS])
             self.cache = make_cache(n, self.cache_size, dtype)
         phase = "float64" if precision == "double" else "float32"
         if refine:
@@ -1306,11 +1318,13 @@ class _Run:
         current alpha (:func:`~maxmargin.algorithms.active_set.finish_alpha`); kept, and True,
         only if its float64 certificate meets ``tol``."""
         alpha = self.st.alpha
-        # at most half the time SMO has run so far (at least 0.2 s): never a slowdown of more
-        # than 1.5x when the finish does not succeed
-        budget = max(0.2, 0.5 * (time.perf_counter() - self.start))
+        # work in proportion to SMO's so far (never a wall-clock budget: same bits under any
+        # load), so that a finish that does not succeed costs a bounded fraction of SMO's time
+        values = self.kernel_values + int(self.cache.state[S_ROWS])
+        smo_work = SMO_ENTRY_WORK * self.st.fs[F_WORK] + 2.0 * max(1, self.kd.XT.shape[0]) * values
+        budget = max(EXACT_FINISH_MIN_WORK, EXACT_FINISH_WORK_FRACTION * smo_work)
         done = finish_alpha(alpha, self.X, self.y, self.box, self.kern,
-                            accept=lambda cert: cert.meets(self.tol), seconds=budget,
+                            accept=lambda cert: cert.meets(self.tol), max_work=budget,
                             kkt_tol=0.25 * self.tol)
         if done is None:
             return False
