@@ -7,7 +7,6 @@ Independent answers: the hand-derived fixtures (tests/fixtures.py), the CVXPY or
 from __future__ import annotations
 
 import contextlib
-import importlib
 import math
 import os
 import subprocess
@@ -25,7 +24,16 @@ from numba import njit
 from sklearn.svm import SVC
 
 from maxmargin.algorithms import _kernel_cache as kc
-from maxmargin.algorithms.smo import WORKING_SETS, _two_variable_update, smo
+from maxmargin.algorithms.smo import (
+    HARD_MARGIN_HULL_EPS_DOUBLE,
+    WORKING_SETS,
+    loops,
+    smo,
+    state,
+    working_set,
+)
+from maxmargin.algorithms.smo.pair import two_variable_update
+from maxmargin.algorithms.smo.solver import Options, Problem, Solver
 from maxmargin.datasets import load_heart_scale
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.formulations.dual import svm_dual
@@ -497,7 +505,7 @@ def test_two_variable_update_is_the_seeds_clipped_step(
     if hard:
         C_i = C_j = math.inf
     y_i, y_j = 1.0, (1.0 if same else -1.0)
-    new_i, new_j = _two_variable_update(a_i, a_j, y_i, y_j, G_i, G_j, eta, C_i, C_j)
+    new_i, new_j = two_variable_update(a_i, a_j, y_i, y_j, G_i, G_j, eta, C_i, C_j)
     # seed: E_i - E_j = y_i G_i - y_j G_j; a_j^unc = a_j + y_j (E_i - E_j) / eta
     unc = a_j + y_j * (y_i * G_i - y_j * G_j) / eta
     if y_i != y_j:
@@ -658,15 +666,14 @@ def test_duplicate_points_zero_curvature() -> None:
 
 def test_shrunk_partial_columns_are_used_and_exact() -> None:
     """With shrinking the layout is compacted and columns are computed on it alone."""
-    smo_module = importlib.import_module("maxmargin.algorithms.smo")
     n = 600
     X, y = clouds(n, 5, sep=4.0, seed=2)
     kern = RBFKernel(0.5)
     kd = kc.make_kernel_data(kern, X, y)
-    st = smo_module._new_state(kd, kern.diag(X), 10.0, 1e-6, 1)
+    st = state.new_state(kd, kern.diag(X), 10.0, 1e-6, 1)
     cache = kc.make_cache(n, 0.05)
-    outcome = smo_module._solve_pairs(st, cache, kd, True, True, 10**6, 0.0, 0.0)
-    assert outcome == smo_module.OPTIMAL
+    outcome = loops.solve_pairs(st, cache, kd, True, True, loops.Limits(10**6, 0.0, 0.0, 0.0))
+    assert outcome == loops.OPTIMAL
     rows_computed, misses = int(cache.state[kc.S_ROWS]), int(cache.state[kc.S_MISSES])
     assert rows_computed < n * misses  # some columns were short (the active rows only)
     assert cache.state[kc.S_COMPACTIONS] >= 1
@@ -769,8 +776,7 @@ def test_double_cache_holds_half_the_columns() -> None:
 
 def test_double_hard_margin_threshold() -> None:
     """Linear XOR: infeasible with the finer certificate ``delta <= 1e-4 R`` in float64."""
-    smo_module = importlib.import_module("maxmargin.algorithms.smo")
-    eps = smo_module.HARD_MARGIN_HULL_EPS_DOUBLE
+    eps = HARD_MARGIN_HULL_EPS_DOUBLE
     assert eps == 1e-4
     sol = smo(XOR_X, XOR_Y, C=None, precision="double")
     assert sol.status == "infeasible"
@@ -807,13 +813,13 @@ def test_certificate_after_a_continuation_is_the_fresh_one(seed: int, moves: int
     ``g = K (alpha o y)`` and ``g_B = K_:B (C o y)_B`` by a dense float64 Gram matrix."""
     from maxmargin.certificate import certify_svm
 
-    smo_module = importlib.import_module("maxmargin.algorithms.smo")
     rng = np.random.default_rng(seed)
     X, y = clouds(80, 3, sep=1.0, seed=seed % 97)
     kern, C = RBFKernel(0.7), 2.0
     kd = kc.make_kernel_data(kern, X, y)
-    st_ = smo_module._new_state(kd, kern.diag(X), C, 1e-3, 1)
-    run = smo_module._Run(st_, kd, kern, X, y, C, None, 1e-3, "wss2", True, 10**6, 1.0, 1.0)
+    st_ = state.new_state(kd, kern.diag(X), C, 1e-3, 1)
+    run = Solver(Problem(X, y, C, None, kern, kd, radius2=1.0),
+                 Options(1e-3, "wss2", True, 10**6, 1.0, exact_finish=True), st_)
     run.solve("double")
     run.certify()
     alpha = st_.alpha
@@ -824,7 +830,7 @@ def test_certificate_after_a_continuation_is_the_fresh_one(seed: int, moves: int
     K = kern(X, X)
     at = alpha >= C
     np.testing.assert_allclose(g, K @ (alpha * y), rtol=0, atol=1e-12 * C * 80)
-    np.testing.assert_allclose(run._last_certified.g_bounded, K[:, at] @ (C * y[at]),
+    np.testing.assert_allclose(run.last_certified.g_bounded, K[:, at] @ (C * y[at]),
                                rtol=0, atol=1e-12 * C * 80)
     fresh = certify_svm(alpha, X, y, C, kern)
     assert cert.kkt_violation == pytest.approx(fresh.kkt_violation, rel=1e-9, abs=1e-12)
@@ -873,9 +879,8 @@ def test_columns_computed_ahead_leave_the_iterates_unchanged() -> None:
     assert np.array_equal(big.alpha, small.alpha)
 
 
-_smo = importlib.import_module("maxmargin.algorithms.smo")
 _scores = njit(  # compiled callers only
-    lambda G, yT, QDT, in_low, Q_i, QD_i, y_i, g_max, score: _smo._second_order_j(
+    lambda G, yT, QDT, in_low, Q_i, QD_i, y_i, g_max, score: working_set.second_order_j(
         G, yT, QDT, in_low, Q_i, QD_i, y_i, g_max, score))
 
 
@@ -906,7 +911,7 @@ def test_second_order_j_picks_libsvms_second_order_pair(L, seed, ties):
         grad_diff = g_max + yT[t] * G[t]
         if grad_diff > 0.0:
             quad = QD_i + QDT[t] - 2.0 * y_i * yT[t] * float(Q_i[t])
-            obj = -(grad_diff * grad_diff) / (quad if quad > 0.0 else _smo.TAU)
+            obj = -(grad_diff * grad_diff) / (quad if quad > 0.0 else working_set.TAU)
             if obj <= obj_min:
                 want_j, obj_min = t, obj
     assert j == want_j
@@ -916,7 +921,7 @@ def test_second_order_j_picks_libsvms_second_order_pair(L, seed, ties):
         assert gap == 0.0 and g_max + g_max2 <= 0.0
 
 
-_argmax_up = njit(lambda G, yT, in_up, score: _smo._argmax_up(G, yT, in_up, score))
+_argmax_up = njit(lambda G, yT, in_up, score: working_set.argmax_up(G, yT, in_up, score))
 
 
 @settings(max_examples=60, deadline=None)

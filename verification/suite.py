@@ -810,9 +810,9 @@ def numba_cache_is_cold() -> bool:
     """Whether SMO's compiled driver has no entry in Numba's on-disk cache yet (a first run
     compiles the loops, which takes tens of seconds)."""
     from maxmargin._jit import cache_is_cold
-    from maxmargin.algorithms.smo import _solve_pairs
+    from maxmargin.algorithms.smo.loops import solve_pairs
 
-    return cache_is_cold(_solve_pairs)
+    return cache_is_cold(solve_pairs)
 
 
 #: A guard (seconds) long enough for a worker to compile its methods' code itself.
