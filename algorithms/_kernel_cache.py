@@ -410,7 +410,7 @@ def load_column(c: ColumnCache, kd: KernelData, i: int) -> int:
         have = c.len_of[s]
     else:
         s = _take_lru_slot(c, i)
-        have = np.int64(0)  # not a literal 0 (compile time: see smo.py's note on literals)
+        have = np.int64(0)  # not a literal 0 (compile time: see smo/state.py's note on literals)
     _lru_unlink(c, s)
     _lru_append(c, s)
     fill_column(kd, i, have, L, c.data[s * L : s * L + L])

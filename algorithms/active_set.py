@@ -12,12 +12,14 @@ on the free set with the optimum to round-off.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from maxmargin.certificate import Certificate, certify_svm, decision_values
 
@@ -76,6 +78,30 @@ EIGH_WORK = 9.0
 STEP_WORK = 1e5
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+@functools.cache
+def _blas() -> ThreadpoolController:
+    """The process's thread pools, found once (a search costs about 0.4 ms)."""
+    return ThreadpoolController()
+
+
+def _one_blas_thread(func: _F) -> _F:
+    """``func`` run with one BLAS thread: its eigendecompositions and products are small, and a
+    second thread saves little on an idle machine but costs up to 60 times on a busy one (eigh of
+    a 331 x 331 KKT matrix with both cores busy: 13 ms with one thread, 0.8 s with two), so that
+    its work budget would stand for very different times."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with _blas().limit(limits=1, user_api="blas"):
+            return func(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@_one_blas_thread
 def polish_alpha(
     alpha: np.ndarray,
     y: np.ndarray,
