@@ -1,12 +1,13 @@
-"""Kernel columns on demand for SMO: compiled evaluation and an LRU cache in LIBSVM's layout.
+"""SMO's kernel-column cache: an LRU cache of columns of ``Q`` in LIBSVM's layout.
 
 SMO touches the matrix ``Q_ij = y_i y_j K(x_i, x_j)`` one column at a time. Like LIBSVM's
 ``Cache`` class, this module keeps the most recently used columns in a fixed budget of
 ``cache_size`` MB, stored in float32 (LIBSVM's ``Qfloat``, the default) or float64 (SMO's
 ``precision="double"``); the solver's gradient stays in float64. The code is dtype-generic:
-Numba compiles one specialisation per cache dtype.
+Numba compiles one specialisation per cache dtype. The columns themselves come from the kernel
+engine's Q-matrix (:mod:`maxmargin.kernels.qmatrix`).
 
-**Layout.** The variables are kept in an order (``KernelData.order``: position ``k`` holds
+**Layout.** The variables are kept in an order (``QMatrix.order``: position ``k`` holds
 variable ``order[k]``; ``pos`` is the inverse) whose first ``L`` positions, the *layout*, hold
 every active variable. A cached column stores ``Q[order[k], i]`` for the positions ``k < L``
 only, so the budget holds ``budget / L`` columns: as shrinking makes the active set small, the
@@ -14,90 +15,46 @@ cache holds correspondingly more columns (LIBSVM's columns have the active lengt
 reason). :func:`compact_layout` moves the active variables to the front (stable) and repacks the
 cached columns in place when the active set has shrunk by a good fraction; :func:`grow_layout`
 extends the layout to all ``n`` variables (unshrinking), keeping the most recently used columns
-as valid prefixes (``len_of``) that :func:`get_column` completes on demand. The features are
-kept transposed in layout order (``XT``, ``sqT``, ``yT``), so every column is computed by one
-contiguous, vectorised loop.
+as valid prefixes (``len_of``) that :func:`get_column` completes on demand.
 
 * :class:`ColumnCache` -- a flat block of the cache dtype, slots of the layout length, who owns
   which slot, and a doubly linked LRU list over the slots.
-* :func:`get_column` -- the layout part of column ``i`` of ``Q``, computing what is missing.
-* :func:`kernel_value` (one float64 entry) and :func:`quadratic_form` (``v^T K v`` in float64).
-
-Kernel values are computed block-wise with vectorisable loops over ``XT`` with squared norms
-precomputed, ``||x - z||^2 = x.x + z.z - 2 x.z``. The RBF exponential is
-:func:`maxmargin.kernels.exp_scaled_inplace` (range reduction and a degree-13 Taylor
-polynomial, float64-accurate before the cache's rounding) because it vectorises where
-``math.exp`` does not.
+* :func:`get_column` -- the layout part of column ``i`` of ``Q``, computing what is missing;
+  :func:`load_columns` -- several missing columns in one pass over the features.
 """
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import mmap
-from collections.abc import Iterator
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, objmode
+from numba import njit
 from numpy.typing import DTypeLike
 
-from maxmargin.kernels import Kernel
-from maxmargin.kernels.formulas import (
-    KIND_GRAM,
-    KIND_LINEAR,
-    KIND_POLY,
-    KIND_RBF,
-    KIND_SIGMOID,
-    finish_values,
-    kernel_entry,
+from maxmargin.kernels.qmatrix import (
+    BLOCK_ROWS,
+    MAX_BLOCK,
+    QMatrix,
+    fill_column,
+    fill_columns,
 )
 
 __all__ = [
     "MAX_BLOCK",
     "ColumnCache",
-    "KernelData",
     "compact_layout",
-    "fill_column",
     "get_column",
     "grow_layout",
-    "kernel_value",
+    "load_column",
     "load_columns",
     "make_cache",
-    "make_kernel_data",
     "n_slots_for",
     "permute_prefix",
-    "python_kernel",
-    "quadratic_form",
 ]
 
-#: The kinds computed here by compiled code (dense data); any other kernel goes through Python.
-COMPILED = (KIND_LINEAR, KIND_RBF, KIND_POLY, KIND_SIGMOID)
 # cache state c.state[...]
 S_LEN, S_SLOTS, S_HITS, S_MISSES, S_ROWS, S_COMPACTIONS = 0, 1, 2, 3, 4, 5
-#: :func:`load_columns` computes at most ``MAX_BLOCK`` columns in one pass, ``BLOCK_ROWS`` rows
-#: at a time (their partial sums, 8 x 256 float64, stay in L1).
-MAX_BLOCK, BLOCK_ROWS = 8, 256
-
-
-class KernelData(NamedTuple):
-    """What compiled code needs to evaluate ``Q_ij = y_i y_j K(x_i, x_j)``."""
-
-    X: np.ndarray  # (n, d) float64, rows = points in the original order
-    XT: np.ndarray  # (d, n) float64, the points transposed in layout order: XT[:, k] = X[order[k]]
-    sq: np.ndarray  # (n,) squared norms x_i . x_i (original order)
-    sqT: np.ndarray  # (n,) the same in layout order
-    y: np.ndarray  # (n,) labels +-1 (original order)
-    yT: np.ndarray  # (n,) the same in layout order
-    order: np.ndarray  # (n,) int64: the variable at each layout position
-    pos: np.ndarray  # (n,) int64: the layout position of each variable (order's inverse)
-    kind: int  # a formula of maxmargin.kernels.formulas (compiled), or KIND_GRAM: through Python
-    token: int  # KIND_GRAM: the key of (kernel, X) in _PYTHON_KERNELS
-    gamma: float
-    coef0: float
-    degree: int
-    dots: np.ndarray  # (n,) float64 scratch
-    bits: np.ndarray  # (n,) int64 scratch (exponent bits of the RBF exponential)
 
 
 class ColumnCache(NamedTuple):
@@ -115,85 +72,6 @@ class ColumnCache(NamedTuple):
     acc: np.ndarray  # (MAX_BLOCK, BLOCK_ROWS) float64: partial sums of load_columns
     picks: np.ndarray  # (2, MAX_BLOCK) int64: columns and their slots, for load_columns
     score: np.ndarray  # (MAX_BLOCK,) float64 scratch of the caller choosing the columns
-
-
-#: Kernels evaluated in Python (KIND_GRAM) while a solver runs: token -> (kernel, X).
-_PYTHON_KERNELS: dict[int, tuple[Kernel, object]] = {}
-_TOKENS = itertools.count(1)
-
-
-def _python_dots(token: int, i: int, rows: np.ndarray | None, dots: np.ndarray) -> None:
-    """``dots[k] = K(x_{rows[k]}, x_i)`` (all rows when ``rows`` is None), by the kernel
-    object's own block evaluation."""
-    kernel, X = _PYTHON_KERNELS[token]
-    A = X if rows is None else X[rows]
-    dots[: A.shape[0]] = kernel._block(A, X[i : i + 1])[:, 0]
-
-
-def _python_value(token: int, i: int, j: int) -> float:
-    kernel, X = _PYTHON_KERNELS[token]
-    return float(kernel._block(X[i : i + 1], X[j : j + 1])[0, 0])
-
-
-# The calls into Python live in functions of one fixed signature each: an object-mode block
-# inside a function compiled (and cached) in several specialisations -- fill_column exists for
-# float32 and float64 caches -- can be loaded from Numba's cache for the wrong one.
-@njit("void(int64, int64, int64[:], boolean, float64[:])", cache=True)
-def _python_column(token, i, rows, contiguous, dots):  # noqa: ANN001
-    """``dots[k] = K(x_{rows[k]}, x_i)`` (all rows when ``contiguous``) by the registered
-    kernel object."""
-    with objmode():
-        _python_dots(token, i, None if contiguous else rows, dots)
-
-
-@njit("float64(int64, int64, int64)", cache=True)
-def _python_entry(token, i, j):  # noqa: ANN001
-    with objmode(v="float64"):
-        v = _python_value(token, i, j)
-    return v
-
-
-@contextlib.contextmanager
-def python_kernel(kd: KernelData, kernel: Kernel, X: object) -> Iterator[None]:
-    """Register ``(kernel, X)`` for a KIND_GRAM :class:`KernelData` while a solver runs."""
-    if kd.kind != KIND_GRAM:
-        yield
-        return
-    _PYTHON_KERNELS[kd.token] = (kernel, X)
-    try:
-        yield
-    finally:
-        _PYTHON_KERNELS.pop(kd.token, None)
-
-
-def make_kernel_data(kernel: Kernel, X: object, y: np.ndarray) -> KernelData:
-    """Pack a validated kernel and data set for :func:`get_column`, in the identity layout.
-
-    The built-in kernels on dense data are evaluated by compiled code (:data:`COMPILED`); any
-    other kernel object, and sparse data, by the kernel object itself (KIND_GRAM, called from the
-    compiled loop; register it with :func:`python_kernel` while solving).
-    """
-    n = X.shape[0]
-    y = np.ascontiguousarray(y, dtype=np.float64)
-    layout = {
-        "y": y, "yT": y.copy(), "order": np.arange(n, dtype=np.int64),
-        "pos": np.arange(n, dtype=np.int64), "dots": np.empty(n),
-        "bits": np.empty(n, dtype=np.int64),
-    }
-    if kernel.kind not in COMPILED or not isinstance(X, np.ndarray):
-        empty = np.zeros((0, 0))
-        return KernelData(X=empty, XT=empty, sq=np.zeros(0), sqT=np.zeros(0), kind=KIND_GRAM,
-                          token=next(_TOKENS), gamma=0.0, coef0=0.0, degree=1, **layout)
-    gamma, coef0, degree = kernel.params
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    if kernel.kind == KIND_RBF:  # translation invariant: centring shrinks the cancellation
-        X = np.ascontiguousarray(X - X.mean(axis=0))   # in x.x + z.z - 2 x.z
-    sq = np.einsum("ij,ij->i", X, X)
-    return KernelData(
-        X=X, XT=X.T.copy(), sq=sq,  # a copy even when X.T is contiguous (d = 1): it is permuted
-        sqT=sq.copy(), kind=int(kernel.kind),
-        token=0, gamma=float(gamma), coef0=float(coef0), degree=int(degree), **layout,
-    )
 
 
 def n_slots_for(n: int, cache_size: float, itemsize: int = 4) -> int:
@@ -261,77 +139,6 @@ def make_cache(n: int, cache_size: float, dtype: DTypeLike = np.float32) -> Colu
 # --- kernel evaluation ---------------------------------------------------------------------
 
 
-@njit(cache=True, no_cpython_wrapper=True)
-def _finish_kernel(kd: KernelData, dots: np.ndarray, bits: np.ndarray) -> None:
-    """Turn ``dots`` into kernel values, in place (``x_t . x_i``, ``||x_t - x_i||^2`` for rbf,
-    on entry): :func:`maxmargin.kernels.formulas.finish_values`."""
-    finish_values(kd.kind, kd.gamma, kd.coef0, kd.degree, dots, bits)
-
-
-@njit(cache=True, no_cpython_wrapper=True)
-def _layout_dots(kd: KernelData, i: int, lo: int, hi: int) -> None:
-    """``dots[k - lo] = x_t . x_i`` (rbf: ``||x_t - x_i||^2``) for the layout positions
-    ``lo <= k < hi`` (``t = order[k]``).
-
-    Runs over ``XT`` with unit stride, one feature at a time over blocks of 512 rows (kept in
-    L1), which vectorises. Squared distances ``x.x + z.z - 2 x.z`` are clamped at 0. The sum
-    over features runs in the same order for every column and in :func:`kernel_value`, so
-    ``Q_ij = Q_ji`` bit for bit: SMO solves one fixed (cache-rounded) problem exactly, as
-    LIBSVM does.
-    """
-    XT, sqT = kd.XT, kd.sqT
-    xi = kd.X[i]
-    sq_i = kd.sq[i]
-    for b0 in range(lo, hi, 512):
-        b1 = min(hi, b0 + 512)
-        m = b1 - b0
-        dots = kd.dots[b0 - lo : b1 - lo]
-        for k in range(m):
-            dots[k] = 0.0
-        f, d = 0, XT.shape[0]
-        while f + 4 <= d:  # four features a pass: a quarter of the loads and stores of dots
-            r0, r1, r2, r3 = XT[f, b0:b1], XT[f + 1, b0:b1], XT[f + 2, b0:b1], XT[f + 3, b0:b1]
-            x0, x1, x2, x3 = xi[f], xi[f + 1], xi[f + 2], xi[f + 3]
-            for k in range(m):  # summed in feature order, as one feature a pass
-                dots[k] = dots[k] + r0[k] * x0 + r1[k] * x1 + r2[k] * x2 + r3[k] * x3
-            f += 4
-        for rest in range(f, d):
-            row = XT[rest, b0:b1]
-            xf = xi[rest]
-            for k in range(m):
-                dots[k] += row[k] * xf
-        if kd.kind == KIND_RBF:
-            sqb = sqT[b0:b1]
-            for k in range(m):
-                dots[k] = max(sqb[k] + sq_i - 2.0 * dots[k], 0.0)
-
-
-@njit(cache=True, no_cpython_wrapper=True)
-def _is_identity(order: np.ndarray) -> bool:
-    for k in range(order.shape[0]):
-        if order[k] != k:
-            return False
-    return True
-
-
-@njit(cache=True)
-def fill_column(kd: KernelData, i: int, lo: int, hi: int, out: np.ndarray) -> None:
-    """``out[k] = y_i y_t K(x_t, x_i)``, ``t = order[k]``, for the positions ``lo <= k < hi``,
-    rounded to ``out``'s dtype (the products are float64)."""
-    m = hi - lo
-    if kd.kind == KIND_GRAM:
-        rows = kd.order[lo:hi]
-        whole = m == kd.order.shape[0] and _is_identity(rows)
-        _python_column(kd.token, i, rows, whole, kd.dots)
-    else:
-        _layout_dots(kd, i, lo, hi)
-    _finish_kernel(kd, kd.dots[:m], kd.bits[:m])
-    dots, o, yT = kd.dots[:m], out[lo:hi], kd.yT[lo:hi]
-    y_i = kd.y[i]
-    for k in range(m):
-        o[k] = y_i * yT[k] * dots[k]
-
-
 # --- the LRU cache -------------------------------------------------------------------------
 
 
@@ -376,7 +183,7 @@ def _take_lru_slot(c: ColumnCache, i: int) -> int:
 
 
 @njit(cache=True, inline="always")
-def get_column(c: ColumnCache, kd: KernelData, i: int) -> np.ndarray:
+def get_column(c: ColumnCache, kd: QMatrix, i: int) -> np.ndarray:
     """The layout part of column ``i`` of ``Q``: ``out[k] = Q[order[k], i]`` for ``k < L``.
 
     The slot becomes the most recently used, so two consecutive calls never evict each other's
@@ -395,7 +202,7 @@ def get_column(c: ColumnCache, kd: KernelData, i: int) -> np.ndarray:
 
 
 @njit(cache=True, no_cpython_wrapper=True)
-def load_column(c: ColumnCache, kd: KernelData, i: int) -> int:
+def load_column(c: ColumnCache, kd: QMatrix, i: int) -> int:
     """Make column ``i`` valid on the layout's ``L`` positions and the most recently used;
     return its slot. A cached column is completed if only a prefix of it is valid (after
     :func:`grow_layout`); otherwise the least recently used slot is refilled."""
@@ -406,7 +213,7 @@ def load_column(c: ColumnCache, kd: KernelData, i: int) -> int:
         have = c.len_of[s]
     else:
         s = _take_lru_slot(c, i)
-        have = np.int64(0)  # not a literal 0 (compile time: see smo.py's note on literals)
+        have = np.int64(0)  # not a literal 0 (compile time: see smo/state.py's note on literals)
     _lru_unlink(c, s)
     _lru_append(c, s)
     fill_column(kd, i, have, L, c.data[s * L : s * L + L])
@@ -417,7 +224,7 @@ def load_column(c: ColumnCache, kd: KernelData, i: int) -> int:
 
 
 @njit(cache=True, no_cpython_wrapper=True)
-def load_columns(c: ColumnCache, kd: KernelData, nb: int) -> None:
+def load_columns(c: ColumnCache, kd: QMatrix, nb: int) -> None:
     """Compute the uncached columns ``c.picks[0, :nb]`` (``nb <= MAX_BLOCK``; compiled kernels)
     on the layout's ``L`` positions in one pass over ``XT``: each block of ``BLOCK_ROWS`` rows of
     every feature is read once for all ``nb`` columns, instead of once per column. Every value
@@ -433,46 +240,11 @@ def load_columns(c: ColumnCache, kd: KernelData, nb: int) -> None:
         _lru_unlink(c, s)
         _lru_append(c, s)
         slots[b] = s
-    XT, P = kd.XT, kd.X
-    d = XT.shape[0]
-    acc = c.acc
-    for b0 in range(0, L, BLOCK_ROWS):
-        b1 = min(L, b0 + BLOCK_ROWS)
-        m = b1 - b0
-        for b in range(nb):
-            a = acc[b]
-            for k in range(m):
-                a[k] = 0.0
-        f = 0
-        while f + 4 <= d:  # as _layout_dots: four features a pass, in feature order
-            r0, r1, r2, r3 = XT[f, b0:b1], XT[f + 1, b0:b1], XT[f + 2, b0:b1], XT[f + 3, b0:b1]
-            for b in range(nb):
-                p = cols[b]
-                x0, x1, x2, x3 = P[p, f], P[p, f + 1], P[p, f + 2], P[p, f + 3]
-                a = acc[b]
-                for k in range(m):
-                    a[k] = a[k] + r0[k] * x0 + r1[k] * x1 + r2[k] * x2 + r3[k] * x3
-            f += 4
-        for rest in range(f, d):
-            row = XT[rest, b0:b1]
-            for b in range(nb):
-                xf = P[cols[b], rest]
-                a = acc[b]
-                for k in range(m):
-                    a[k] += row[k] * xf
-        sqb, yb = kd.sqT[b0:b1], kd.yT[b0:b1]
-        for b in range(nb):
-            i = cols[b]
-            a = acc[b][:m]
-            if kd.kind == KIND_RBF:
-                sq_i = kd.sq[i]
-                for k in range(m):
-                    a[k] = max(sqb[k] + sq_i - 2.0 * a[k], 0.0)
-            _finish_kernel(kd, a, kd.bits[:m])
-            out = c.data[slots[b] * L + b0 : slots[b] * L + b1]
-            y_i = kd.y[i]
-            for k in range(m):
-                out[k] = y_i * yb[k] * a[k]
+    for b in range(nb):
+        slots[b] *= L  # offsets of the slots in the block
+    fill_columns(kd, cols, nb, L, c.data, slots, c.acc)
+    for b in range(nb):
+        slots[b] //= L
     st[S_ROWS] += nb * L
     st[S_MISSES] += nb
 
@@ -493,7 +265,7 @@ def permute_prefix(values: np.ndarray, perm: np.ndarray, tmp: np.ndarray) -> Non
 
 
 @njit(cache=True)
-def compact_layout(c: ColumnCache, kd: KernelData, perm: np.ndarray, new_len: int) -> None:
+def compact_layout(c: ColumnCache, kd: QMatrix, perm: np.ndarray, new_len: int) -> None:
     """Reorder the layout's positions, ``new[k] = old[perm[k]]`` for ``k < L``, and shorten it
     to ``new_len``; every cached column keeps its valid entries, repacked in place.
 
@@ -525,10 +297,9 @@ def compact_layout(c: ColumnCache, kd: KernelData, perm: np.ndarray, new_len: in
     p = perm[:L]
     permute_prefix(kd.order[:L], p, kd.bits)
     permute_prefix(kd.yT[:L], p, kd.dots)
-    if kd.kind != KIND_GRAM:
-        permute_prefix(kd.sqT[:L], p, kd.dots)
-        for f in range(kd.XT.shape[0]):
-            permute_prefix(kd.XT[f, :L], p, kd.dots)
+    permute_prefix(kd.sqT[:L], p, kd.dots)
+    for f in range(kd.XT.shape[0]):  # dense features only (XT has no rows otherwise)
+        permute_prefix(kd.XT[f, :L], p, kd.dots)
     for k in range(L):
         kd.pos[kd.order[k]] = k
     st[S_LEN] = new_len
@@ -537,7 +308,7 @@ def compact_layout(c: ColumnCache, kd: KernelData, perm: np.ndarray, new_len: in
 
 
 @njit(cache=True)
-def grow_layout(c: ColumnCache, kd: KernelData, new_len: int) -> None:
+def grow_layout(c: ColumnCache, kd: QMatrix, new_len: int) -> None:
     """Lengthen the layout to ``new_len`` positions (the order is kept).
 
     Longer slots mean fewer: the most recently used columns are kept (moved into the low slots
@@ -594,52 +365,3 @@ def grow_layout(c: ColumnCache, kd: KernelData, new_len: int) -> None:
         _lru_append(c, keep[k])
     st[S_LEN] = new_len
     st[S_SLOTS] = new_slots
-
-
-@njit(cache=True, no_cpython_wrapper=True)
-def kernel_value(kd: KernelData, i: int, j: int) -> float:
-    """One entry ``K(x_i, x_j)`` in float64
-    (:func:`maxmargin.kernels.formulas.kernel_entry`)."""
-    if kd.kind == KIND_GRAM:
-        return _python_entry(kd.token, i, j)
-    X = kd.X
-    s = 0.0
-    for f in range(X.shape[1]):
-        s += X[i, f] * X[j, f]
-    return kernel_entry(kd.kind, kd.gamma, kd.coef0, kd.degree, s, kd.sq[i], kd.sq[j])
-
-
-@njit(cache=True)
-def quadratic_form(kd: KernelData, idx: np.ndarray, v: np.ndarray) -> float:
-    """``v^T K[idx, idx] v`` in float64 (kernel values before the cache's rounding).
-
-    Row by row over the upper triangle, ``sum_g v_g (2 sum_{c >= g} v_c K_gc - v_g K_gg)``, with
-    the vectorised loops of the columns (no BLAS: a multithreaded BLAS on a busy machine was
-    30 times slower here). Time ``O(m^2 d / 2)``, memory ``O(m d)`` for ``m = len(idx)``.
-    """
-    m = idx.shape[0]
-    XsT = np.ascontiguousarray(kd.X[idx].T)
-    sq = kd.sq[idx]
-    rbf = kd.kind == KIND_RBF
-    total = 0.0
-    for g in range(m):
-        width = m - g
-        dots = kd.dots[:width]
-        for k in range(width):
-            dots[k] = 0.0
-        for f in range(XsT.shape[0]):
-            row = XsT[f, g:]
-            xf = XsT[f, g]
-            for k in range(width):
-                dots[k] += row[k] * xf
-        if rbf:
-            sq_tail = sq[g:]
-            for k in range(width):
-                dots[k] = max(sq[g] + sq_tail[k] - 2.0 * dots[k], 0.0)
-        _finish_kernel(kd, dots, kd.bits[:width])
-        v_tail = v[g:]
-        s = 0.0
-        for k in range(width):
-            s += v_tail[k] * dots[k]
-        total += v[g] * (2.0 * s - v[g] * dots[0])
-    return total

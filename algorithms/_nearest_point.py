@@ -62,8 +62,6 @@ from maxmargin._validation import (
     check_positive,
     check_positive_int,
 )
-from maxmargin.algorithms._kernel_cache import fill_column, make_kernel_data, python_kernel
-from maxmargin.algorithms._kernel_cache import kernel_value as engine_value
 from maxmargin.algorithms.active_set import finish_alpha
 from maxmargin.certificate import (
     Certificate,
@@ -75,7 +73,9 @@ from maxmargin.certificate import (
 )
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.kernels import Kernel, LinearKernel
-from maxmargin.kernels.formulas import KIND_LINEAR, KIND_POLY, KIND_RBF, KIND_SIGMOID
+from maxmargin.kernels.formulas import KIND_GRAM, KIND_LINEAR
+from maxmargin.kernels.qmatrix import fill_column, make_qmatrix
+from maxmargin.kernels.qmatrix import kernel_value as engine_value
 from maxmargin.results import HullPairSolution, SVMSolution, infeasible_svm, join_messages
 from maxmargin.tolerances import HULL_CERT_FACTOR, SVM_HULL_EPS
 
@@ -358,7 +358,7 @@ def run_nearest_point(
     n = X.shape[0]
     d = X.shape[1] if linear else 1
     # the engine's columns K(., x_j) (labels 1: Q = K); a placeholder for the linear kernel
-    ke = make_kernel_data(kernel, X if not linear else X[:1], np.ones(n if not linear else 1))
+    ke = make_qmatrix(kernel, X if not linear else X[:1], np.ones(n if not linear else 1))
     points = X if linear else np.zeros((n, 1))
     diag = kernel.diag(X)
     R = math.sqrt(max(float(diag.max()), 0.0))
@@ -374,14 +374,15 @@ def run_nearest_point(
     hist_it = np.zeros(size, dtype=np.int64)
     hist_gap, hist_dist = np.zeros(size), np.zeros(size)
     G = np.zeros((0, 0))
-    if gram and kp[0] != 0 and 8 * n * n <= GRAM_MAX_BYTES:
-        # the compiled engine's columns (vectorised exp) where it has them
-        G = engine_gram(ke, n) if ke.kind in (KIND_RBF, KIND_POLY, KIND_SIGMOID) else kernel.gram(X)
+    if ke.kind == KIND_GRAM:  # the Q-matrix holds this kernel's Gram matrix already
+        G = ke.G
+    elif gram and kp[0] != 0 and 8 * n * n <= GRAM_MAX_BYTES:
+        G = engine_gram(ke, n)  # from the compiled columns (vectorised exponential)
     data, state = (points, diag, y, kp, G, ke), (lam, g, z, col)
     # One BLAS thread: a threaded gemv of this size spends more on synchronisation than it
     # saves (10,000 x 50 on 2 busy cores: 0.08 ms single-threaded, 0.4-5 ms with 2 threads).
     note_compile(loop, f"the nearest-point loop ({loop.__name__})", "5-10 s")
-    with _blas().limit(limits=1, user_api="blas"), python_kernel(ke, kernel, X):
+    with _blas().limit(limits=1, user_api="blas"):
         start(data, state)
         iterations, code, n_hist = loop(
             data, state, (tol, zero_atol, max_iter, every), (hist_it, hist_gap, hist_dist)

@@ -12,20 +12,21 @@ on the free set with the optimum to round-off.
 
 from __future__ import annotations
 
+import functools
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from maxmargin.certificate import Certificate, certify_svm, decision_values
 from maxmargin.kernels.formulas import KIND_LINEAR
 
 __all__ = ["polish_alpha", "balance_alpha", "kernel_rows", "finish_alpha", "Finished",
-           "POLISH_EIG_RTOL",
-           "POLISH_KKT_RTOL", "POLISH_REFINE", "FINISH_MAX_FREE"]
+           "POLISH_EIG_RTOL", "POLISH_KKT_RTOL", "POLISH_REFINE", "FINISH_MAX_FREE",
+           "EIGH_WORK", "STEP_WORK"]
 
 
 def balance_alpha(alpha: np.ndarray, y: np.ndarray, C: float | np.ndarray | None) -> np.ndarray:
@@ -68,15 +69,47 @@ POLISH_REFINE = 2
 #: :func:`polish_alpha` stops when no bound multiplier is wrong by more than this (relative to
 #: ``max(1, max |gradient|)``).
 POLISH_KKT_RTOL = 1e-13
+#: The work of :func:`polish_alpha` is counted, not timed, so that the same input gives the same
+#: bits under any load. It is in floating-point operations, estimated: ``EIGH_WORK (m + 1)^3``
+#: for the eigendecomposition of the KKT matrix on ``m`` free alphas, ``2 n k`` for a product
+#: with ``k`` columns of ``Q`` (``2 (n + k) d`` through the points of a linear kernel), ``k^2``
+#: (``2 k^2 d``) for the Gram block of ``k`` alphas, and ``STEP_WORK`` for a step's fixed cost
+#: (NumPy calls on small arrays).
+EIGH_WORK = 9.0
+STEP_WORK = 1e5
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+@functools.cache
+def _blas() -> ThreadpoolController:
+    """The process's thread pools, found once (a search costs about 0.4 ms)."""
+    return ThreadpoolController()
+
+
+def _one_blas_thread(func: _F) -> _F:
+    """``func`` run with one BLAS thread: its eigendecompositions and products are small, and a
+    second thread saves little on an idle machine but costs up to 60 times on a busy one (eigh of
+    a 331 x 331 KKT matrix with both cores busy: 13 ms with one thread, 0.8 s with two), so that
+    its work budget would stand for very different times."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with _blas().limit(limits=1, user_api="blas"):
+            return func(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@_one_blas_thread
 def polish_alpha(
     alpha: np.ndarray,
     y: np.ndarray,
     C: float | np.ndarray | None,
     gram_rows: Callable[[np.ndarray], np.ndarray],
     max_iter: int | None = None,
-    deadline: float | None = None,
+    max_work: float | None = None,
     kkt_tol: float = 0.0,
     linear_X: np.ndarray | None = None,
 ) -> np.ndarray | None:
@@ -105,11 +138,11 @@ def polish_alpha(
 
     ``gram_rows(idx)`` returns the rows ``K[idx, :]`` of the Gram matrix; with ``linear_X`` (the
     points of a linear kernel) products go through ``X`` instead, ``K[:, F] v = X (X_F^T v)`` and
-    ``K_FF = X_F X_F^T``, never forming a row of length ``n``. Returns the polished
-    alpha, or None when the method runs ``max_iter`` steps (default ``10 n + 100``), passes
-    ``deadline`` (a ``time.perf_counter()`` value), or finds
-    the problem unbounded (hard margin on meeting hulls): the caller keeps the solver's alpha.
-    With ``kkt_tol > 0``, running out of steps or time returns instead the last stationary point
+    ``K_FF = X_F X_F^T``, never forming a row of length ``n``. Returns the polished alpha, or
+    None when the method runs ``max_iter`` steps (default ``10 n + 100``), has done more than
+    ``max_work`` floating-point operations (counted as :data:`EIGH_WORK` says), or finds the
+    problem unbounded (hard margin on meeting hulls): the caller keeps the solver's alpha. With
+    ``kkt_tol > 0``, running out of steps or work returns instead the last stationary point
     whose multipliers were wrong by at most ``kkt_tol`` (then ``m - M <= 2 kkt_tol`` up to
     round-off), if there was one: on numerically flat problems the exact active set can take
     many more steps than a certified one.
@@ -118,17 +151,25 @@ def polish_alpha(
     upper = np.array(np.broadcast_to(math.inf if C is None else C, alpha.shape), dtype=float)
     a = np.clip(np.asarray(alpha, dtype=np.float64), 0.0, upper)
     at0, atC = a <= 0.0, a >= upper
+    d_lin = 0 if linear_X is None else linear_X.shape[1]
+    work = 0.0  # floating-point operations so far (EIGH_WORK)
 
     def q_times(idx: np.ndarray, v: np.ndarray) -> np.ndarray:
         """``Q[:, idx] @ v``."""
+        nonlocal work
         if linear_X is not None:
+            work += 2.0 * (n + idx.size) * d_lin
             return y * (linear_X @ (linear_X[idx].T @ (y[idx] * v)))
+        work += 2.0 * n * idx.size
         return y * (gram_rows(idx).T @ (y[idx] * v))
 
     def gram_block(idx: np.ndarray) -> np.ndarray:
         """``K[idx][:, idx]``."""
+        nonlocal work
         if linear_X is not None:
+            work += 2.0 * idx.size * idx.size * d_lin
             return linear_X[idx] @ linear_X[idx].T
+        work += float(idx.size * idx.size)
         return gram_rows(idx)[:, idx]
 
     def gradient() -> np.ndarray:
@@ -141,7 +182,7 @@ def polish_alpha(
     released, stuck = -1, np.zeros(n, dtype=bool)
     good: np.ndarray | None = None  # the last stationary point within kkt_tol
     for _ in range(10 * n + 100 if max_iter is None else max_iter):
-        if deadline is not None and time.perf_counter() > deadline:
+        if max_work is not None and work > max_work:
             break
         free = np.flatnonzero(~at0 & ~atC)
         same = solved_on is not None and np.array_equal(free, solved_on)
@@ -149,6 +190,7 @@ def polish_alpha(
         if same:  # iterative refinement: the updated gradient has drifted by round-off
             g = gradient()
         d, newton, lam, noise = _subproblem_step(free, y, g, gram_block)
+        work += STEP_WORK + EIGH_WORK * (free.size + 1) ** 3
         scale = float(np.max(a, initial=0.0)) or float(np.min(upper))
         tiny = float(np.max(np.abs(d), initial=0.0)) <= 1e-12 * (
             (scale if math.isfinite(scale) else 1.0) + noise)
@@ -267,14 +309,15 @@ class Finished:
 
 def finish_alpha(
     alpha: np.ndarray, X: Any, y: np.ndarray, C: float | np.ndarray | None, kernel: Any,
-    accept: Callable[[Certificate], bool], seconds: float | None = None, kkt_tol: float = 0.0,
+    accept: Callable[[Certificate], bool], max_work: float | None = None, kkt_tol: float = 0.0,
 ) -> Finished | None:
     """The exact finish of an iterative method: :func:`polish_alpha` from ``alpha`` with the
     kernel's rows, at most ``2 n + 4 |F| + 100`` steps (each changes the active set by one),
     judged by its float64 certificate (:func:`~maxmargin.certificate.certify_svm`).
 
     None when more than ``FINISH_MAX_FREE`` alphas are free, the method does not end (within
-    ``seconds``, so that a finish never costs more than the caller allows; ``kkt_tol`` as in
+    ``max_work`` floating-point operations, counted as :data:`EIGH_WORK` says, so that a finish
+    never costs more than the caller allows, the same under any load; ``kkt_tol`` as in
     :func:`polish_alpha`) or ``accept(certificate)`` is false.
     """
     upper = np.inf if C is None else C
@@ -284,8 +327,7 @@ def finish_alpha(
     with np.errstate(all="ignore"):
         polished = polish_alpha(
             alpha, y, C, kernel_rows(kernel, X), max_iter=2 * alpha.size + 4 * n_free + 100,
-            deadline=None if seconds is None else time.perf_counter() + seconds,
-            kkt_tol=kkt_tol,
+            max_work=max_work, kkt_tol=kkt_tol,
             linear_X=X if kernel.kind == KIND_LINEAR and isinstance(X, np.ndarray) else None)
     if polished is None:
         return None

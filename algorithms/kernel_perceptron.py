@@ -32,6 +32,7 @@ from numba import njit
 from maxmargin._validation import check_nonnegative, check_Xy
 from maxmargin.algorithms.perceptron import _check_options, _RunState, _train
 from maxmargin.kernels import Kernel, make_kernel, own_points, precomputed
+from maxmargin.kernels.qmatrix import fill_column, make_qmatrix
 from maxmargin.results import PerceptronResult
 
 __all__ = ["kernel_perceptron"]
@@ -48,20 +49,21 @@ def _next_mistake(g, b, y, order, start):  # pragma: no cover
 
 
 class _ColumnCache:
-    """Kernel columns ``K(X, x_k)`` on demand, keeping at most ``capacity`` of them (FIFO)."""
+    """Kernel columns ``K(X, x_k)`` on demand from the kernel engine's Q-matrix (labels 1, the
+    data as they are), keeping at most ``capacity`` of them (FIFO)."""
 
-    def __init__(self, kernel: Kernel, X: np.ndarray, cache_size_mb: float) -> None:
-        self.kernel = kernel
-        self.X = X
-        self.capacity = int(cache_size_mb * 2**20 // (8 * X.shape[0]))
+    def __init__(self, kernel: Kernel, X: Any, cache_size_mb: float) -> None:
+        n = X.shape[0] if hasattr(X, "shape") else len(X)
+        self.qm = make_qmatrix(kernel, X, np.ones(n))
+        self.capacity = int(cache_size_mb * 2**20 // (8 * n))
         self.columns: dict[int, np.ndarray] = {}
 
     def __getitem__(self, k: int) -> np.ndarray:
         col = self.columns.get(k)
         if col is None:
-            # the kernel object's own block (the data were validated once, at the start)
-            col = self.kernel._values(lambda: self.kernel._block(self.X, self.X[k : k + 1]),
-                                      "`X`")[:, 0]
+            n = self.qm.y.shape[0]
+            col = np.empty(n)
+            fill_column(self.qm, k, 0, n, col)
             if self.capacity > 0:
                 if len(self.columns) >= self.capacity:
                     del self.columns[next(iter(self.columns))]

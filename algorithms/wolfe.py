@@ -29,7 +29,7 @@ small (at most ``d + 2`` points for the linear kernel) where Gilbert and MDM tak
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -277,6 +277,36 @@ def _dense_minimiser(G: np.ndarray, s: int, inP: np.ndarray, scale: float,
         out[a] = x[a]
 
 
+#: The corral's counts, one record (read and written in place by the compiled cycles).
+COUNTS = np.dtype([
+    ("n_points", np.int64),  # points in the corral: the first n_points entries of its arrays
+    ("slots_used", np.int64),  # rows of `columns` handed out so far (kernels)
+    ("slots_free", np.int64),  # of them, given back: free_slots[:slots_free]
+    ("factored", np.bool_),  # `factor` is the Cholesky factor of H on the corral
+])
+
+
+class Corral(NamedTuple):
+    """Wolfe's corral ``S``: its points, their weights, its Gram block and the factor of its KKT
+    matrix. Entry ``a < counts[0].n_points`` of each array is about the corral's ``a``-th point;
+    the arrays have room for ``len(index)`` points and are replaced by larger ones when full
+    (:func:`_with_room`)."""
+
+    index: np.ndarray  # the points (rows of X)
+    weight: np.ndarray  # w_a: convex weights on each side (lam on the corral)
+    in_p: np.ndarray  # 1.0 for a point of P, 0.0 for one of Q (the membership column E_a)
+    target: np.ndarray  # the minor cycle's affine minimiser
+    keep: np.ndarray  # the drop step's verdict: the point stays
+    gram: np.ndarray  # G_ab = y_a y_b K(x_a, x_b)
+    factor: np.ndarray  # lower Cholesky factor L of H = G / c + E E^T
+    solves: np.ndarray  # (2, room) scratch: W = H^{-1} E
+    slot: np.ndarray  # kernels: the row of `columns` that holds K(x_a, .)
+    columns: np.ndarray  # kernels: (room, n) the corral's kernel columns (linear: (1, n), unused)
+    coef: np.ndarray  # kernels: y_a w_a by slot, for g = coef . columns
+    free_slots: np.ndarray  # kernels: rows of `columns` no point holds
+    counts: np.ndarray  # (1,) COUNTS
+
+
 @njit(cache=True, no_cpython_wrapper=True)
 def _grown(a: np.ndarray, cap: int) -> np.ndarray:
     """``a`` (1-D) copied into a new array of length ``cap``."""
@@ -296,28 +326,60 @@ def _grown2(A: np.ndarray, rows: int, cols: int, keep_rows: int, keep_cols: int)
     return out
 
 
-@njit(cache=True)
-def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
-    """Wolfe's major and minor cycles (module docstring) on ``conv(P) - conv(Q)``, compiled.
+@njit(cache=True, no_cpython_wrapper=True)
+def _empty_corral(cap: int, n: int, linear: bool) -> Corral:
+    """A corral with room for ``cap`` points and no point in it."""
+    return Corral(
+        np.empty(cap, np.int64), np.empty(cap), np.empty(cap), np.empty(cap),
+        np.empty(cap, np.bool_), np.zeros((cap, cap)), np.zeros((cap, cap)), np.empty((2, cap)),
+        np.empty(cap, np.int64), np.empty((1 if linear else cap, n)),
+        np.zeros(1 if linear else cap), np.empty(cap, np.int64), np.zeros(1, COUNTS),
+    )
 
-    Same arguments and return value as :func:`maxmargin.algorithms.gilbert.gilbert_loop`. The
-    corral's Gram block ``G`` and the lower Cholesky factor ``L`` of ``H = G / c + E E^T``
-    (``c`` the largest ``K_ii``) are updated in ``O(s^2)`` a point (:func:`_factor_append`,
-    :func:`_factor_remove`) and each minor cycle solves from ``L`` (:func:`_factor_solve`); a
-    fresh factor, then a dense solve, takes over when round-off makes it unusable. Kernels keep
-    the corral's columns ``K(., x_i)`` in the rows of one array, so ``g`` is one BLAS product a
-    major cycle. Code 3 (stalled) when round-off leaves no descent: the vertex to add is already
-    in the corral, or ``||z||`` did not decrease.
-    """
-    X, kd, y, kp, _, _ = data
-    lam, g, z, _ = state
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _with_room(c: Corral, linear: bool) -> Corral:
+    """``c`` itself, or when full (every slot is then used) the same corral in arrays of twice
+    the room."""
+    s = c.counts[0].n_points
+    cap = c.index.shape[0]
+    if s < cap:
+        return c
+    cap *= 2
+    columns, coef = c.columns, c.coef
+    if not linear:
+        columns = _grown2(c.columns, cap, c.columns.shape[1], c.counts[0].slots_used,
+                          c.columns.shape[1])
+        coef = np.zeros(cap)
+    return Corral(
+        _grown(c.index, cap), _grown(c.weight, cap), _grown(c.in_p, cap), _grown(c.target, cap),
+        _grown(c.keep, cap), _grown2(c.gram, cap, cap, s, s), _grown2(c.factor, cap, cap, s, s),
+        np.empty((2, cap)), _grown(c.slot, cap), columns, coef, _grown(c.free_slots, cap),
+        c.counts,
+    )
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _take_slot(c: Corral, data: tuple, a: int) -> None:
+    """Kernels: give the corral's point ``a`` a row of ``columns`` (a free one first) and put
+    its kernel column there."""
+    k = c.counts[0]
+    if k.slots_free > 0:
+        k.slots_free -= 1
+        c.slot[a] = c.free_slots[k.slots_free]
+    else:
+        c.slot[a] = k.slots_used
+        k.slots_used += 1
+    kernel_column(data, c.index[a], c.columns[c.slot[a]])
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _start_corral(data: tuple, lam: np.ndarray, scale: float) -> Corral:
+    """The corral of the points with ``lam > 0`` (in index order), weights ``lam``, with its
+    Gram block and factor."""
+    X, _, y, kp, _, _ = data
     n = y.shape[0]
     linear = kp[0] == 0
-    scale = 0.0
-    for i in range(n):
-        scale = max(scale, kd[i])
-    if not scale > 0.0:
-        scale = 1.0
     s = 0
     for i in range(n):
         if lam[i] > 0.0:
@@ -325,28 +387,170 @@ def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
     cap = _FIRST_CAP
     while cap <= s:
         cap *= 2
-    corral, slot, free = np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64)
-    w, inP, target = np.empty(cap), np.empty(cap), np.empty(cap)
-    keep = np.empty(cap, np.bool_)
-    Gc, L, W = np.zeros((cap, cap)), np.zeros((cap, cap)), np.empty((2, cap))
-    rows = np.empty((1 if linear else cap, n))  # rows[slot[a]] = K(x_corral[a], .)
-    coef = np.zeros(rows.shape[0])
-    n_free = used = 0
+    c = _empty_corral(cap, n, linear)
     s = 0
     for i in range(n):
         if lam[i] > 0.0:
-            corral[s], w[s], inP[s] = i, lam[i], 1.0 if y[i] > 0 else 0.0
+            c.index[s], c.weight[s], c.in_p[s] = i, lam[i], 1.0 if y[i] > 0 else 0.0
             if not linear:
-                slot[s] = used
-                kernel_column(data, i, rows[used])
-                used += 1
+                _take_slot(c, data, s)
             s += 1
+    c.counts[0].n_points = s
     for a in range(s):
         for b in range(s):
-            u, v = corral[a], corral[b]
-            k = np.dot(X[u], X[v]) if linear else rows[slot[a], v]
-            Gc[a, b] = y[u] * y[v] * k
-    has_L = _factor_build(L, Gc, inP, scale, s)
+            u, v = c.index[a], c.index[b]
+            k = np.dot(X[u], X[v]) if linear else c.columns[c.slot[a], v]
+            c.gram[a, b] = y[u] * y[v] * k
+    c.counts[0].factored = _factor_build(c.factor, c.gram, c.in_p, scale, s)
+    return c
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _vertex_to_add(c: Corral, g: np.ndarray, fp: int, fq: int) -> int:
+    """The major cycle's choice: the Frank-Wolfe vertex ``fp`` of ``P`` or ``fq`` of ``Q`` whose
+    part of the gap is larger, ``sum_{S cap P} w_a g_a - g_fp`` against ``g_fq - sum_{S cap Q}
+    w_a g_a``."""
+    part_p, part_q = -g[fp], g[fq]
+    for a in range(c.counts[0].n_points):
+        if c.in_p[a] > 0.0:
+            part_p += c.weight[a] * g[c.index[a]]
+        else:
+            part_q -= c.weight[a] * g[c.index[a]]
+    return fp if part_p >= part_q else fq
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _add_point(c: Corral, data: tuple, new: int, scale: float) -> Corral:
+    """Point ``new`` joins the corral at weight 0: its kernel column (kernels), its row of the
+    Gram block and of the factor. Returns the corral (in larger arrays when it was full)."""
+    X, _, y, kp, _, _ = data
+    linear = kp[0] == 0
+    c = _with_room(c, linear)
+    s = c.counts[0].n_points
+    c.index[s], c.weight[s], c.in_p[s] = new, 0.0, 1.0 if y[new] > 0 else 0.0
+    if not linear:
+        _take_slot(c, data, s)
+    for a in range(s + 1):
+        u = c.index[a]
+        k = np.dot(X[u], X[new]) if linear else c.columns[c.slot[s], u]
+        c.gram[a, s] = c.gram[s, a] = y[u] * y[new] * k
+    k = c.counts[0]
+    k.factored = k.factored and _factor_append(c.factor, c.gram, c.in_p, scale, s)
+    k.n_points = s + 1
+    return c
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _affine_minimiser(c: Corral, scale: float) -> None:
+    """``target`` = the affine minimiser on the corral: from the factor, from a fresh factor
+    when round-off made it unusable, else by the dense solve."""
+    k = c.counts[0]
+    s = k.n_points
+    ok = k.factored and _factor_solve(c.factor, c.gram, c.in_p, scale, s, c.target, c.solves)
+    if not ok:
+        k.factored = _factor_build(c.factor, c.gram, c.in_p, scale, s)
+        ok = k.factored and _factor_solve(c.factor, c.gram, c.in_p, scale, s, c.target,
+                                          c.solves)
+    if not ok:
+        _dense_minimiser(c.gram, s, c.in_p, scale, c.target)
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _drop_points(c: Corral, linear: bool) -> None:
+    """The points with ``keep`` False leave: out of the factor (last first), their slots back,
+    and the others (with their Gram block) moved to the front in order."""
+    k = c.counts[0]
+    s = m = k.n_points
+    for a in range(s - 1, -1, -1):
+        if not c.keep[a]:
+            k.factored = k.factored and _factor_remove(c.factor, m, a)
+            m -= 1
+            if not linear:
+                c.free_slots[k.slots_free] = c.slot[a]
+                k.slots_free += 1
+    kept = 0
+    for a in range(s):
+        if c.keep[a]:
+            c.index[kept], c.slot[kept] = c.index[a], c.slot[a]
+            c.weight[kept], c.in_p[kept] = c.weight[a], c.in_p[a]
+            k2 = 0
+            for b in range(s):
+                if c.keep[b]:
+                    c.gram[kept, k2] = c.gram[a, b]
+                    k2 += 1
+            kept += 1
+    k.n_points = kept
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _minor_cycles(c: Corral, scale: float, linear: bool) -> None:
+    """Until the affine minimiser is positive (then it is the new weight): move toward it to
+    the first zero weight and drop the points at zero (:func:`_drop_step`). Each cycle drops at
+    least one point."""
+    for _ in range(c.counts[0].n_points + 1):
+        _affine_minimiser(c, scale)
+        s = c.counts[0].n_points
+        t_min = np.inf
+        for a in range(s):
+            t_min = min(t_min, c.target[a])
+        if t_min > 0.0:
+            for a in range(s):
+                c.weight[a] = c.target[a]
+            return
+        _drop_step(c.weight, c.target, c.in_p, s, c.keep)
+        _drop_points(c, linear)
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _set_iterate(c: Corral, data: tuple, state: tuple) -> None:
+    """``lam`` from the corral's weights, ``z = sum_a y_a w_a x_a`` and ``g = X z`` (linear), or
+    ``g = sum_a y_a w_a K(x_a, .)`` from the corral's columns (one BLAS product)."""
+    X, _, y, kp, _, _ = data
+    lam, g, z, _ = state
+    s = c.counts[0].n_points
+    for i in range(lam.shape[0]):
+        lam[i] = 0.0
+    for a in range(s):
+        lam[c.index[a]] = c.weight[a]
+    if kp[0] == 0:
+        for col in range(z.shape[0]):
+            z[col] = 0.0
+        for a in range(s):
+            u = c.index[a]
+            f = y[u] * c.weight[a]
+            for col in range(z.shape[0]):
+                z[col] += f * X[u, col]
+        np.dot(X, z, g)
+    else:
+        used = c.counts[0].slots_used
+        for q in range(used):
+            c.coef[q] = 0.0
+        for a in range(s):
+            c.coef[c.slot[a]] = y[c.index[a]] * c.weight[a]
+        np.dot(c.coef[:used], c.columns[:used], g)
+
+
+@njit(cache=True)
+def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
+    """Wolfe's major and minor cycles (module docstring) on ``conv(P) - conv(Q)``, compiled.
+
+    Same arguments and return value as :func:`maxmargin.algorithms.gilbert.gilbert_loop`. The
+    :class:`Corral` keeps its Gram block ``G`` and the lower Cholesky factor ``L`` of ``H = G /
+    c + E E^T`` (``c`` the largest ``K_ii``), updated in ``O(s^2)`` a point
+    (:func:`_factor_append`, :func:`_factor_remove`); each minor cycle solves from ``L``. Kernels
+    keep the corral's columns ``K(., x_a)`` in the rows of one array, so ``g`` is one BLAS
+    product a major cycle. Code 3 (stalled) when round-off leaves no descent: the vertex to add
+    is already in the corral, or ``||z||`` did not decrease.
+    """
+    _, kd, _, kp, _, _ = data
+    lam, g, _, _ = state
+    linear = kp[0] == 0
+    scale = 0.0
+    for i in range(kd.shape[0]):
+        scale = max(scale, kd[i])
+    if not scale > 0.0:
+        scale = 1.0
+    corral = _start_corral(data, lam, scale)
     it, n_hist, last = np.int64(0), np.int64(0), np.inf
     while True:
         code, n_hist, fp, fq, _, _, zz = examine(it, data, state, stop, hist, n_hist)
@@ -355,92 +559,13 @@ def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
         if zz >= last:
             return it, np.int64(STALLED), n_hist
         last = zz
-        part_p, part_q = -g[fp], g[fq]
-        for a in range(s):
-            if inP[a] > 0.0:
-                part_p += w[a] * g[corral[a]]
-            else:
-                part_q -= w[a] * g[corral[a]]
-        new = fp if part_p >= part_q else fq
-        for a in range(s):
-            if corral[a] == new:
+        new = _vertex_to_add(corral, g, fp, fq)
+        for a in range(corral.counts[0].n_points):
+            if corral.index[a] == new:
                 return it, np.int64(STALLED), n_hist
-        if s == cap:  # full (then every slot is used): double the room
-            cap *= 2
-            corral, slot, free = _grown(corral, cap), _grown(slot, cap), _grown(free, cap)
-            w, inP, target, keep = _grown(w, cap), _grown(inP, cap), _grown(target, cap), _grown(
-                keep, cap)
-            Gc, L, W = _grown2(Gc, cap, cap, s, s), _grown2(L, cap, cap, s, s), np.empty((2, cap))
-            if not linear:
-                rows, coef = _grown2(rows, cap, n, used, n), np.zeros(cap)
-        corral[s], w[s], inP[s] = new, 0.0, 1.0 if y[new] > 0 else 0.0
-        if not linear:
-            if n_free > 0:
-                n_free -= 1
-                slot[s] = free[n_free]
-            else:
-                slot[s] = used
-                used += 1
-            kernel_column(data, new, rows[slot[s]])
-        for a in range(s + 1):
-            u = corral[a]
-            k = np.dot(X[u], X[new]) if linear else rows[slot[s], u]
-            Gc[a, s] = Gc[s, a] = y[u] * y[new] * k
-        has_L = has_L and _factor_append(L, Gc, inP, scale, s)
-        s += 1
-        for _ in range(s + 1):  # minor cycles: each drops at least one point
-            ok = has_L and _factor_solve(L, Gc, inP, scale, s, target, W)
-            if not ok:
-                has_L = _factor_build(L, Gc, inP, scale, s)
-                ok = has_L and _factor_solve(L, Gc, inP, scale, s, target, W)
-            if not ok:
-                _dense_minimiser(Gc, s, inP, scale, target)
-            t_min = np.inf
-            for a in range(s):
-                t_min = min(t_min, target[a])
-            if t_min > 0.0:
-                for a in range(s):
-                    w[a] = target[a]
-                break
-            _drop_step(w, target, inP, s, keep)
-            m = s
-            for a in range(s - 1, -1, -1):  # leave the factor, last first
-                if not keep[a]:
-                    has_L = has_L and _factor_remove(L, m, a)
-                    m -= 1
-                    if not linear:
-                        free[n_free] = slot[a]
-                        n_free += 1
-            k = 0
-            for a in range(s):
-                if keep[a]:
-                    corral[k], slot[k], w[k], inP[k] = corral[a], slot[a], w[a], inP[a]
-                    k2 = 0
-                    for b in range(s):
-                        if keep[b]:
-                            Gc[k, k2] = Gc[a, b]
-                            k2 += 1
-                    k += 1
-            s = k
-        for i in range(n):
-            lam[i] = 0.0
-        for a in range(s):
-            lam[corral[a]] = w[a]
-        if linear:
-            for c in range(z.shape[0]):
-                z[c] = 0.0
-            for a in range(s):
-                u = corral[a]
-                f = y[u] * w[a]
-                for c in range(z.shape[0]):
-                    z[c] += f * X[u, c]
-            np.dot(X, z, g)
-        else:
-            for q in range(used):
-                coef[q] = 0.0
-            for a in range(s):
-                coef[slot[a]] = y[corral[a]] * w[a]
-            np.dot(coef[:used], rows[:used], g)
+        corral = _add_point(corral, data, new, scale)
+        _minor_cycles(corral, scale, linear)
+        _set_iterate(corral, data, state)
         it += 1
 
 

@@ -66,15 +66,16 @@ def test_smo_and_the_nearest_point_methods_announce_their_drivers(
 ) -> None:
     from maxmargin.algorithms import gilbert_svm, smo, wolfe
 
-    smo_module = sys.modules["maxmargin.algorithms.smo"]  # the name `smo` is the function
+    solver = sys.modules["maxmargin.algorithms.smo.solver"]  # where SMO's loops are called
+    loops = sys.modules["maxmargin.algorithms.smo.loops"]
     nearest = sys.modules["maxmargin.algorithms._nearest_point"]
     seen: list[object] = []
-    for module in (smo_module, nearest):
+    for module in (solver, nearest):
         monkeypatch.setattr(module, "note_compile", lambda d, what, about: seen.append(d))
     X = np.array([[0.0, 0.0], [1.0, 0.0], [3.0, 1.0], [4.0, 1.0]])
     y = np.array([-1.0, -1.0, 1.0, 1.0])
     smo(X, y)
     smo(X, y, working_set="platt")
     gilbert_svm(X, y, method="wolfe")
-    assert seen[:1] == [smo_module._solve_pairs]
-    assert smo_module._solve_platt in seen and wolfe.wolfe_loop in seen
+    assert seen[:1] == [loops.solve_pairs]
+    assert loops.solve_platt in seen and wolfe.wolfe_loop in seen

@@ -6,9 +6,14 @@ Independent answers: the hand-derived fixtures (tests/fixtures.py), the CVXPY or
 
 from __future__ import annotations
 
-import importlib
+import contextlib
 import math
+import os
+import subprocess
+import sys
+import time
 import warnings
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -19,12 +24,22 @@ from numba import njit
 from sklearn.svm import SVC
 
 from maxmargin.algorithms import _kernel_cache as kc
-from maxmargin.algorithms.smo import WORKING_SETS, _two_variable_update, smo
+from maxmargin.algorithms.smo import (
+    HARD_MARGIN_HULL_EPS_DOUBLE,
+    WORKING_SETS,
+    loops,
+    smo,
+    state,
+    working_set,
+)
+from maxmargin.algorithms.smo.pair import two_variable_update
+from maxmargin.algorithms.smo.solver import Options, Problem, Solver
 from maxmargin.datasets import load_heart_scale
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.formulations.dual import svm_dual
 from maxmargin.formulations.primal import hard_margin_primal
 from maxmargin.kernels import LinearKernel, PolyKernel, RBFKernel, make_kernel
+from maxmargin.kernels import qmatrix as qmx
 from maxmargin.kernels.formulas import KIND_GRAM
 from maxmargin.verification.kkt import kkt_residuals
 
@@ -327,6 +342,39 @@ def test_the_exact_finish_certifies_a_stopped_run(rule: str) -> None:
     np.testing.assert_allclose(sol.alpha, ref.alpha, atol=1e-7)
 
 
+@contextlib.contextmanager
+def machine_busy() -> Iterator[None]:
+    """Every core busy: one more spinning process than there are cores, stopped after."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                for _ in range((os.cpu_count() or 1) + 1)]
+    try:
+        time.sleep(0.3)  # let them start
+        yield
+    finally:
+        for proc in spinners:
+            proc.kill()
+            proc.wait()
+
+
+def test_the_exact_finish_gives_the_same_bits_under_load() -> None:
+    """Same input, same bits, on an idle and on a busy machine: raw breast cancer, RBF, C = 1,
+    stopped at max_iter = 2, so the exact finish does the work (some 370 active-set steps from
+    alpha ~ 0). Its budget is counted in work: with a wall-clock budget (the former 0.2 s) this
+    run was "optimal" idle and "max_iter" with the cores busy."""
+    from sklearn.datasets import load_breast_cancer
+
+    X, y01 = load_breast_cancer(return_X_y=True)
+    y = 2.0 * y01 - 1.0
+    idle = smo(X, y, C=1.0, kernel="rbf", max_iter=2)
+    with machine_busy():
+        busy = smo(X, y, C=1.0, kernel="rbf", max_iter=2)
+    assert idle.status == "optimal" and "active-set" in idle.message
+    assert np.array_equal(idle.alpha, busy.alpha) and idle.b == busy.b
+    assert (idle.status, idle.iterations, idle.message) == (busy.status, busy.iterations,
+                                                            busy.message)
+    assert idle.dual_objective == busy.dual_objective
+
+
 def test_a_hard_margin_with_opposite_twins_stops_before_overflow() -> None:
     # Zero curvature (identical points, opposite labels) multiplies alpha at every step: the
     # sum test proves the hulls meet long before float overflow (it used to run to max_iter
@@ -461,7 +509,7 @@ def test_two_variable_update_is_the_seeds_clipped_step(
     if hard:
         C_i = C_j = math.inf
     y_i, y_j = 1.0, (1.0 if same else -1.0)
-    new_i, new_j = _two_variable_update(a_i, a_j, y_i, y_j, G_i, G_j, eta, C_i, C_j)
+    new_i, new_j = two_variable_update(a_i, a_j, y_i, y_j, G_i, G_j, eta, C_i, C_j)
     # seed: E_i - E_j = y_i G_i - y_j G_j; a_j^unc = a_j + y_j (E_i - E_j) / eta
     unc = a_j + y_j * (y_i * G_i - y_j * G_j) / eta
     if y_i != y_j:
@@ -480,9 +528,9 @@ def test_fast_exp_accuracy() -> None:
     x = -np.concatenate([np.linspace(0, 1, 1001), np.geomspace(1e-12, 700, 5000)])
     X = np.sqrt(x * -1.0)[:, None]  # gamma = 1, x_0 = 0: K(x_t, 0) = exp(-x_t^2)
     X = np.vstack([np.zeros((1, 1)), X])
-    kd = kc.make_kernel_data(RBFKernel(1.0), X, np.ones(len(X)))
+    kd = qmx.make_qmatrix(RBFKernel(1.0), X, np.ones(len(X)))
     out = np.empty(len(X), dtype=np.float32)
-    kc.fill_column(kd, 0, 0, len(X), out)
+    qmx.fill_column(kd, 0, 0, len(X), out)
     np.testing.assert_allclose(out, np.exp(-X[:, 0] ** 2).astype(np.float32), rtol=1e-7, atol=0)
     # RBF data are centred (translation invariance); the exponent is the same expansion
     # x.x + z.z - 2 x.z on the centred data, so the fast exp is checked against np.exp of it
@@ -512,7 +560,7 @@ def _check_cache_invariants(cache: kc.ColumnCache) -> None:
 def test_cache_columns_are_exact_q_columns(kernel, dtype) -> None:
     X, y = clouds(70, 4, sep=1.0, seed=0)
     Q = (y[:, None] * y[None, :]) * kernel(X, X)
-    kd = kc.make_kernel_data(kernel, X, y)
+    kd = qmx.make_qmatrix(kernel, X, y)
     cache = kc.make_cache(70, 0.05, dtype)
     assert cache.data.dtype == dtype
     # float32: Q rounded to float32 (within the fast exp's error); float64: Q itself
@@ -549,7 +597,7 @@ def test_cache_layout_against_brute_force(ops, budget, d) -> None:
     X_before = X.copy()
     kernel = RBFKernel(0.7)
     Q = ((y[:, None] * y[None, :]) * kernel(X, X)).astype(np.float32)
-    kd = kc.make_kernel_data(kernel, X, y)
+    kd = qmx.make_qmatrix(kernel, X, y)
     cache = kc.make_cache(n, budget * n * 4 / 2**20)
     assert cache.state[kc.S_SLOTS] == budget
     recent: list[int] = []
@@ -580,7 +628,7 @@ def test_cache_layout_against_brute_force(ops, budget, d) -> None:
 
 def test_lru_eviction() -> None:
     X, y = clouds(10, 2, sep=1.0, seed=0)
-    kd = kc.make_kernel_data(LinearKernel(), X, y)
+    kd = qmx.make_qmatrix(LinearKernel(), X, y)
     cache = kc.make_cache(10, 3 * 40 / 2**20)  # room for 3 columns of 10 float32
     assert cache.state[kc.S_SLOTS] == 3
     for i in (0, 1, 2):
@@ -601,9 +649,9 @@ def test_quadratic_form_is_exact(kernel) -> None:
     X, y = clouds(600, 4, sep=1.0, seed=1)
     idx = np.flatnonzero(np.arange(600) % 3 != 0)  # 400 rows: two blocks of 256
     v = np.random.default_rng(0).standard_normal(idx.size)
-    kd = kc.make_kernel_data(kernel, X, y)
+    kd = qmx.make_qmatrix(kernel, X, y)
     K = kernel(X[idx], X[idx])
-    assert kc.quadratic_form(kd, idx, v) == pytest.approx(v @ K @ v, rel=1e-12)
+    assert qmx.quadratic_form(kd, idx, v) == pytest.approx(v @ K @ v, rel=1e-12)
 
 
 def test_duplicate_points_zero_curvature() -> None:
@@ -622,15 +670,14 @@ def test_duplicate_points_zero_curvature() -> None:
 
 def test_shrunk_partial_columns_are_used_and_exact() -> None:
     """With shrinking the layout is compacted and columns are computed on it alone."""
-    smo_module = importlib.import_module("maxmargin.algorithms.smo")
     n = 600
     X, y = clouds(n, 5, sep=4.0, seed=2)
     kern = RBFKernel(0.5)
-    kd = kc.make_kernel_data(kern, X, y)
-    st = smo_module._new_state(kd, kern.diag(X), 10.0, 1e-6, 1)
+    kd = qmx.make_qmatrix(kern, X, y)
+    st = state.new_state(kd, kern.diag(X), 10.0, 1e-6, 1)
     cache = kc.make_cache(n, 0.05)
-    outcome = smo_module._solve_pairs(st, cache, kd, True, True, 10**6, 0.0, 0.0)
-    assert outcome == smo_module.OPTIMAL
+    outcome = loops.solve_pairs(st, cache, kd, True, True, loops.Limits(10**6, 0.0, 0.0, 0.0))
+    assert outcome == loops.OPTIMAL
     rows_computed, misses = int(cache.state[kc.S_ROWS]), int(cache.state[kc.S_MISSES])
     assert rows_computed < n * misses  # some columns were short (the active rows only)
     assert cache.state[kc.S_COMPACTIONS] >= 1
@@ -655,12 +702,14 @@ def true_violation(alpha: np.ndarray, y: np.ndarray, K: np.ndarray, C: float) ->
 
 
 def iris_versicolor_virginica() -> tuple[np.ndarray, np.ndarray]:
-    """Iris classes 1 (+1) and 2 (-1), raw features: max K_tt ~ 94, the float32 floor ~ 1e-5."""
+    """Iris classes 1 (+1) and 2 (-1), features times 30: max K_tt of the centred data (which
+    SMO works on for the linear kernel) ~ 1e3, the float32 floor ~ 1e-5. (Raw, centring alone
+    brings the floor below 1e-6.)"""
     from sklearn.datasets import load_iris
 
     iris = load_iris()
     keep = iris.target > 0
-    return iris.data[keep], np.where(iris.target[keep] == 1, 1.0, -1.0)
+    return 30.0 * iris.data[keep], np.where(iris.target[keep] == 1, 1.0, -1.0)
 
 
 @pytest.mark.parametrize("rule", ["wss2", "wss1"])
@@ -733,8 +782,7 @@ def test_double_cache_holds_half_the_columns() -> None:
 
 def test_double_hard_margin_threshold() -> None:
     """Linear XOR: infeasible with the finer certificate ``delta <= 1e-4 R`` in float64."""
-    smo_module = importlib.import_module("maxmargin.algorithms.smo")
-    eps = smo_module.HARD_MARGIN_HULL_EPS_DOUBLE
+    eps = HARD_MARGIN_HULL_EPS_DOUBLE
     assert eps == 1e-4
     sol = smo(XOR_X, XOR_Y, C=None, precision="double")
     assert sol.status == "infeasible"
@@ -770,13 +818,13 @@ def test_certificate_after_a_continuation_is_the_fresh_one(seed: int, moves: int
     ``g = K (alpha o y)`` and ``g_B = K_:B (C o y)_B`` by a dense float64 Gram matrix."""
     from maxmargin.certificate import certify_svm
 
-    smo_module = importlib.import_module("maxmargin.algorithms.smo")
     rng = np.random.default_rng(seed)
     X, y = clouds(80, 3, sep=1.0, seed=seed % 97)
     kern, C = RBFKernel(0.7), 2.0
-    kd = kc.make_kernel_data(kern, X, y)
-    st_ = smo_module._new_state(kd, kern.diag(X), C, 1e-3, 1)
-    run = smo_module._Run(st_, kd, kern, X, y, C, None, 1e-3, "wss2", True, 10**6, 1.0, 1.0)
+    kd = qmx.make_qmatrix(kern, X, y)
+    st_ = state.new_state(kd, kern.diag(X), C, 1e-3, 1)
+    run = Solver(Problem(X, y, C, None, kern, kd, radius2=1.0),
+                 Options(1e-3, "wss2", True, 10**6, 1.0, exact_finish=True), st_)
     run.solve("double")
     run.certify()
     alpha = st_.alpha
@@ -787,7 +835,7 @@ def test_certificate_after_a_continuation_is_the_fresh_one(seed: int, moves: int
     K = kern(X, X)
     at = alpha >= C
     np.testing.assert_allclose(g, K @ (alpha * y), rtol=0, atol=1e-12 * C * 80)
-    np.testing.assert_allclose(run._last_certified.g_bounded, K[:, at] @ (C * y[at]),
+    np.testing.assert_allclose(run.last_certified.g_bounded, K[:, at] @ (C * y[at]),
                                rtol=0, atol=1e-12 * C * 80)
     fresh = certify_svm(alpha, X, y, C, kern)
     assert cert.kkt_violation == pytest.approx(fresh.kkt_violation, rel=1e-9, abs=1e-12)
@@ -806,7 +854,7 @@ def test_load_columns_equals_one_column_at_a_time(seed, kind, nb, d, double) -> 
     X = rng.normal(size=(n, d)) * rng.choice([1e-2, 1.0, 30.0])
     y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
     kern = make_kernel(kind, gamma=0.7 / d, degree=3, coef0=0.5, X=X)
-    kd = kc.make_kernel_data(kern, X, y)
+    kd = qmx.make_qmatrix(kern, X, y)
     dtype = np.float64 if double else np.float32
     cache = kc.make_cache(n, n * n * 8 / 2**20, dtype)
     cols = rng.choice(n, size=nb, replace=False)
@@ -816,7 +864,7 @@ def test_load_columns_equals_one_column_at_a_time(seed, kind, nb, d, double) -> 
     for i in cols:
         s = cache.slot_of[i]
         assert s >= 0 and cache.owner[s] == i and cache.len_of[s] == n
-        kc.fill_column(kd, i, 0, n, out)
+        qmx.fill_column(kd, i, 0, n, out)
         assert np.array_equal(cache.data[s * n : (s + 1) * n], out)
     assert cache.next[cache.prev[cache.owner.shape[0]]] == cache.owner.shape[0]
     assert cache.owner[cache.prev[cache.owner.shape[0]]] == cols[0]  # most recently used
@@ -836,9 +884,8 @@ def test_columns_computed_ahead_leave_the_iterates_unchanged() -> None:
     assert np.array_equal(big.alpha, small.alpha)
 
 
-_smo = importlib.import_module("maxmargin.algorithms.smo")
 _scores = njit(  # compiled callers only
-    lambda G, yT, QDT, in_low, Q_i, QD_i, y_i, g_max, score: _smo._second_order_j(
+    lambda G, yT, QDT, in_low, Q_i, QD_i, y_i, g_max, score: working_set.second_order_j(
         G, yT, QDT, in_low, Q_i, QD_i, y_i, g_max, score))
 
 
@@ -869,7 +916,7 @@ def test_second_order_j_picks_libsvms_second_order_pair(L, seed, ties):
         grad_diff = g_max + yT[t] * G[t]
         if grad_diff > 0.0:
             quad = QD_i + QDT[t] - 2.0 * y_i * yT[t] * float(Q_i[t])
-            obj = -(grad_diff * grad_diff) / (quad if quad > 0.0 else _smo.TAU)
+            obj = -(grad_diff * grad_diff) / (quad if quad > 0.0 else working_set.TAU)
             if obj <= obj_min:
                 want_j, obj_min = t, obj
     assert j == want_j
@@ -879,7 +926,7 @@ def test_second_order_j_picks_libsvms_second_order_pair(L, seed, ties):
         assert gap == 0.0 and g_max + g_max2 <= 0.0
 
 
-_argmax_up = njit(lambda G, yT, in_up, score: _smo._argmax_up(G, yT, in_up, score))
+_argmax_up = njit(lambda G, yT, in_up, score: working_set.argmax_up(G, yT, in_up, score))
 
 
 @settings(max_examples=60, deadline=None)

@@ -16,21 +16,28 @@ from fixtures_nearest_point import (
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numba import njit
 
 from maxmargin.algorithms import _nearest_point, wolfe_hulls
 from maxmargin.algorithms.gilbert import gilbert_svm
 from maxmargin.algorithms.mdm import mdm_hulls
 from maxmargin.algorithms.wolfe import (
+    _FIRST_CAP,
+    _add_point,
     _dense_affine,
     _dense_minimiser,
+    _drop_points,
     _drop_step,
     _factor_append,
     _factor_remove,
     _factor_solve,
+    _start_corral,
 )
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.formulations.dual import svm_dual
 from maxmargin.formulations.primal import hard_margin_primal
+from maxmargin.kernels import make_kernel
+from maxmargin.kernels.qmatrix import make_qmatrix
 
 
 def close_hulls(m: int, d: int, seed: int, distance: float = 0.1) -> tuple[np.ndarray, ...]:
@@ -220,6 +227,68 @@ def test_drop_step() -> None:
     _drop_step(w, np.array([1.5, -0.5, 1.0]), np.array([1.0, 1.0, 0.0]), 3, keep)
     np.testing.assert_array_equal(keep, [True, False, True])
     np.testing.assert_array_equal(w[keep], [1.0, 1.0])
+
+
+@njit
+def _corral_after(data, lam, scale, adds, keeps):  # noqa: ANN001, ANN202 (compiled callers only)
+    """The corral of ``lam``, then for each round ``r`` point ``adds[r]`` added and the points
+    with ``keeps[r, a]`` False dropped."""
+    c = _start_corral(data, lam, scale)
+    linear = data[3][0] == 0
+    for r in range(adds.shape[0]):
+        c = _add_point(c, data, adds[r], scale)
+        for a in range(c.counts[0].n_points):
+            c.keep[a] = keeps[r, a]
+        _drop_points(c, linear)
+    return c
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31), linear=st.booleans(), rounds=st.integers(1, 40),
+       stay=st.sampled_from([0.6, 0.97]))
+def test_the_corral_keeps_its_gram_block_columns_and_factor(seed, linear, rounds, stay) -> None:
+    """Points added one at a time (past the first room of ``_FIRST_CAP``, so the arrays grow)
+    and random ones dropped: the corral's Gram block is ``y_a y_b K(x_a, x_b)`` of its points in
+    order, each kernel column sits in its own slot, the slots in use and the free ones make up
+    those handed out, and the factor (while kept) has ``L L^T = G / c + E E^T``."""
+    rng = np.random.default_rng(seed)
+    n, d = 60, 3
+    X = rng.standard_normal((n, d))
+    y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    kernel = make_kernel("linear" if linear else "rbf", gamma=0.5)
+    K = kernel(X, X)
+    ke = make_qmatrix(kernel, X[:1] if linear else X, np.ones(1 if linear else n))
+    data = (X if linear else np.zeros((n, 1)), np.diag(K).copy(), y, (0,) if linear else (1,),
+            np.zeros((0, 0)), ke)
+    lam = np.zeros(n)
+    lam[rng.choice(n, size=2, replace=False)] = 0.5
+    scale = float(np.max(np.diag(K)))
+    members = list(np.flatnonzero(lam))
+    adds, keeps = np.empty(rounds, dtype=np.int64), np.ones((rounds, n), dtype=bool)
+    for r in range(rounds):
+        new = int(rng.choice(np.setdiff1d(np.arange(n), members)))
+        adds[r] = new
+        members.append(new)
+        keeps[r, : len(members)] = rng.random(len(members)) < stay
+        members = [m for m, k in zip(members, keeps[r], strict=False) if k]
+    c = _corral_after(data, lam, scale, adds, keeps)
+    counts = c.counts[0]  # a NumPy record: fields by name
+    s = int(counts["n_points"])
+    assert list(c.index[:s]) == members and c.index.shape[0] >= min(_FIRST_CAP, s)
+    idx = np.array(members, dtype=np.int64)
+    G = (y[idx, None] * K[np.ix_(idx, idx)]) * y[None, idx]
+    np.testing.assert_allclose(c.gram[:s, :s], G, rtol=0, atol=1e-13 * scale)
+    np.testing.assert_array_equal(c.in_p[:s], (y[idx] > 0).astype(float))
+    if not linear:
+        slots = c.slot[:s]
+        free = c.free_slots[: counts["slots_free"]]
+        assert len(set(slots) | set(free)) == s + free.size == counts["slots_used"]
+        np.testing.assert_allclose(c.columns[slots], K[idx], rtol=0, atol=1e-13)
+    if counts["factored"] and s > 0:
+        inP = c.in_p[:s]
+        H = G / scale + np.outer(inP, inP) + np.outer(1.0 - inP, 1.0 - inP)
+        L = np.tril(c.factor[:s, :s])
+        np.testing.assert_allclose(L @ L.T, H, atol=1e-9 * np.abs(H).max())
 
 
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])

@@ -12,7 +12,7 @@ import numpy as np
 
 from maxmargin._jit import cache_is_cold
 from maxmargin.algorithms import gilbert_svm, kernel_perceptron, mdm_hulls, perceptron, smo
-from maxmargin.algorithms.smo import _solve_pairs
+from maxmargin.algorithms.smo.loops import solve_pairs
 
 __all__ = ["WARM_UPS", "warm_up", "numba_cache_is_cold", "COMPILE_GUARD_S"]
 
@@ -20,7 +20,7 @@ __all__ = ["WARM_UPS", "warm_up", "numba_cache_is_cold", "COMPILE_GUARD_S"]
 def numba_cache_is_cold() -> bool:
     """Whether SMO's compiled driver has no entry in Numba's on-disk cache yet (a first run
     compiles the loops, which takes tens of seconds)."""
-    return cache_is_cold(_solve_pairs)
+    return cache_is_cold(solve_pairs)
 
 
 #: A guard (seconds) long enough for a worker to compile its methods' code itself.

@@ -1,0 +1,128 @@
+"""The public entry point :func:`smo`: validate, build the solver, run the policy, report."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from maxmargin._validation import (
+    check_bool,
+    check_C,
+    check_choice,
+    check_max_iter,
+    check_positive,
+    check_positive_int,
+    check_sample_weight,
+    check_Xy,
+)
+from maxmargin.algorithms.smo.precision import PRECISIONS, first_precision, solve_certified
+from maxmargin.algorithms.smo.result import make_result
+from maxmargin.algorithms.smo.solver import Options, Problem, Solver
+from maxmargin.algorithms.smo.state import new_state
+from maxmargin.kernels import Kernel, make_kernel, own_points, precomputed
+from maxmargin.kernels.formulas import KIND_LINEAR
+from maxmargin.kernels.qmatrix import diagonal, make_qmatrix
+from maxmargin.results import SVMSolution
+
+__all__ = ["smo", "WORKING_SETS"]
+
+WORKING_SETS = ("wss2", "wss1", "platt")
+
+
+def smo(
+    X: Any,
+    y: Any,
+    C: float | None = 1.0,
+    kernel: str | Kernel = "linear",
+    tol: float = 1e-3,
+    max_iter: int | None = None,
+    working_set: str = "wss2",
+    *,
+    gamma: float | str = "scale",
+    degree: int = 3,
+    coef0: float = 0.0,
+    cache_size: float = 200.0,
+    shrinking: bool = True,
+    history_every: int = 1,
+    precision: str = "auto",
+    sample_weight: Any = None,
+    finish: bool = True,
+) -> SVMSolution:
+    """Solve the SVM dual ``max sum(alpha) - 1/2 alpha^T Q alpha``, ``0 <= alpha <= C``,
+    ``y^T alpha = 0`` by SMO (LIBSVM's algorithm; the steps are the package's modules).
+
+    Parameters
+    ----------
+    X : (n, d) array
+    y : (n,) array of -1/+1
+    C : float or None
+        Box bound ``0 <= alpha_i <= C_i = C sample_weight_i``; ``None`` is the hard margin
+        (:mod:`.hard_margin`'s infeasibility rule).
+    kernel : {"linear", "rbf", "poly", ...} or a maxmargin kernel object
+        With ``gamma``, ``degree``, ``coef0`` as in scikit-learn's SVC.
+    tol : float
+        Stop when ``m(alpha) - M(alpha) < tol`` (LIBSVM's ``eps``, SVC's ``tol``).
+    max_iter : int or None
+        Iteration cap; ``None`` is LIBSVM's ``max(10_000_000, 100 n)``.
+    working_set : {"wss2", "wss1", "platt"}
+        Second-order (LIBSVM), maximal violating pair, or Platt's heuristic (1998).
+    cache_size : float
+        Kernel cache budget in MB: ``cache_size 2^20 / (itemsize L)`` columns of the layout's
+        length ``L`` (``n`` at first, the active set's size once shrinking has compacted it),
+        itemsize 4 for float32 and 8 for float64 (at least two columns are always kept).
+    shrinking : bool
+        LIBSVM's shrinking heuristic (``"wss2"``/``"wss1"``; Platt's loop ignores it).
+    history_every : int
+        Initial recording stride of ``history`` (doubled whenever 2048 points are stored).
+    precision : {"auto", "single", "double"}
+        dtype of the cached ``Q`` (:mod:`.precision`). ``"auto"`` (default): float32, then a
+        continuation from the current alpha with the exact gradient when the float64
+        certificate asks for it. ``"single"``/``"double"``: one cache dtype throughout.
+    sample_weight : (n,) array of positive numbers, optional
+        Per-sample bounds ``C_i = C sample_weight_i`` (SVC's ``sample_weight``). Ignored by the
+        hard margin.
+    finish : bool
+        Hand a run that has not converged at a checkpoint or at ``max_iter`` to the exact
+        active-set finish (:mod:`.finish`; default True). False runs SMO alone.
+
+    Returns
+    -------
+    SVMSolution
+        ``method="smo/<working_set>"``; ``status`` is ``"optimal"`` only when the float64
+        certificate (``solution.certificate``) has ``m - M < tol``; else ``"inaccurate"`` or
+        ``"max_iter"`` (with a :class:`ConvergenceWarning`), or ``"infeasible"`` (hard margin,
+        non-separable data). ``b`` and the objectives come from ``g = K (alpha y)`` in float64
+        (:mod:`.result`); ``history`` (``iteration``, ``violation``, ``dual_objective``) is in
+        the cache's precision.
+    """
+    kernel, X = precomputed(kernel, X)  # "precomputed": the Gram matrix and indices
+    X, y = check_Xy(X, y, sparse=True, points=own_points(kernel))
+    C = check_C(C)
+    sw = check_sample_weight(sample_weight, y)
+    kern = make_kernel(kernel, gamma=gamma, degree=degree, coef0=coef0, X=X)
+    options = Options(
+        tol=check_positive(tol, "tol"),
+        working_set=check_choice(working_set, "working_set", WORKING_SETS),
+        shrinking=check_bool(shrinking, "shrinking"),
+        max_iter=check_max_iter(max_iter, default=max(10_000_000, 100 * X.shape[0])),
+        cache_size=check_positive(cache_size, "cache_size"),
+        exact_finish=check_bool(finish, "finish"),
+    )
+    history_every = check_positive_int(history_every, "history_every")
+    precision = check_choice(precision, "precision", PRECISIONS)
+    # linear kernel, dense data: the solver works on the centred data (the same dual with
+    # y . alpha = 0, without the cancellation of data far from the origin); the answer and its
+    # certificate are in the user's units (make_result)
+    Xs = X - X.mean(axis=0) if kern.kind == KIND_LINEAR and isinstance(X, np.ndarray) else X
+    kd = make_qmatrix(kern, Xs, y)
+
+    start = time.perf_counter()
+    QD = diagonal(kd)  # K_ii from the data the columns come from (centred for linear and rbf)
+    problem = Problem(Xs, y, C, sw, kern, kd, radius2=float(np.max(QD)), X_user=X)
+    first = first_precision(precision, problem.radius2)
+    box = None if C is None else (C if sw is None else C * sw)
+    solver = Solver(problem, options, new_state(kd, QD, box, options.tol, history_every))
+    outcome, g, cert = solve_certified(solver, first)
+    return make_result(solver, outcome, g, cert, start, precision)

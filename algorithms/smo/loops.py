@@ -1,0 +1,178 @@
+"""The compiled drivers: LIBSVM's ``Solver::Solve`` loop, and Platt's outer loop.
+
+``solve_pairs`` (``"wss2"``, ``"wss1"``) is, per iteration: select the working set; if ``m - M
+< tol`` on the active set, reconstruct the gradient and select again (stop if still optimal);
+take the step. Every ``min(n, 1000)`` iterations it shrinks, checks the hard margin's
+infeasibility rule (:mod:`.hard_margin`) and, in a float32 phase of ``precision="auto"``, the
+cache's rounding floor (:mod:`.precision`).
+
+The drivers are compiled without Numba's reference counting (``_nrt=False``): they allocate
+nothing, and every array of the state outlives them (with it, each access to a tuple's array
+cost an atomic increment and decrement, about 0.5 us an iteration). Helpers that only compiled
+code calls are compiled with ``no_cpython_wrapper=True`` (the wrapper unboxes the state's ~40
+arrays and costs ~0.2 s of compile a function); calling such a helper from Python crashes the
+interpreter, so anything Python calls keeps its wrapper.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from maxmargin.algorithms._kernel_cache import ColumnCache
+from maxmargin.algorithms.smo.hard_margin import (
+    alpha_sum_proves_within,
+    hulls_may_be_within,
+    hulls_within,
+)
+from maxmargin.algorithms.smo.pair import take_step
+from maxmargin.algorithms.smo.platt import (
+    PLATT_PAIR_FRACTION,
+    platt_examine_example,
+)
+from maxmargin.algorithms.smo.shrinking import do_shrinking, reconstruct_gradient
+from maxmargin.algorithms.smo.state import FREE, PERIODIC, SolverState, record_history
+from maxmargin.algorithms.smo.working_set import (
+    extremes,
+    select_working_set,
+    select_wss1,
+    violation,
+)
+from maxmargin.kernels.qmatrix import QMatrix
+
+__all__ = [
+    "OPTIMAL",
+    "MAX_ITER",
+    "INFEASIBLE",
+    "PRECISION",
+    "FLOOR_FRACTION",
+    "Limits",
+    "alpha_norm",
+    "solve_pairs",
+    "solve_platt",
+]
+
+#: How a driver stopped: ``m - M < tol``, the iteration cap, the hard margin's infeasibility
+#: rule, or (float32 phase of ``precision="auto"``) the cache's rounding floor.
+OPTIMAL, MAX_ITER, INFEASIBLE, PRECISION = 0, 1, 2, 3
+#: ``precision="auto"``: a float32 phase stops (``PRECISION``) when its estimated rounding floor
+#: of ``m - M`` exceeds this fraction of ``tol``.
+FLOOR_FRACTION = 0.125
+
+
+class Limits(NamedTuple):
+    """When a driver stops short of ``m - M < tol``."""
+
+    max_iter: int  # MAX_ITER at this iteration count (counted over all phases)
+    hull_bound2: float  # hard margin: INFEASIBLE when the hulls are within sqrt(hull_bound2)
+    floor_coeff: float  # > 0: PRECISION when floor_coeff * alpha_norm(st) > floor_limit
+    floor_limit: float
+
+
+@njit(cache=True)
+def alpha_norm(st: SolverState) -> float:
+    """``sqrt(sum_t alpha_t^2)``: times ``2^-24 max_t K_tt`` it estimates the rounding of ``G``
+    with a float32 cache (each ``G_i = sum_j alpha_j Q_ij`` with every ``Q_ij`` rounded to
+    relative ``2^-24``, ``|Q_ij| <= max_t K_tt``; independent roundings add up like a random
+    walk)."""
+    s = 0.0
+    for t in range(st.alpha.shape[0]):
+        s += st.alpha[t] * st.alpha[t]
+    return math.sqrt(s)
+
+
+@njit(cache=True, _nrt=False)
+def solve_pairs(
+    st: SolverState, c: ColumnCache, kd: QMatrix, second_order: bool, shrinking: bool,
+    limits: Limits,
+) -> int:
+    """LIBSVM's ``Solver::Solve`` loop with the ``wss2`` (``second_order``) or ``wss1`` working
+    set, until ``m - M < tol`` or a limit; returns the outcome."""
+    n = st.alpha.shape[0]
+    sc = st.scalars
+    period = min(n, 1000)
+    counter = period + 1
+    outcome = OPTIMAL
+    while True:
+        if sc.iteration >= limits.max_iter:
+            outcome = MAX_ITER
+            break
+        if alpha_sum_proves_within(st, limits.hull_bound2):
+            outcome = INFEASIBLE
+            break
+        counter -= 1
+        if counter == 0:
+            counter = period
+            if shrinking:
+                g_up, _, g_low, _ = extremes(st, c)
+                if not sc.unshrunk and g_up + g_low <= 10.0 * st.tol:
+                    sc.unshrunk = True  # unshrink once, as LIBSVM, before the final steps
+                    reconstruct_gradient(st, c, kd)
+                do_shrinking(st, c, kd, g_up, g_low)
+            if st.hard and hulls_may_be_within(st, limits.hull_bound2):
+                reconstruct_gradient(st, c, kd)
+                if hulls_within(st, limits.hull_bound2):
+                    outcome = INFEASIBLE
+                    break
+            if limits.floor_coeff > 0.0 and (
+                    limits.floor_coeff * alpha_norm(st) > limits.floor_limit):
+                outcome = PRECISION
+                break
+        i, j, gap = select_working_set(st, c, kd, second_order)
+        if i < 0:
+            reconstruct_gradient(st, c, kd)
+            i, j, gap = select_working_set(st, c, kd, second_order)
+            if i < 0:
+                break
+            counter = 1  # shrink at the next iteration
+        if sc.iteration % sc.stride == 0:
+            record_history(st, gap, PERIODIC)
+        sc.iteration += 1
+        take_step(st, c, kd, i, j)
+    reconstruct_gradient(st, c, kd)
+    return outcome
+
+
+@njit(cache=True, _nrt=False)
+def solve_platt(
+    st: SolverState, c: ColumnCache, kd: QMatrix, limits: Limits, seed: int
+) -> int:
+    """Platt's outer loop (:mod:`.platt`) with the honest ``m - M < tol`` stop: when a sweep
+    over all examples takes no step and ``m - M >= tol`` still (pairs rejected by ``tau``), one
+    maximal-violating-pair step is taken."""
+    np.random.seed(seed)  # noqa: NPY002 (Numba's generator is the legacy global one)
+    n = st.alpha.shape[0]
+    sc = st.scalars
+    examine_all = True
+    sc.platt_tau = max(st.tol, PLATT_PAIR_FRACTION * violation(st, c))
+    while True:
+        changed = 0
+        for t in range(n):
+            if sc.iteration >= limits.max_iter:
+                break
+            if alpha_sum_proves_within(st, limits.hull_bound2):
+                return INFEASIBLE
+            if examine_all or st.status[t] == FREE:
+                changed += platt_examine_example(st, c, kd, t)
+        gap = violation(st, c)
+        if gap < st.tol:
+            return OPTIMAL
+        sc.platt_tau = max(st.tol, PLATT_PAIR_FRACTION * gap)
+        if sc.iteration >= limits.max_iter:
+            return MAX_ITER
+        if st.hard and hulls_may_be_within(st, limits.hull_bound2):
+            reconstruct_gradient(st, c, kd)
+            if hulls_within(st, limits.hull_bound2):
+                return INFEASIBLE
+        if examine_all:
+            if changed == 0:
+                i, j, gap = select_wss1(st, c)
+                record_history(st, gap, PERIODIC)
+                sc.iteration += 1
+                take_step(st, c, kd, i, j)
+            examine_all = False
+        elif changed == 0:
+            examine_all = True

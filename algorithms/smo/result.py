@@ -1,0 +1,126 @@
+"""The :class:`~maxmargin.results.SVMSolution` of a run: ``b`` (LIBSVM's ``calculate_rho``),
+the objectives in float64, the status from the float64 certificate, the message and history.
+
+``b`` is the mean of ``-y_t G_t`` over the free alphas when there are any, else the midpoint of
+the KKT interval (:func:`~maxmargin.results.recover_intercept`), from ``g = K (alpha o y)`` in
+float64; ``primal_objective = 1/2 ||w||^2 + sum_t C_t max(0, 1 - y_t (g_t + b))``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+import numpy as np
+
+from maxmargin.algorithms._kernel_cache import S_HITS, S_MISSES, n_slots_for
+from maxmargin.algorithms.smo.loops import INFEASIBLE, MAX_ITER
+from maxmargin.algorithms.smo.solver import Solver
+from maxmargin.algorithms.smo.state import record_history
+from maxmargin.algorithms.smo.working_set import violation
+from maxmargin.certificate import Certificate, certify_infeasible, certify_svm, decision_values
+from maxmargin.exceptions import ConvergenceWarning
+from maxmargin.kernels.formulas import KIND_LINEAR
+from maxmargin.results import SVMSolution, infeasible_svm, recover_intercept
+
+__all__ = ["make_result", "status_and_message", "KAPPA_HINT"]
+
+#: Above this ``C max_i K_ii`` a run that reaches ``max_iter`` is told to scale the features
+#: or lower C (SMO's iteration count grows about linearly with it on non-separable data).
+KAPPA_HINT = 1e3
+
+
+def make_result(
+    solver: Solver, outcome: int, g: np.ndarray, cert: Certificate, start: float, precision: str
+) -> SVMSolution:
+    """The run's :class:`SVMSolution` (module docstring); ``start`` is the run's
+    ``time.perf_counter()`` at its start (for ``runtime`` only)."""
+    st, p, C, tol = solver.st, solver.problem, solver.box, solver.options.tol
+    X, y, alpha, cache = p.X, p.y, st.alpha, solver.cache
+    if p.X_user is not None and p.X_user is not X:  # centred for the solver: the answer and
+        X = p.X_user  # its certificate in the user's units
+        sv = np.flatnonzero(alpha != 0.0)
+        g = decision_values(p.kernel, X, X[sv], (alpha * y)[sv])
+        cert = certify_svm(alpha, X, y, C, p.kernel, g=g)
+    solver_gap = float(violation(st, cache))
+    record_history(st, solver_gap, True)
+    h = int(st.scalars.n_hist)
+    history = {
+        "iteration": st.h_iter[:h].copy(),
+        "violation": st.h_viol[:h].copy(),
+        "dual_objective": st.h_dual[:h].copy(),
+    }
+    b, interval = recover_intercept(alpha, y, g, C)
+    w = X.T @ (alpha * y) if p.kernel.kind == KIND_LINEAR else None
+    w2 = max(float((alpha * y) @ g), 0.0)
+    slack = 0.0 if C is None else float(C @ np.maximum(0.0, 1.0 - y * (g + b)))
+    iterations = solver.iterations
+    hits, misses = int(cache.state[S_HITS]), int(cache.state[S_MISSES])
+    dtype = "float32" if cache.data.dtype == np.float32 else "float64"
+    full = n_slots_for(alpha.shape[0], solver.options.cache_size, cache.data.dtype.itemsize)
+    stats = (
+        f"{iterations} iterations ({' then '.join(solver.phases)} kernel cache), solver's "
+        f"m - M = {solver_gap:.3g}, last cache {full} columns of {dtype} at full length, "
+        f"more as the active set shrinks ({hits} hits, {misses} misses)"
+        f"{solver.exact_finish_note}; {cert.summary()}"
+    )
+    kappa = (math.inf if C is None else float(np.max(C))) * p.radius2
+    status, message = status_and_message(outcome, cert, tol, precision, iterations,
+                                          solver.hull_eps, dtype, stats, kappa)
+    if status == "infeasible":  # the one infeasible shape, with its float64 evidence
+        evidence = certify_infeasible(alpha, X, y, p.kernel)
+        return infeasible_svm(X, y, p.kernel, f"smo/{solver.options.working_set}", message,
+                              evidence, iterations=iterations, history=history,
+                              runtime=time.perf_counter() - start)
+    return SVMSolution(
+        alpha=alpha, b=b, w=w, dual_objective=cert.dual_objective,
+        primal_objective=0.5 * w2 + slack, status=status, iterations=iterations,
+        method=f"smo/{solver.options.working_set}", history=history, X_train=X, y_train=y,
+        kernel=p.kernel, C=p.C, b_interval=interval, message=message,
+        sample_weight=p.sample_weight, runtime=time.perf_counter() - start, certificate=cert,
+        tol=tol,
+    )
+
+
+def status_and_message(
+    outcome: int, cert: Certificate, tol: float, precision: str, iterations: int,
+    hull_eps: float, dtype: str, stats: str, kappa: float = math.nan,
+) -> tuple[str, str]:
+    """Status and message of a finished run; warns :class:`ConvergenceWarning` unless it is
+    ``"optimal"`` or ``"infeasible"``, with the likely cause and the remedy (``kappa = C max_i
+    K_ii``, the soft margin's conditioning)."""
+    if outcome == INFEASIBLE:
+        return "infeasible", (
+            "hard margin: the classes' convex hulls (in feature space) are within "
+            f"{hull_eps:g} R of each other (R = max ||phi(x)||): not separable at this resolution "
+            f"(no geometric margin above ~{hull_eps / 2:.2g} R, which the {dtype} kernel cache "
+            f"resolves); use a finite C. {stats}."
+        )
+    if outcome == MAX_ITER and not cert.meets(tol):
+        cause = (f"C max K(x, x) = {kappa:.3g}: SMO's iterations grow with it; scale the "
+                 "features (e.g. to unit variance) or lower C, or raise max_iter"
+                 if math.isfinite(kappa) and kappa > KAPPA_HINT else
+                 "raise max_iter, or use precision='double' if float32 rounding stalls it")
+        warnings.warn(
+            f"smo stopped at max_iter={iterations} with m - M = {cert.kkt_violation:.3g} "
+            f">= tol = {tol:g} (float64); {cause}.",
+            ConvergenceWarning,
+            stacklevel=4,
+        )
+        return "max_iter", f"reached max_iter before m - M < tol = {tol:g} ({cause}); {stats}."
+    if cert.meets(tol):
+        return "optimal", f"m - M < tol = {tol:g} in float64; {stats}."
+    if precision == "single":
+        advice = ("the float32 kernel cache's rounding hides violations of this size: use "
+                  "precision='auto' (the default) or 'double', or scale the features")
+    else:
+        advice = ("float64 continuations did not certify it: scale the features, lower C, or "
+                  "use precision='double' with a larger max_iter")
+    warnings.warn(
+        f"smo: the answer is not certified: float64 m - M = {cert.kkt_violation:.3g} >= tol = "
+        f"{tol:g} (feasibility {cert.feasibility:.3g}); {advice}.",
+        ConvergenceWarning,
+        stacklevel=4,
+    )
+    return "inaccurate", f"not certified ({advice}); {stats}."

@@ -1,0 +1,233 @@
+"""One SMO run in Python: the compiled state, its kernel cache and the phases that drive it.
+
+:class:`Solver` holds what LIBSVM's ``Solver`` holds (the state of :mod:`.state`, the cache)
+and runs the compiled loop (:mod:`.loops`) in phases of one cache precision each. At
+checkpoints a run that has not converged is offered to the exact finish (:mod:`.finish`).
+Between phases it certifies the current alpha in float64 (:meth:`Solver.certify`) and can
+restart the loop from it with the exact gradient (:meth:`Solver.restart_from`); the precision
+policy (:mod:`.precision`) decides which phases to run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from maxmargin._jit import note_compile
+from maxmargin.algorithms._kernel_cache import S_ROWS, ColumnCache, grow_layout, make_cache
+from maxmargin.algorithms.smo.finish import exact_finish, first_checkpoint, smo_work
+from maxmargin.algorithms.smo.hard_margin import HULL_EPS
+from maxmargin.algorithms.smo.loops import (
+    FLOOR_FRACTION,
+    MAX_ITER,
+    OPTIMAL,
+    Limits,
+    solve_pairs,
+    solve_platt,
+)
+from maxmargin.algorithms.smo.state import FREE, LOWER, STALE, UPPER, SolverState
+from maxmargin.certificate import Certificate, certify_svm, decision_values
+from maxmargin.kernels import Kernel
+from maxmargin.kernels.formulas import KIND_LINEAR
+from maxmargin.kernels.qmatrix import QMatrix, value_cost
+
+__all__ = ["CACHE_DTYPE", "Problem", "Options", "Solver"]
+
+#: The kernel cache's dtype for each ``precision`` (``"auto"`` starts in float32).
+CACHE_DTYPE = {"auto": np.float32, "single": np.float32, "double": np.float64}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """The validated data of one run."""
+
+    X: Any  # (n, d) array, CSR matrix, or what the kernel object takes (the solver's data)
+    y: np.ndarray  # (n,) of -1/+1
+    C: float | None  # the user's C (None: the hard margin)
+    sample_weight: np.ndarray | None
+    kernel: Kernel
+    kd: QMatrix
+    radius2: float  # max_t K_tt
+    X_user: Any = None  # the user's data when X is their centred copy (linear kernel)
+
+
+@dataclass(frozen=True)
+class Options:
+    """The validated settings of one run."""
+
+    tol: float
+    working_set: str
+    shrinking: bool
+    max_iter: int
+    cache_size: float
+    exact_finish: bool
+
+
+class Certified(NamedTuple):
+    """What the last :meth:`Solver.certify` computed, for the next one and for
+    :meth:`Solver.restart_from`."""
+
+    alpha: np.ndarray  # a copy of alpha then
+    at: np.ndarray  # alpha >= C then
+    g_bounded: np.ndarray  # sum_{alpha_j = C_j} C_j y_j K(x_j, .)
+    g: np.ndarray  # K (alpha o y)
+
+
+class Solver:
+    """One SMO run: the state, its kernel, and the phases (float32, float64 continuations)."""
+
+    def __init__(self, problem: Problem, options: Options, st: SolverState) -> None:
+        self.problem, self.options, self.st = problem, options, st
+        self.box = None if problem.C is None else st.C  # per-sample bounds C_i
+        self.cache: ColumnCache | None = None
+        self.kernel_values = 0  # computed by the caches before the current one
+        self.phases: list[str] = []
+        self.exact_finish_note = ""  # what the exact finish did, for the message
+        self.hull_eps = HULL_EPS["auto"]
+        #: ``precision="auto"``: the float32 rounding floor of ``m - M`` is estimated as this
+        #: times ``sqrt(sum alpha^2)`` (:func:`~.loops.alpha_norm`; recalibrated by a
+        #: refinement)
+        self.floor_coeff = 2.0**-24 * problem.radius2
+        self.last_certified: Certified | None = None
+
+    @property
+    def iterations(self) -> int:
+        return int(self.st.scalars.iteration)
+
+    def solve(self, precision: str, refine: bool = False) -> int:
+        """Run the loop with a fresh ``precision`` cache (``refine``: the last one, still warm)
+        until it stops; a run that reaches a checkpoint without converging is offered to the
+        exact finish, and goes on from where it was (same cache) if that does not certify it."""
+        max_iter = self.options.max_iter
+        checkpoint, keep_cache = max_iter, refine
+        if self.options.exact_finish:
+            checkpoint = first_checkpoint(self.st.alpha.shape[0])
+        while True:
+            outcome = self.run_loop(precision, min(checkpoint, max_iter), keep_cache, refine)
+            keep_cache = True
+            if outcome != MAX_ITER or not self.options.exact_finish:
+                return outcome
+            if self.try_exact_finish():
+                return OPTIMAL
+            if self.iterations >= max_iter:
+                return outcome
+            self.restart_from(self.certify()[0])
+            checkpoint *= 4
+
+    def run_loop(self, precision: str, cap: int, keep_cache: bool, refine: bool) -> int:
+        """The compiled loop with a fresh ``precision`` cache (``keep_cache``: the current one,
+        in a new epoch), to at most ``cap`` iterations; ``refine`` names the phase."""
+        st, kd, opt = self.st, self.problem.kd, self.options
+        n = st.alpha.shape[0]
+        dtype = CACHE_DTYPE[precision]
+        if keep_cache and self.cache is not None and self.cache.data.dtype == dtype:
+            grow_layout(self.cache, kd, n)  # every variable is active again
+        else:
+            if self.cache is not None:
+                self.kernel_values += int(self.cache.state[S_ROWS])
+            self.cache = make_cache(n, opt.cache_size, dtype)
+        phase = ("float64" if precision == "double" else "float32") + (
+            " refinement" if refine else "")
+        if not self.phases or self.phases[-1] != phase:
+            self.phases.append(phase)
+        self.hull_eps = HULL_EPS[precision]
+        limits = Limits(
+            max_iter=cap, hull_bound2=self.hull_eps**2 * self.problem.radius2,
+            floor_coeff=self.floor_coeff if precision == "auto" else 0.0,
+            floor_limit=FLOOR_FRACTION * opt.tol,
+        )
+        platt = opt.working_set == "platt"
+        note_compile(solve_platt if platt else solve_pairs, "SMO's loops", "10-20 s")
+        if platt:
+            return solve_platt(st, self.cache, kd, limits, 0)
+        return solve_pairs(st, self.cache, kd, opt.working_set == "wss2", opt.shrinking, limits)
+
+    def try_exact_finish(self) -> bool:
+        """The exact finish (:mod:`.finish`) from the current alpha, within half of SMO's work
+        so far; True, and its alpha kept, only if its float64 certificate meets ``tol``."""
+        p, alpha = self.problem, self.st.alpha
+        values = self.kernel_values + int(self.cache.state[S_ROWS])
+        work = smo_work(float(self.st.scalars.work), values, value_cost(p.kd))
+        done = exact_finish(alpha, p.X, p.y, self.box, p.kernel, self.options.tol, work)
+        if done is None:
+            return False
+        alpha[:] = done.alpha
+        self.exact_finish_note = (
+            f"; finished exactly by the active-set method (from {done.n_free} free alphas at "
+            f"iteration {self.iterations})")
+        return True
+
+    def certify(self) -> tuple[np.ndarray, Certificate]:
+        """``g = K (alpha y)`` in float64 (blocked) and the certificate of the current alpha.
+
+        ``g`` is summed from the bounded and the free support vectors (linear kernel: ``X w``
+        over all of them at once), and the bounded part ``g_B = sum_{alpha_j = C_j} C_j y_j
+        K(x_j, .)`` is kept for :meth:`restart_from` (its ``G_bar``), so a continuation needs no
+        second kernel pass. After a continuation that moved few alphas (set ``S``), both are
+        updated instead: ``g += K(., X_S) (d_alpha_S o y_S)``, and ``g_B`` by the columns that
+        entered or left the bound."""
+        p = self.problem
+        alpha, X, y, C, kern = self.st.alpha, p.X, p.y, self.box, p.kernel
+        at = np.zeros(alpha.shape, dtype=bool) if C is None else alpha >= C
+        last = self.last_certified
+        if kern.kind != KIND_LINEAR and last is not None:
+            moved = np.flatnonzero(alpha != last.alpha)
+            crossed = np.flatnonzero(at != last.at)
+            if moved.size + crossed.size < np.count_nonzero(alpha):
+                d = (alpha[moved] - last.alpha[moved]) * y[moved]
+                g = last.g + decision_values(kern, X, X[moved], d)
+                g_at = last.g_bounded
+                if crossed.size:  # +C_j y_j K(x_j, .) entering the bound, - leaving it
+                    sign = np.where(at[crossed], 1.0, -1.0)
+                    g_at = g_at + decision_values(kern, X, X[crossed],
+                                                  sign * C[crossed] * y[crossed])
+                return self._certified(at, g_at, g)
+        free = np.flatnonzero((alpha > 0) & ~at)
+        bounded = np.flatnonzero(at)
+        g_at = decision_values(kern, X, X[bounded], alpha[bounded] * y[bounded])
+        if kern.kind == KIND_LINEAR:  # X w over all support vectors: as cheap as the parts,
+            sv = np.flatnonzero(alpha > 0)  # and free of their cancellation on unscaled data
+            g = decision_values(kern, X, X[sv], alpha[sv] * y[sv])
+        else:
+            g = g_at + decision_values(kern, X, X[free], alpha[free] * y[free])
+        return self._certified(at, g_at, g)
+
+    def _certified(
+        self, at: np.ndarray, g_at: np.ndarray, g: np.ndarray
+    ) -> tuple[np.ndarray, Certificate]:
+        """Keep :class:`Certified` for the next :meth:`certify` and :meth:`restart_from`;
+        return ``g`` and the certificate."""
+        alpha, p = self.st.alpha, self.problem
+        self.last_certified = Certified(alpha.copy(), at, g_at, g)
+        return g, certify_svm(alpha, p.X, p.y, self.box, p.kernel, g=g)
+
+    def restart_from(self, g: np.ndarray) -> None:
+        """Reset the solver's state around the current alpha: exact ``G = y g - 1`` and
+        ``G_bar``, every variable active, statuses from alpha (the iteration count, the work
+        and the history go on)."""
+        st, y, C, p = self.st, self.problem.y, self.box, self.problem
+        alpha, sc = st.alpha, st.scalars
+        n = alpha.shape[0]
+        st.G[:] = (y * g - 1.0)[st.act]  # by layout position
+        if C is None:
+            st.G_bar[:] = 0.0
+        elif (last := self.last_certified) is not None and np.array_equal(last.alpha, alpha):
+            st.G_bar[:] = y * last.g_bounded  # from the certificate's kernel pass
+        else:
+            at = np.flatnonzero(alpha >= C)
+            st.G_bar[:] = y * decision_values(p.kernel, p.X, p.X[at], C[at] * y[at])
+        upper = np.inf if C is None else C
+        status = np.where(alpha >= upper, UPPER, np.where(alpha <= 0.0, LOWER, FREE))
+        st.status[:] = status
+        pos = y > 0
+        st.in_up[:] = np.where(pos, status != UPPER, status != LOWER)[st.act]
+        st.in_low[:] = np.where(pos, status != LOWER, status != UPPER)[st.act]
+        st.pend[:] = 0.0  # G_bar is exact on every row
+        sc.n_pending = 0
+        sc.alpha_sum = float(alpha.sum())
+        sc.dual = float(alpha.sum()) - 0.5 * float((alpha * y) @ g)
+        sc.n_active = n
+        sc.unshrunk = False
+        sc.i_max = STALE

@@ -1,0 +1,319 @@
+"""The Q-matrix of the algorithms: columns, blocks of columns and the diagonal of
+``Q_ij = y_i y_j K(x_i, x_j)``, compiled, for every kernel (LIBSVM's ``QMatrix``).
+
+One :class:`QMatrix` serves SMO's column cache, the nearest-point methods (with ``y = 1``:
+columns of ``K``) and the kernel perceptron. How a column is computed depends on the data:
+
+* **built-in kernels on dense data**: the features are kept transposed in the *layout* order
+  (``XT``; position ``k`` holds variable ``order[k]``, ``pos`` is the inverse), and a column is
+  one contiguous, vectorised pass over them per feature; RBF data are centred first (the kernel
+  is translation invariant: the same values, without the cancellation of data far from the
+  origin; SMO centres linear data itself, where ``y . alpha = 0`` makes it an equivalence);
+* **built-in kernels on sparse data** (CSR rows, sorted indices): each entry is a merge of two
+  rows' non-zeros, ``O(nnz)`` per column and no dense copy of the data;
+* **any other kernel** (a callable, a string kernel, a precomputed Gram matrix): its Gram
+  matrix, computed once by the kernel object itself (scikit-learn's SVC does the same for a
+  callable), is stored and its rows are read. Above :data:`GRAM_MAX_BYTES` it is refused.
+
+Inner products become kernel values in :func:`~maxmargin.kernels.formulas.finish_values`, the
+one implementation of the formulas. The sum over features runs in the same order for every
+column and every entry, so ``Q_ij = Q_ji`` bit for bit.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+from numba import njit
+
+from maxmargin.kernels.base import Kernel
+from maxmargin.kernels.formulas import (
+    KIND_GRAM,
+    KIND_LINEAR,
+    KIND_POLY,
+    KIND_RBF,
+    KIND_SIGMOID,
+    finish_values,
+    kernel_entry,
+)
+
+__all__ = [
+    "COMPILED", "GRAM_MAX_BYTES", "EXPENSIVE_FEATURES", "QMatrix", "make_qmatrix", "fill_column",
+    "fill_columns", "kernel_value", "diagonal", "quadratic_form", "is_dense", "expensive",
+    "value_cost",
+    "MAX_BLOCK", "BLOCK_ROWS",
+]
+
+#: The formulas computed here from the data (any other kernel is read from its Gram matrix).
+COMPILED = (KIND_LINEAR, KIND_RBF, KIND_POLY, KIND_SIGMOID)
+#: A kernel read from its Gram matrix may take at most this many bytes for it.
+GRAM_MAX_BYTES = 4 * 2**30
+#: Kernel values are dear from this many features (non-zeros a row, for sparse data) on.
+EXPENSIVE_FEATURES = 64
+#: :func:`fill_columns` computes at most ``MAX_BLOCK`` columns in one pass, ``BLOCK_ROWS`` rows
+#: at a time (their partial sums, 8 x 256 float64, stay in L1).
+MAX_BLOCK, BLOCK_ROWS = 8, 256
+
+
+class QMatrix(NamedTuple):
+    """What compiled code needs to evaluate ``Q_ij = y_i y_j K(x_i, x_j)`` (module docstring).
+
+    Unused representations are empty arrays: dense data fill ``X``/``XT``, sparse data
+    ``indptr``/``indices``/``values``, a stored Gram matrix ``G`` (``kind = KIND_GRAM``).
+    """
+
+    X: np.ndarray  # (n, d) dense points, original order (centred for linear and rbf)
+    XT: np.ndarray  # (d, n) the same transposed, in layout order: XT[:, k] = X[order[k]]
+    sq: np.ndarray  # (n,) squared norms x_i . x_i (K_ii for a stored Gram matrix)
+    sqT: np.ndarray  # (n,) the same in layout order
+    indptr: np.ndarray  # (n + 1,) int64 CSR rows (sparse data)
+    indices: np.ndarray  # (nnz,) int64, sorted within each row
+    values: np.ndarray  # (nnz,) float64
+    G: np.ndarray  # (n, n) the stored Gram matrix (kind KIND_GRAM)
+    y: np.ndarray  # (n,) labels +-1 (original order)
+    yT: np.ndarray  # (n,) the same in layout order
+    order: np.ndarray  # (n,) int64: the variable at each layout position
+    pos: np.ndarray  # (n,) int64: the layout position of each variable (order's inverse)
+    kind: int  # maxmargin.kernels.formulas.KIND_*
+    gamma: float
+    coef0: float
+    degree: int
+    dots: np.ndarray  # (n,) float64 scratch
+    bits: np.ndarray  # (n,) int64 scratch
+
+
+def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray) -> QMatrix:
+    """The :class:`QMatrix` of a validated kernel and data set, in the identity layout."""
+    n = X.shape[0] if hasattr(X, "shape") else len(X)
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    ints, none2 = np.zeros(0, dtype=np.int64), np.zeros((0, 0))
+    parts: dict[str, Any] = {
+        "y": y, "yT": y.copy(), "order": np.arange(n, dtype=np.int64),
+        "pos": np.arange(n, dtype=np.int64), "dots": np.empty(n),
+        "bits": np.empty(n, dtype=np.int64), "X": none2, "XT": np.zeros((0, n)),
+        "indptr": ints, "indices": ints, "values": np.zeros(0), "G": none2,
+    }
+    gamma, coef0, degree = kernel.params
+    kind = kernel.kind if kernel.kind in COMPILED else KIND_GRAM
+    if kind == KIND_GRAM:
+        if 8 * n * n > GRAM_MAX_BYTES:
+            raise ValueError(
+                f"`X`: the kernel {kernel.describe()} is evaluated from its {n} x {n} Gram "
+                f"matrix ({8 * n * n / 2**30:.1f} GB, more than {GRAM_MAX_BYTES / 2**30:.0f} GB); "
+                "use a built-in kernel, or fewer samples."
+            )
+        G = np.ascontiguousarray(kernel.gram(X), dtype=np.float64)
+        sq = np.ascontiguousarray(np.diagonal(G))
+        parts.update(G=G)
+    elif hasattr(X, "tocsr"):
+        csr = X.tocsr(copy=True)
+        csr.sum_duplicates()  # canonical: sorted indices, no duplicates
+        parts.update(indptr=csr.indptr.astype(np.int64), indices=csr.indices.astype(np.int64),
+                     values=np.ascontiguousarray(csr.data, dtype=np.float64))
+        sq = np.asarray(csr.multiply(csr).sum(axis=1), dtype=np.float64).ravel()
+    else:
+        Xd = np.ascontiguousarray(X, dtype=np.float64)
+        if kind == KIND_RBF:  # translation invariant: centring keeps the precision
+            Xd = np.ascontiguousarray(Xd - Xd.mean(axis=0))
+        sq = np.einsum("ij,ij->i", Xd, Xd)
+        parts.update(X=Xd, XT=Xd.T.copy())  # a copy even when X.T is contiguous: it is permuted
+    return QMatrix(sq=sq, sqT=sq.copy(), kind=int(kind), gamma=float(gamma),
+                   coef0=float(coef0), degree=int(degree), **parts)
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def is_dense(qm: QMatrix) -> bool:
+    """Whether the columns come from dense features (``XT``)."""
+    return qm.G.shape[0] == 0 and qm.indptr.shape[0] == 0
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def expensive(qm: QMatrix) -> bool:
+    """Whether a kernel value is dear: ``EXPENSIVE_FEATURES`` features (or non-zeros a row) or
+    more; never for a stored Gram matrix."""
+    if qm.G.shape[0] > 0:
+        return False
+    if qm.indptr.shape[0] > 0:
+        n = qm.indptr.shape[0] - 1
+        return qm.indices.shape[0] >= EXPENSIVE_FEATURES * max(n, 1)
+    return qm.XT.shape[0] >= EXPENSIVE_FEATURES
+
+
+def value_cost(qm: QMatrix) -> int:
+    """The features a kernel value reads: ``d`` (dense), the average non-zeros of a row twice
+    (sparse: a merge of two rows), 1 (a stored Gram matrix)."""
+    if qm.G.shape[0] > 0:
+        return 1
+    if qm.indptr.shape[0] > 0:
+        return max(1, 2 * qm.indices.shape[0] // max(1, qm.indptr.shape[0] - 1))
+    return max(1, qm.XT.shape[0])
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _sparse_dot(qm: QMatrix, a: int, b: int) -> float:
+    """``x_a . x_b`` of two CSR rows: a merge of their sorted non-zeros."""
+    p, p_end = qm.indptr[a], qm.indptr[a + 1]
+    q, q_end = qm.indptr[b], qm.indptr[b + 1]
+    s = 0.0
+    while p < p_end and q < q_end:
+        ia, ib = qm.indices[p], qm.indices[q]
+        if ia == ib:
+            s += qm.values[p] * qm.values[q]
+            p += 1
+            q += 1
+        elif ia < ib:
+            p += 1
+        else:
+            q += 1
+    return s
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _layout_dots(qm: QMatrix, i: int, lo: int, hi: int) -> None:
+    """``dots[k - lo]`` for the layout positions ``lo <= k < hi`` (``t = order[k]``):
+    ``x_t . x_i`` (``||x_t - x_i||^2`` for rbf, clamped at 0), or ``K_ti`` itself from a stored
+    Gram matrix.
+
+    Dense data: over ``XT`` with unit stride, four features a pass over blocks of 512 rows (kept
+    in L1), summed in feature order for every column (so ``Q_ij = Q_ji`` bit for bit).
+    """
+    if qm.G.shape[0] > 0:
+        row = qm.G[i]
+        for k in range(lo, hi):
+            qm.dots[k - lo] = row[qm.order[k]]
+        return
+    if qm.indptr.shape[0] > 0:
+        for k in range(lo, hi):
+            qm.dots[k - lo] = _sparse_dot(qm, qm.order[k], i)
+    else:
+        XT = qm.XT
+        xi = qm.X[i]
+        for b0 in range(lo, hi, 512):
+            b1 = min(hi, b0 + 512)
+            m = b1 - b0
+            dots = qm.dots[b0 - lo : b1 - lo]
+            for k in range(m):
+                dots[k] = 0.0
+            f, d = 0, XT.shape[0]
+            while f + 4 <= d:  # four features a pass: a quarter of the loads and stores
+                r0, r1, r2, r3 = XT[f, b0:b1], XT[f + 1, b0:b1], XT[f + 2, b0:b1], XT[f + 3, b0:b1]
+                x0, x1, x2, x3 = xi[f], xi[f + 1], xi[f + 2], xi[f + 3]
+                for k in range(m):  # summed in feature order, as one feature a pass
+                    dots[k] = dots[k] + r0[k] * x0 + r1[k] * x1 + r2[k] * x2 + r3[k] * x3
+                f += 4
+            for rest in range(f, d):
+                row = XT[rest, b0:b1]
+                xf = xi[rest]
+                for k in range(m):
+                    dots[k] += row[k] * xf
+    if qm.kind == KIND_RBF:
+        sq_i = qm.sq[i]
+        sqT = qm.sqT
+        for k in range(lo, hi):
+            qm.dots[k - lo] = max(sqT[k] + sq_i - 2.0 * qm.dots[k - lo], 0.0)
+
+
+@njit(cache=True)
+def fill_column(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray) -> None:
+    """``out[k] = y_i y_t K(x_t, x_i)``, ``t = order[k]``, for the positions ``lo <= k < hi``,
+    rounded to ``out``'s dtype (the products are float64)."""
+    m = hi - lo
+    _layout_dots(qm, i, lo, hi)
+    finish_values(qm.kind, qm.gamma, qm.coef0, qm.degree, qm.dots[:m], qm.bits[:m])
+    dots, o, yT = qm.dots[:m], out[lo:hi], qm.yT[lo:hi]
+    y_i = qm.y[i]
+    for k in range(m):
+        o[k] = y_i * yT[k] * dots[k]
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def fill_columns(qm: QMatrix, cols: np.ndarray, nb: int, L: int, data: np.ndarray,
+                 offsets: np.ndarray, acc: np.ndarray) -> None:
+    """Columns ``cols[:nb]`` (``nb <= MAX_BLOCK``) on the layout's ``L`` positions into
+    ``data[offsets[b] : offsets[b] + L]``: on dense data in one pass over ``XT`` (each block of
+    ``BLOCK_ROWS`` rows of every feature read once for all ``nb`` columns, ``acc`` their
+    partial sums), bit for bit the values of :func:`fill_column`; one at a time otherwise."""
+    if not is_dense(qm):
+        for b in range(nb):
+            fill_column(qm, cols[b], np.int64(0), L, data[offsets[b] : offsets[b] + L])
+        return
+    XT, P = qm.XT, qm.X
+    d = XT.shape[0]
+    for b0 in range(0, L, BLOCK_ROWS):
+        b1 = min(L, b0 + BLOCK_ROWS)
+        m = b1 - b0
+        for b in range(nb):
+            a = acc[b]
+            for k in range(m):
+                a[k] = 0.0
+        f = 0
+        while f + 4 <= d:  # as _layout_dots: four features a pass, in feature order
+            r0, r1, r2, r3 = XT[f, b0:b1], XT[f + 1, b0:b1], XT[f + 2, b0:b1], XT[f + 3, b0:b1]
+            for b in range(nb):
+                p = cols[b]
+                x0, x1, x2, x3 = P[p, f], P[p, f + 1], P[p, f + 2], P[p, f + 3]
+                a = acc[b]
+                for k in range(m):
+                    a[k] = a[k] + r0[k] * x0 + r1[k] * x1 + r2[k] * x2 + r3[k] * x3
+            f += 4
+        for rest in range(f, d):
+            row = XT[rest, b0:b1]
+            for b in range(nb):
+                xf = P[cols[b], rest]
+                a = acc[b]
+                for k in range(m):
+                    a[k] += row[k] * xf
+        sqb, yb = qm.sqT[b0:b1], qm.yT[b0:b1]
+        for b in range(nb):
+            i = cols[b]
+            a = acc[b][:m]
+            if qm.kind == KIND_RBF:
+                sq_i = qm.sq[i]
+                for k in range(m):
+                    a[k] = max(sqb[k] + sq_i - 2.0 * a[k], 0.0)
+            finish_values(qm.kind, qm.gamma, qm.coef0, qm.degree, a, qm.bits[:m])
+            out = data[offsets[b] + b0 : offsets[b] + b1]
+            y_i = qm.y[i]
+            for k in range(m):
+                out[k] = y_i * yb[k] * a[k]
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def kernel_value(qm: QMatrix, i: int, j: int) -> float:
+    """One entry ``K(x_i, x_j)`` in float64
+    (:func:`~maxmargin.kernels.formulas.kernel_entry`)."""
+    if qm.G.shape[0] > 0:
+        return qm.G[i, j]
+    if qm.indptr.shape[0] > 0:
+        s = _sparse_dot(qm, i, j)
+    else:
+        X = qm.X
+        s = 0.0
+        for f in range(X.shape[1]):
+            s += X[i, f] * X[j, f]
+    return kernel_entry(qm.kind, qm.gamma, qm.coef0, qm.degree, s, qm.sq[i], qm.sq[j])
+
+
+@njit(cache=True)
+def diagonal(qm: QMatrix) -> np.ndarray:
+    """``K(x_i, x_i)`` for every ``i`` (original order), from the same data as the columns."""
+    n = qm.y.shape[0]
+    out = np.empty(n)
+    for i in range(n):
+        out[i] = kernel_value(qm, i, i)
+    return out
+
+
+@njit(cache=True)
+def quadratic_form(qm: QMatrix, idx: np.ndarray, v: np.ndarray) -> float:
+    """``v^T K[idx, idx] v`` in float64, row by row over the upper triangle:
+    ``sum_g v_g (2 sum_{c >= g} v_c K_gc - v_g K_gg)``; ``O(m^2)`` kernel values."""
+    m = idx.shape[0]
+    total = 0.0
+    for g in range(m):
+        s = 0.0
+        for c in range(g, m):
+            s += v[c] * kernel_value(qm, idx[g], idx[c])
+        total += v[g] * (2.0 * s - v[g] * kernel_value(qm, idx[g], idx[g]))
+    return total
