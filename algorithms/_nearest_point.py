@@ -55,6 +55,7 @@ import numpy as np
 from numba import njit
 from threadpoolctl import ThreadpoolController
 
+from maxmargin import exceptions
 from maxmargin._jit import note_compile
 from maxmargin._validation import (
     check_hull_pair,
@@ -73,7 +74,6 @@ from maxmargin.certificate import (
     decision_values,
     infeasible_message,
 )
-from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.kernels import Kernel, LinearKernel
 from maxmargin.results import HullPairSolution, SVMSolution, infeasible_svm, join_messages
 from maxmargin.tolerances import HULL_CERT_FACTOR, SVM_HULL_EPS
@@ -424,7 +424,8 @@ def status_of(
     this)."""
     if run.code == MAX_ITER:
         if warn:
-            warnings.warn(f"{name}: {run.message}", ConvergenceWarning, stacklevel=stacklevel)
+            warnings.warn(f"{name}: {run.message}", exceptions.ConvergenceWarning,
+                          stacklevel=stacklevel)
         return "max_iter"
     if run.code == STALLED:
         return "inaccurate"
@@ -473,7 +474,7 @@ def _confirmed(status: str, certified: bool, method: str, summary: str) -> str:
     if status != "optimal" or certified:
         return status
     warnings.warn(f"{method}: the float64 certificate does not confirm the stop: {summary}",
-                  ConvergenceWarning, stacklevel=4)
+                  exceptions.ConvergenceWarning, stacklevel=4)
     return "inaccurate"
 
 
@@ -533,7 +534,7 @@ def svm_from_run(
     w = X.T @ (alpha * y) if kernel.kernel_id == 0 else None
     primal = 0.5 * float(w @ w) if w is not None else 0.5 * quad
     if status == "max_iter":
-        warnings.warn(f"{method}: {run.message}", ConvergenceWarning, stacklevel=3)
+        warnings.warn(f"{method}: {run.message}", exceptions.ConvergenceWarning, stacklevel=3)
     status = _confirmed(status, ok, method, cert.summary())
     return SVMSolution(
         alpha=alpha, b=b, w=w, dual_objective=float(alpha.sum()) - 0.5 * quad,

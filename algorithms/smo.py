@@ -147,6 +147,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
+from maxmargin import exceptions
 from maxmargin._jit import note_compile
 from maxmargin._validation import (
     check_bool,
@@ -180,7 +181,6 @@ from maxmargin.algorithms._kernel_cache import (
 )
 from maxmargin.algorithms.active_set import finish_alpha
 from maxmargin.certificate import Certificate, certify_svm, decision_values
-from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.kernels import Kernel, make_kernel, own_points, precomputed
 from maxmargin.results import SVMSolution, recover_intercept
 
@@ -1450,7 +1450,7 @@ def _status(
         warnings.warn(
             f"smo stopped at max_iter={iterations} with m - M = {cert.kkt_violation:.3g} "
             f">= tol = {tol:g} (float64).",
-            ConvergenceWarning,
+            exceptions.ConvergenceWarning,
             stacklevel=4,
         )
         return "max_iter", f"reached max_iter before m - M < tol = {tol:g}; {stats}."
@@ -1465,7 +1465,7 @@ def _status(
     warnings.warn(
         f"smo: the answer is not certified: float64 m - M = {cert.kkt_violation:.3g} >= tol = "
         f"{tol:g} (feasibility {cert.feasibility:.3g}); {advice}.",
-        ConvergenceWarning,
+        exceptions.ConvergenceWarning,
         stacklevel=4,
     )
     return "inaccurate", f"not certified ({advice}); {stats}."
