@@ -55,6 +55,7 @@ import numpy as np
 from numba import njit
 from threadpoolctl import ThreadpoolController
 
+from maxmargin import exceptions
 from maxmargin._jit import note_compile
 from maxmargin._validation import (
     check_hull_pair,
@@ -71,7 +72,6 @@ from maxmargin.certificate import (
     decision_values,
     infeasible_message,
 )
-from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.kernels import Kernel, LinearKernel
 from maxmargin.kernels.formulas import KIND_GRAM, KIND_LINEAR
 from maxmargin.kernels.qmatrix import fill_column, make_qmatrix
@@ -426,7 +426,8 @@ def status_of(
     this)."""
     if run.code == MAX_ITER:
         if warn:
-            warnings.warn(f"{name}: {run.message}", ConvergenceWarning, stacklevel=stacklevel)
+            warnings.warn(f"{name}: {run.message}", exceptions.ConvergenceWarning,
+                          stacklevel=stacklevel)
         return "max_iter"
     if run.code == STALLED:
         return "inaccurate"
@@ -475,7 +476,7 @@ def _confirmed(status: str, certified: bool, method: str, summary: str) -> str:
     if status != "optimal" or certified:
         return status
     warnings.warn(f"{method}: the float64 certificate does not confirm the stop: {summary}",
-                  ConvergenceWarning, stacklevel=4)
+                  exceptions.ConvergenceWarning, stacklevel=4)
     return "inaccurate"
 
 
@@ -535,7 +536,7 @@ def svm_from_run(
     w = X.T @ (alpha * y) if kernel.kind == KIND_LINEAR else None
     primal = 0.5 * float(w @ w) if w is not None else 0.5 * quad
     if status == "max_iter":
-        warnings.warn(f"{method}: {run.message}", ConvergenceWarning, stacklevel=3)
+        warnings.warn(f"{method}: {run.message}", exceptions.ConvergenceWarning, stacklevel=3)
     status = _confirmed(status, ok, method, cert.summary())
     return SVMSolution(
         alpha=alpha, b=b, w=w, dual_objective=float(alpha.sum()) - 0.5 * quad,

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from maxmargin import exceptions
 from maxmargin._validation import (
     check_bool,
     check_choice,
@@ -40,7 +41,6 @@ from maxmargin._validation import (
     check_positive_int,
     check_Xy,
 )
-from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.kernels import Kernel, LinearKernel
 from maxmargin.results import PerceptronResult
 
@@ -130,7 +130,7 @@ def _train(
             f"{method} made {per_epoch[-1]} mistake(s) in its last pass and stopped at "
             f"max_epochs={opts.max_epochs}; the data may not be separable"
             + (" by this kernel." if w is None else " by a hyperplane."),
-            ConvergenceWarning,
+            exceptions.ConvergenceWarning,
             stacklevel=3,
         )
     recorded = state.updates[: min(state.n_updates, state.updates.shape[0])]

@@ -58,6 +58,7 @@ import cvxpy as cp
 import cvxpy.settings as cps
 import numpy as np
 
+from maxmargin import exceptions
 from maxmargin.algorithms.active_set import balance_alpha, polish_alpha
 from maxmargin.certificate import (
     certify_infeasible,
@@ -66,7 +67,6 @@ from maxmargin.certificate import (
     opposite_duplicates,
     opposite_duplicates_message,
 )
-from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.formulations._hulls_lp import hulls_meet
 from maxmargin.kernels import Kernel, LinearKernel
 from maxmargin.kernels.base import dot_block, row_norms2
@@ -222,7 +222,7 @@ def run_solver(
         warnings.warn(
             f"{what}: {solver} stopped at its iteration/time limit ({cvx_status}); "
             "the result is not certified optimal.",
-            ConvergenceWarning,
+            exceptions.ConvergenceWarning,
             stacklevel=3,
         )
     return SolveOutcome(status, cvx_status, message, int(iterations or 0), runtime, solver)
@@ -344,7 +344,7 @@ class Formulation:
         best = None
         for scale, sname in attempts:
             with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
+                warnings.simplefilter("ignore", exceptions.ConvergenceWarning)
                 if scale is None:
                     sol = self._fallback(solver, dict(solver_opts))
                     if sol is None:
@@ -375,7 +375,7 @@ class Formulation:
                 f"the best answer is returned with status {best.status!r}"
                 + (" (the solver stopped at its iteration limit)." if best.status == "max_iter"
                    else "."),
-                ConvergenceWarning,
+                exceptions.ConvergenceWarning,
                 stacklevel=2,
             )
         return dataclasses.replace(best, message=message)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.kernels import Kernel, LinearKernel, PolyKernel, RBFKernel, make_kernel
 from maxmargin.results import (
     HullPairSolution,
@@ -26,12 +25,16 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 
 
 def __getattr__(name: str) -> object:
-    """``maxmargin.MaxMarginClassifier`` is imported on first use (it pulls in scikit-learn and
-    every solver)."""
+    """``maxmargin.MaxMarginClassifier`` and ``maxmargin.ConvergenceWarning`` are imported on
+    first use (they pull in scikit-learn, and the estimator every solver)."""
     if name == "MaxMarginClassifier":
         from maxmargin.estimators import MaxMarginClassifier
 
         return MaxMarginClassifier
+    if name == "ConvergenceWarning":
+        from maxmargin import exceptions
+
+        return exceptions.ConvergenceWarning
     raise AttributeError(f"module 'maxmargin' has no attribute {name!r}")
 
 

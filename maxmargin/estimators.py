@@ -1,129 +1,266 @@
 """scikit-learn estimators wrapping maxmargin's algorithms and oracles.
 
-:class:`MaxMarginClassifier` is a drop-in for scikit-learn's ``SVC`` (same defaults, parameter
-meanings and fitted attributes) whose binary problems are solved by the chosen maxmargin
-solver and keep their certified :class:`~maxmargin.results.SVMSolution` (or
-:class:`~maxmargin.results.PerceptronResult`).
+:class:`MaxMarginClassifier` is a drop-in for scikit-learn's ``SVC``: SVC's parameters with
+SVC's defaults and meanings, SVC's fitted attributes (sparse where SVC's are), its warnings and
+errors, and ``predict_proba`` by LIBSVM's Platt scaling. Each binary problem is solved by a
+method of the registry (:mod:`maxmargin.methods`, ``solver=``) and keeps its certified
+:class:`~maxmargin.results.SVMSolution` (or :class:`~maxmargin.results.PerceptronResult`).
 
 Multi-class data is handled one-vs-one exactly as LIBSVM: one binary problem per pair of classes
 ``(i, j)``, ``i < j`` in the order of ``classes_``, with class ``i`` as ``+1``; ``predict`` counts
 the votes (``f_ij(x) > 0`` votes for ``i``, else ``j``) and ties go to the class that comes
-first. A binary problem has ``classes_[1]`` as ``+1``, so ``decision_function > 0`` predicts
-``classes_[1]`` and ``decision_function = dual_coef_ K(support_vectors_, x) + intercept_`` holds
-with maxmargin's single sign convention ``f(x) = sum_i alpha_i y_i K(x_i, x) + b``.
+first, while the ``"ovr"`` decision function counts ``f_ij(x) >= 0`` for ``i`` (SVC's transform,
+which ``break_ties`` maximises). A binary problem has ``classes_[1]`` as ``+1``:
+``decision_function = dual_coef_ K(support_vectors_, x) + intercept_`` with maxmargin's single
+sign convention ``f(x) = sum_i alpha_i y_i K(x_i, x) + b``, and ``f(x) > 0`` predicts
+``classes_[1]`` (scikit-learn's rule ``predict == (decision_function > 0)``; at exactly ``f = 0``
+SVC predicts ``classes_[1]``, LIBSVM's vote, and this estimator ``classes_[0]``).
 
 Per-sample weights multiply the box bound: ``C_i = C * class_weight[y_i] * sample_weight_i``
-(the weight of each sample's *own* class); samples of weight zero are left out.
+(the weight of each sample's *own* class); samples of weight zero or below are left out.
 """
 
 from __future__ import annotations
 
+import numbers
+import warnings
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
+import sklearn
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import NotFittedError
+from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_class_weight
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.fixes import parse_version
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import (
+    _num_samples,
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+)
 
-from maxmargin._validation import check_choice, check_estimator_X, check_estimator_Xy
-from maxmargin.algorithms import gilbert_svm, kernel_perceptron, perceptron, smo
+from maxmargin import exceptions
+from maxmargin._probability import LibsvmRandom, coupled_probabilities, platt_parameters
+from maxmargin._validation import check_choice, check_estimator_X
 from maxmargin.certificate import BLOCK_BYTES
-from maxmargin.formulations import svm_dual
-from maxmargin.kernels import CallableKernel, Kernel, PrecomputedKernel, make_kernel, own_points
+from maxmargin.kernels import Kernel, PrecomputedKernel, make_kernel, own_points
+from maxmargin.methods import METHODS, MethodSpec, get_method, method_names
 from maxmargin.results import PerceptronResult, SVMSolution
 
-__all__ = ["MaxMarginClassifier", "SOLVERS"]
+__all__ = ["MaxMarginClassifier", "DENSE_SOLVE_BYTES", "PROBABILITY_DEPRECATED"]
 
-SOLVERS = ("smo", "gilbert", "mdm", "perceptron", "kernel_perceptron", "cvxpy")
-#: Solvers of the hard-margin SVM (``C`` is not used; the data must be separable).
-HARD_MARGIN_SOLVERS = ("gilbert", "mdm")
-#: Solvers with no box bound to weigh: only zero weights (leaving samples out) apply. (The hard
-#: margin needs none: C_i = infinity for every sample, whatever positive multiple it gets.)
-UNWEIGHTED_SOLVERS = ("perceptron", "kernel_perceptron")
+#: scikit-learn 1.9 deprecated SVC's ``probability`` (default ``"deprecated"``; setting it warns
+#: ``FutureWarning``, and so does reading ``probA_``/``probB_``). The estimator follows the
+#: installed scikit-learn.
+PROBABILITY_DEPRECATED = parse_version(sklearn.__version__).release[:2] >= (1, 9)
+_PROBABILITY_DEFAULT: bool | str = "deprecated" if PROBABILITY_DEPRECATED else False
+_DEPRECATION = ("was deprecated in scikit-learn 1.9 and will be removed in 1.11 (SVC's; "
+                "MaxMarginClassifier follows SVC)")
+#: Sparse training data whose dense copy takes at most this many bytes is solved in dense form:
+#: the compiled kernels (sparse kernel columns are computed through Python), and the very same
+#: model as the dense fit, bit for bit (as SVC's dense and sparse fits). The fitted attributes
+#: stay sparse.
+DENSE_SOLVE_BYTES = 16 * 2**20
+#: The registry's SMO: the method that takes ``cache_size``, ``shrinking`` and ``precision``.
+_SMO_SOLVE = METHODS["smo"].solve
+_EARLY = ("Solver terminated early (max_iter={}).  Consider pre-processing your data with "
+          "StandardScaler or MinMaxScaler.")
+_DONE = ("optimal", "converged")
 
 
 class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
     """Support-vector classification by a maxmargin solver, with scikit-learn's SVC interface.
 
+    The binary problems are the SVM dual ``max sum(alpha) - 1/2 alpha^T Q alpha`` with
+    ``Q_ij = y_i y_j K(x_i, x_j)``, ``0 <= alpha_i <= C_i``, ``y^T alpha = 0`` (one per pair of
+    classes), each solved by ``solver`` and returned with its certificate in ``solutions_``.
+
     Parameters
     ----------
-    solver : {"smo", "gilbert", "mdm", "perceptron", "kernel_perceptron", "cvxpy"}
-        ``"smo"`` (:func:`~maxmargin.algorithms.smo`, LIBSVM's algorithm; the default),
-        ``"gilbert"``/``"mdm"`` (hard margin through the nearest points of the classes' hulls,
-        :func:`~maxmargin.algorithms.gilbert_svm`; separable data only), ``"perceptron"`` (the
-        primal perceptron; ``kernel="linear"`` only), ``"kernel_perceptron"``, or ``"cvxpy"``
-        (the dual oracle :func:`~maxmargin.formulations.svm_dual`).
-    C : float
-        Box bound of the soft margin (SVC's ``C``).
-    kernel : {"linear", "rbf", "poly", "sigmoid", "precomputed"}, a callable or a kernel object
-        SVC's meanings; ``"precomputed"``: ``X`` is the Gram matrix at ``fit`` and the
-        ``(n_new, n_train)`` kernel values at prediction. With a string kernel
-        (:class:`~maxmargin.kernels.StringSubsequenceKernel`) ``X`` is a list of strings.
-    degree, gamma, coef0
-        As SVC: ``gamma="scale"`` is ``1 / (n_features X.var())`` on the whole training set.
-    tol : float
-        The solver's stopping tolerance (SMO: ``m - M < tol``, SVC's meaning).
-    max_iter : int or None
-        Iteration cap (epochs for the perceptrons); None is the solver's default.
-    class_weight : dict, "balanced" or None
-        Multiplies ``C`` for the samples of each class (SVC's meaning).
-    cache_size : float
-        SMO's kernel cache in MB.
-    shrinking : bool
+    C : float or None, default=1.0
+        Box bound of the soft margin (SVC's ``C``); ``np.inf`` or ``None`` is the hard margin
+        (``C_i = inf``), which must exist (else ``ValueError``).
+    kernel : {"linear", "poly", "rbf", "sigmoid", "precomputed"}, callable or Kernel, default="rbf"
+        SVC's meanings. ``"precomputed"``: ``X`` is the Gram matrix at ``fit`` and the
+        ``(n_new, n_train)`` kernel values at prediction. A callable is called as SVC calls it:
+        once on the whole training data, ``k(X, X)``, whose Gram matrix is then solved as
+        precomputed, and once on ``(X_new, X_train)`` at prediction (``X`` passed as given:
+        sparse, lists, strings). A maxmargin :class:`~maxmargin.kernels.Kernel` object is
+        evaluated by the solver itself (e.g. SMO's kernel cache); with
+        :class:`~maxmargin.kernels.StringSubsequenceKernel`, ``X`` is a list of strings.
+    degree : int, default=3
+        Degree of ``"poly"``.
+    gamma : {"scale", "auto"} or float, default="scale"
+        ``"rbf"``, ``"poly"``, ``"sigmoid"``: ``"scale"`` is ``1 / (n_features X.var())`` on the
+        whole training set, ``"auto"`` is ``1 / n_features``.
+    coef0 : float, default=0.0
+        Offset of ``"poly"`` and ``"sigmoid"``.
+    shrinking : bool, default=True
         SMO's shrinking heuristic.
-    precision : {"auto", "single", "double"}
+    probability : bool, default=SVC's
+        Fit Platt's probability model (5-fold cross-validation per binary problem, LIBSVM's
+        ``-b 1``; see :mod:`maxmargin._probability`) for ``predict_proba``. With
+        scikit-learn >= 1.9 the default is ``"deprecated"`` (False) and setting it warns
+        ``FutureWarning``, as SVC.
+    tol : float or None, default=1e-3
+        The solver's stopping tolerance (SMO: ``m - M < tol``, SVC's meaning; the
+        nearest-point methods: relative duality gap); None is the method's own default.
+    cache_size : float, default=200
+        SMO's kernel cache in MB.
+    class_weight : dict, "balanced" or None, default=None
+        Multiplies ``C`` for the samples of each class.
+    verbose : bool, default=False
+        Print one line per binary problem (method, status, iterations).
+    max_iter : int, default=-1
+        Iteration cap of each binary problem (epochs for the perceptrons); ``-1`` (or None) is
+        no cap of the user's (the method's own safety cap applies). A capped run stops as
+        LIBSVM's does (no exact finish) and warns ``ConvergenceWarning``.
+    decision_function_shape : {"ovr", "ovo"}, default="ovr"
+        Shape of ``decision_function`` for more than two classes.
+    break_ties : bool, default=False
+        More than two classes and ``"ovr"``: predict the argmax of ``decision_function`` instead
+        of the one-vs-one vote.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the folds of the probability model; the same value gives SVC's folds.
+    solver : str, default="smo"
+        A method of :data:`maxmargin.methods.METHODS`: ``"smo"`` (LIBSVM's algorithm),
+        ``"wolfe"``, ``"gilbert"``, ``"mdm"`` (the hard margin through the nearest points of
+        the classes' hulls; ``C`` is not used, the data must be separable), ``"perceptron"``
+        (linear kernel), ``"kernel_perceptron"``, ``"cvxpy"`` (the dual oracle), or any
+        registered one.
+    precision : {"auto", "single", "double"}, default="auto"
         SMO's kernel-cache precision.
-    decision_function_shape : {"ovr", "ovo"}
-        Shape of ``decision_function`` for more than two classes (SVC's meaning).
-    break_ties : bool
-        More than two classes: predict the argmax of the ``"ovr"`` decision function instead of
-        the one-vs-one vote (SVC's meaning; default False, LIBSVM's vote).
 
     Attributes
     ----------
-    classes_, n_features_in_, support_, support_vectors_, n_support_, dual_coef_, intercept_,
-    n_iter_, fit_status_
-        As SVC (LIBSVM's layout of ``dual_coef_`` for one-vs-one).
-    coef_ : (n_classes * (n_classes - 1) / 2, n_features) array
-        Linear kernel only: ``w`` of each binary problem.
+    classes_ : (n_classes,) array
+    class_weight_ : (n_classes,) array
+        The multipliers of ``C`` per class.
+    support_ : (n_SV,) int32 array
+        Indices of the support vectors, grouped by class.
+    support_vectors_ : (n_SV, n_features) array or CSR matrix
+        Sparse after a sparse fit; empty ``(0, 0)`` for precomputed and callable kernels.
+    n_support_ : (n_classes,) int32 array
+    dual_coef_ : (n_classes - 1, n_SV) array or CSR matrix
+        ``alpha y`` in LIBSVM's one-vs-one layout; sparse after a sparse fit.
+    coef_ : (n_classes * (n_classes - 1) / 2, n_features) array or CSR matrix
+        Linear kernel only: ``w`` of each binary problem (read-only).
+    intercept_ : (n_classes * (n_classes - 1) / 2,) array
+    probA_, probB_ : (n_classes * (n_classes - 1) / 2,) arrays
+        Platt's ``A``, ``B`` per binary problem (empty without ``probability``); deprecated with
+        scikit-learn >= 1.9, as SVC's.
+    fit_status_ : int
+        0 when every binary problem met its tolerance, else 1 (with a ConvergenceWarning).
+    n_iter_ : (n_classes * (n_classes - 1) / 2,) int32 array
+        Iterations of each binary problem (updates for the perceptrons).
+    shape_fit_ : tuple
+        Shape of the training ``X``.
+    n_features_in_, feature_names_in_
+        As scikit-learn (not set for callable kernels).
     solutions_ : list of SVMSolution or PerceptronResult
         The binary problems' answers, in the order of ``intercept_``, each with its status,
-        message and (SVM solvers) float64 ``certificate``.
-    solution_ : SVMSolution or PerceptronResult
-        The answer of a binary problem (``solutions_[0]``); for more classes, ``solutions_``.
+        message and (SVM methods) float64 ``certificate``.
+    solution_ : SVMSolution, PerceptronResult or list
+        ``solutions_[0]`` for two classes, else ``solutions_``.
     """
 
     def __init__(
         self,
-        solver: str = "smo",
-        C: float = 1.0,
-        kernel: str | Kernel = "rbf",
+        *,
+        C: float | None = 1.0,
+        kernel: Any = "rbf",
         degree: int = 3,
         gamma: float | str = "scale",
         coef0: float = 0.0,
-        tol: float = 1e-3,
-        max_iter: int | None = None,
-        class_weight: dict | str | None = None,
-        cache_size: float = 200.0,
         shrinking: bool = True,
-        precision: str = "auto",
+        probability: bool | str = _PROBABILITY_DEFAULT,
+        tol: float | None = 1e-3,
+        cache_size: float = 200,
+        class_weight: dict | str | None = None,
+        verbose: bool = False,
+        max_iter: int | None = -1,
         decision_function_shape: str = "ovr",
         break_ties: bool = False,
+        random_state: Any = None,
+        solver: str = "smo",
+        precision: str = "auto",
     ) -> None:
-        self.solver = solver
         self.C = C
         self.kernel = kernel
         self.degree = degree
         self.gamma = gamma
         self.coef0 = coef0
-        self.tol = tol
-        self.max_iter = max_iter
-        self.class_weight = class_weight
-        self.cache_size = cache_size
         self.shrinking = shrinking
-        self.precision = precision
+        self.probability = probability
+        self.tol = tol
+        self.cache_size = cache_size
+        self.class_weight = class_weight
+        self.verbose = verbose
+        self.max_iter = max_iter
         self.decision_function_shape = decision_function_shape
         self.break_ties = break_ties
+        self.random_state = random_state
+        self.solver = solver
+        self.precision = precision
+
+    # --- parameters -------------------------------------------------------------------------
+
+    def _hard_margin_C(self) -> float | None:
+        """``C``, with ``None`` for the hard margin (``C=None`` or ``C=inf``)."""
+        C = self.C
+        if C is None:
+            return None
+        if isinstance(C, bool) or not isinstance(C, numbers.Real):
+            raise ValueError(f"`C` must be a positive number, np.inf or None (the hard margin); "
+                             f"got {C!r}.")
+        if C == np.inf:
+            return None
+        if not C > 0 or not np.isfinite(C):
+            raise ValueError(f"`C` must be positive; got {C!r}.")
+        return float(C)
+
+    def _iteration_cap(self) -> int | None:
+        """``max_iter`` as the methods take it: None for no cap (-1 or None)."""
+        cap = self.max_iter
+        if cap is None or (isinstance(cap, numbers.Integral) and not isinstance(cap, bool)
+                           and cap == -1):
+            return None
+        if isinstance(cap, bool) or not isinstance(cap, numbers.Integral) or cap < 1:
+            raise ValueError(f"`max_iter` must be -1 (no limit) or a positive integer; got "
+                             f"{cap!r}.")
+        return int(cap)
+
+    def _probability_requested(self) -> bool:
+        """Whether to fit the probability model; SVC's FutureWarning when set (sklearn >= 1.9)."""
+        value = self.probability
+        if isinstance(value, str) and value == "deprecated":
+            return False
+        if not isinstance(value, bool | np.bool_):
+            raise ValueError(f"`probability` must be True or False; got {value!r}.")
+        if PROBABILITY_DEPRECATED:
+            warnings.warn(
+                f"The `probability` parameter {_DEPRECATION}. Use "
+                "`CalibratedClassifierCV(MaxMarginClassifier(), ensemble=False)` instead of "
+                "`MaxMarginClassifier(probability=True)`.",
+                FutureWarning,
+                stacklevel=3,
+            )
+        return bool(value)
+
+    def _kernel_is_function(self) -> bool:
+        """A plain callable (SVC's callable kernel), not a maxmargin kernel object."""
+        return callable(self.kernel) and not isinstance(self.kernel, Kernel | str)
+
+    def _kernel_is_precomputed(self) -> bool:
+        return isinstance(self.kernel, str) and self.kernel == "precomputed"
+
+    def _own_points(self) -> Any:
+        """The validation of a kernel object whose points are not float arrays (strings)."""
+        return own_points(self.kernel) if isinstance(self.kernel, Kernel) else None
 
     # --- fitting ----------------------------------------------------------------------------
 
@@ -132,170 +269,348 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : (n_samples, n_features) array
+        X : (n_samples, n_features) array or sparse matrix, or (n_samples, n_samples) Gram
+            matrix for ``kernel="precomputed"``
         y : (n_samples,) labels of any kind (at least two classes)
-        sample_weight : (n_samples,) array of non-negative weights, optional
-            Per-sample multipliers of ``C`` (zero leaves a sample out).
+        sample_weight : (n_samples,) array, optional
+            Per-sample multipliers of ``C``; zero or negative leaves a sample out (SVC's rule).
+
+        Returns
+        -------
+        self
         """
-        check_choice(self.solver, "solver", SOLVERS)
+        spec = get_method(self.solver)
+        C = self._hard_margin_C()
+        max_iter = self._iteration_cap()
         check_choice(self.decision_function_shape, "decision_function_shape", ("ovr", "ovo"))
-        X, y = check_estimator_Xy(self, X, y, points=self._own_points())
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        probability = self._probability_requested()
+        seed = check_random_state(self.random_state).randint(np.iinfo("i").max)  # as SVC
+        X = self._training_X(X, y)
+        y_idx, weights = self._targets_and_weights(y, sample_weight, _num_samples(X))
+        points, kern = self._training_kernel(X)
+        if not spec.supports_kernel(kern):
+            raise ValueError(f"`kernel`: solver={spec.name!r} takes the kernels {spec.kernels}; "
+                             f"got {kern.describe()!r}.")
         k = len(self.classes_)
-        if k < 2:
-            raise ValueError(
-                f"`y` must contain at least two classes to fit a classifier; got one class "
-                f"({self.classes_[0]!r})."
-            )
-        weights = _check_sample_weight(sample_weight, X, dtype=np.float64)
-        if np.any(weights < 0):
-            raise ValueError("`sample_weight` must be non-negative; got negative weights.")
-        class_w = compute_class_weight(self.class_weight, classes=self.classes_, y=y)
-        weights = weights * class_w[y_idx]
-        if np.unique(y_idx[weights > 0]).size < 2:
-            raise ValueError(
-                "`sample_weight`/`class_weight` leave fewer than two classes with positive "
-                "weight; a classifier needs two."
-            )
-        if self.solver in UNWEIGHTED_SOLVERS and np.unique(weights[weights > 0]).size > 1:
-            raise ValueError(
-                f"`sample_weight`/`class_weight`: solver={self.solver!r} has no box bound to "
-                "weigh (only zero weights, which leave samples out, apply); use 'smo' or "
-                "'cvxpy'."
-            )
-        if isinstance(self.kernel, str) and self.kernel == "precomputed":
-            self._kernel = PrecomputedKernel(X)  # X: the Gram matrix; points: indices
-            points = self._kernel.training_points()
+        pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+        members = [np.flatnonzero(np.isin(y_idx, pair) & (weights > 0)) for pair in pairs]
+        self._check_weights_apply(spec, C, weights, members)
+        # binary: classes_[1] is +1 (f > 0 predicts it); one-vs-one: class i is +1 (LIBSVM)
+        labels = [np.where(y_idx[idx] == (j if k == 2 else i), 1.0, -1.0)
+                  for (i, j), idx in zip(pairs, members, strict=True)]
+        self._orientation = -1.0 if k == 2 else 1.0  # our f times this is LIBSVM's
+        rng = LibsvmRandom(seed)
+        solve = self._binary_solver(spec, C, kern, max_iter, points, weights)
+        solutions, prob_a, prob_b = [], [], []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", exceptions.ConvergenceWarning)  # one summary below
+            for (i, j), idx, y_pair in zip(pairs, members, labels, strict=True):
+                sol = solve(idx, y_pair)
+                self._refuse_infeasible(sol, spec, C, i, j)
+                solutions.append(sol)
+                if probability:
+                    a, b = self._platt(solve, points, idx, y_pair, y_idx[idx] == i, rng)
+                    prob_a.append(a)
+                    prob_b.append(b)
+                if self.verbose:
+                    print(f"[maxmargin] {spec.name} ({_label(self.classes_[i])}, "
+                          f"{_label(self.classes_[j])}): {sol.status}, {_iterations(sol)} "
+                          "iterations")
+        self.solutions_ = solutions
+        self.solution_ = solutions[0] if k == 2 else solutions
+        self._probA = np.array(prob_a, dtype=np.float64)
+        self._probB = np.array(prob_b, dtype=np.float64)
+        self._pairs = pairs
+        self._layout(X, y_idx, pairs, members, labels)
+        self.n_iter_ = np.array([_iterations(s) for s in solutions], dtype=np.int32)
+        self.fit_status_ = int(any(s.status not in _DONE for s in solutions))
+        self._warn_from_fit_status(max_iter)
+        return self
+
+    def _training_X(self, X: Any, y: Any) -> Any:
+        """The training data, validated (as given for a callable kernel, as SVC). Sets
+        ``shape_fit_`` and ``_sparse``."""
+        if y is None:
+            raise ValueError("`y`: MaxMarginClassifier requires y to be passed, but the target "
+                             "y is None.")
+        if sp.issparse(X) and self._kernel_is_precomputed():
+            raise TypeError("`X`: Sparse precomputed kernels are not supported.")
+        self._sparse = sp.issparse(X) and not self._kernel_is_function()
+        if self._kernel_is_function():
+            check_consistent_length(X, y)
+        else:
+            X = self._validate_X(X, reset=True)
+            if self._kernel_is_precomputed() and X.shape[0] != X.shape[1]:
+                raise ValueError(f"`X`: Precomputed matrix must be a square matrix. Input is a "
+                                 f"{X.shape[0]}x{X.shape[1]} matrix.")
+        self.shape_fit_ = X.shape if hasattr(X, "shape") else (_num_samples(X),)
+        return X
+
+    def _training_kernel(self, X: Any) -> tuple[Any, Kernel]:
+        """``(points, kernel)``: the points the methods see (training indices for precomputed
+        and callable kernels; a dense copy of small sparse data) and the kernel object, set up
+        once for every binary problem."""
+        self._kernel = None  # precomputed and callable: no kernel object at prediction
+        if self._kernel_is_function():
+            n = _num_samples(X)
+            gram = self._call_kernel(X, X)
+            if gram.shape != (n, n):
+                raise ValueError(
+                    f"`kernel`: the callable must return the Gram matrix k(X, X) of shape "
+                    f"({n}, {n}); got shape {gram.shape} (X.shape[0] should be equal to "
+                    "X.shape[1])."
+                )
+            self._X_fit = X  # as SVC: k(X_new, X_fit) at prediction
+        elif self._kernel_is_precomputed():
+            gram = X
         else:
             self._kernel = make_kernel(self.kernel, gamma=self.gamma, degree=self.degree,
                                        coef0=self.coef0, X=X)
-            points = X
-        pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
-        self.solutions_, members = [], []
-        for i, j in pairs:
-            # binary: classes_[1] is +1; one-vs-one: class i is +1 (LIBSVM)
-            pos, neg = (j, i) if k == 2 else (i, j)
-            idx = np.flatnonzero(((y_idx == i) | (y_idx == j)) & (weights > 0))
-            y_pair = np.where(y_idx[idx] == pos, 1.0, -1.0)
-            if np.all(y_pair > 0) or np.all(y_pair < 0):
-                raise ValueError(
-                    f"`sample_weight`: classes {self.classes_[i]!r} and {self.classes_[j]!r} "
-                    "need samples of positive weight each."
-                )
-            self.solutions_.append(self._solve(points[idx], y_pair, weights[idx]))
-            members.append((idx, y_pair))
-        self._layout(X, y_idx, pairs, members)
-        self.solution_ = self.solutions_[0] if k == 2 else self.solutions_
-        self.n_iter_ = np.array([_iterations(s) for s in self.solutions_], dtype=np.int32)
-        self.fit_status_ = int(any(s.status not in ("optimal", "converged")
-                                   for s in self.solutions_))
-        return self
+            small = sp.issparse(X) and 8 * X.shape[0] * X.shape[1] <= DENSE_SOLVE_BYTES
+            return (X.toarray() if small else X), self._kernel
+        kern = PrecomputedKernel(gram)
+        return kern.training_points(), kern
 
-    def _solve(self, X: Any, y: np.ndarray, w: np.ndarray) -> SVMSolution | PerceptronResult:
-        """One binary problem with the chosen solver (per-sample bounds ``C w_i``). Sparse
-        ``X`` goes to ``smo`` and ``cvxpy`` as it is, densified for the other solvers."""
-        kern, solver = self._kernel, self.solver
-        if hasattr(X, "toarray") and solver not in ("smo", "cvxpy"):
-            X = X.toarray()
-        uniform = bool(np.all(w == w[0]))
-        if solver == "smo":
-            return smo(X, y, C=self.C * w[0] if uniform else self.C, kernel=kern, tol=self.tol,
-                       max_iter=self.max_iter, cache_size=self.cache_size,
-                       shrinking=self.shrinking, precision=self.precision,
-                       sample_weight=None if uniform else w)
-        if solver == "cvxpy":
-            return svm_dual(X, y, self.C * w[0] if uniform else self.C, kernel=kern,
-                            sample_weight=None if uniform else w).solve()
-        if solver in HARD_MARGIN_SOLVERS:
-            sol = gilbert_svm(X, y, tol=None, max_iter=self.max_iter, method=solver, kernel=kern)
-            if sol.status == "infeasible":
-                raise ValueError(
-                    f"solver={solver!r} solves the hard-margin SVM, which these classes do not "
-                    f"admit ({sol.message}); use solver='smo' (soft margin, finite C)."
-                )
-            return sol
-        epochs = 1000 if self.max_iter is None else self.max_iter
-        if solver == "perceptron":
-            if kern.name != "linear":
-                raise ValueError(
-                    f"solver='perceptron' is the primal (linear) perceptron; got "
-                    f"kernel={kern.describe()!r}: use kernel='linear' or "
-                    "solver='kernel_perceptron'."
-                )
-            return perceptron(X, y, max_epochs=epochs)
-        return kernel_perceptron(X, y, kernel=kern, max_epochs=epochs)
+    def _validate_X(self, X: Any, *, reset: bool) -> Any:
+        """:func:`~maxmargin._validation.check_estimator_X`: scikit-learn's ``validate_data``
+        (its messages) and maxmargin's checks; at ``fit``, entries too large for float64 kernel
+        values are refused in SVC's words too."""
+        try:
+            return check_estimator_X(self, X, reset=reset, points=self._own_points())
+        except ValueError as exc:
+            if reset and "in magnitude" in str(exc):  # check_array's overflow limit
+                raise ValueError(f"{exc} The dual coefficients or intercepts are not finite at "
+                                 "that scale.") from None
+            raise
 
-    def _layout(
-        self, X: np.ndarray, y_idx: np.ndarray, pairs: list[tuple[int, int]],
-        members: list[tuple[np.ndarray, np.ndarray]],
-    ) -> None:
+    def _call_kernel(self, A: Any, B: Any) -> np.ndarray:
+        """The callable kernel's ``k(A, B)`` as a dense float64 array (SVC's conversion)."""
+        values = self.kernel(A, B)
+        if sp.issparse(values):
+            values = values.toarray()
+        try:
+            values = np.asarray(values, dtype=np.float64, order="C")
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"`kernel`: the callable must return numbers; {exc}") from None
+        if values.ndim != 2:
+            raise ValueError(f"`kernel`: the callable must return a 2-D array; got shape "
+                             f"{values.shape}.")
+        return values
+
+    def _targets_and_weights(self, y: Any, sample_weight: Any,
+                             n: int) -> tuple[np.ndarray, np.ndarray]:
+        """``classes_``, ``class_weight_``, the class index of each sample and its weight
+        ``sample_weight_i * class_weight_[y_i]`` (zero where SVC leaves the sample out)."""
+        try:
+            y = column_or_1d(y, warn=True)
+            check_consistent_length(np.empty(n), y)
+            check_classification_targets(y)
+        except ValueError as exc:
+            raise ValueError(f"`y`: {exc}") from None
+        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError(
+                f"`y` must contain at least two classes to fit a classifier (the number of "
+                f"classes has to be greater than one); got one class ({_label(self.classes_[0])})."
+            )
+        self.class_weight_ = compute_class_weight(self.class_weight, classes=self.classes_, y=y)
+        given = _sample_weights(sample_weight, n)
+        weights = np.where(given > 0, given, 0.0) * self.class_weight_[y_idx]
+        if not np.any(weights > 0):
+            raise ValueError("`sample_weight`/`class_weight`: Invalid input - all samples have "
+                             "zero or negative weights.")
+        if np.unique(y_idx[weights > 0]).size < 2:
+            raise ValueError("`sample_weight`/`class_weight`: Invalid input - all samples with "
+                             "positive weights belong to the same class.")
+        return y_idx, weights
+
+    def _check_weights_apply(self, spec: MethodSpec, C: float | None,
+                             weights: np.ndarray, members: list[np.ndarray]) -> None:
+        """Refuse, before any problem is solved, weights a method cannot apply: unequal positive
+        weights within a binary problem need a box bound per sample (the hard margin has none
+        to scale: only zero weights, leaving samples out, act there)."""
+        if C is None or spec.problem == "hard_margin" or spec.sample_weight:
+            return
+        if any(np.any(weights[idx] != weights[idx[0]]) for idx in members):
+            raise ValueError(
+                f"`sample_weight`/`class_weight`: solver={spec.name!r} has no box bound to weigh "
+                "(only zero weights, which leave samples out, apply); use one of "
+                f"{method_names(problem='svm')}."
+            )
+
+    def _binary_solver(self, spec: MethodSpec, C: float | None, kern: Kernel, max_iter: int | None,
+                       points: Any, weights: np.ndarray) -> Any:
+        """``solve(idx, y)``: the binary problem of the samples ``idx`` with labels ``y`` by the
+        method ``spec`` (per-sample bounds ``C weights``), with the fit's options."""
+        hard = C is None or spec.problem == "hard_margin"
+        options: dict[str, Any] = {}
+        if spec.solve is _SMO_SOLVE:
+            options = {"cache_size": self.cache_size, "shrinking": self.shrinking,
+                       "precision": self.precision}
+            if max_iter is not None:
+                options["finish"] = False  # a user's cap stops SMO as it stops LIBSVM
+
+        def solve(idx: np.ndarray, y: np.ndarray) -> SVMSolution | PerceptronResult:
+            w = None if hard or spec.problem == "perceptron" else weights[idx]
+            return spec(points[idx], y, C=None if hard else C, kernel=kern, tol=self.tol,
+                        max_iter=max_iter, sample_weight=w, **options)
+
+        return solve
+
+    def _refuse_infeasible(self, sol: Any, spec: MethodSpec, C: float | None, i: int,
+                           j: int) -> None:
+        """A hard margin that does not exist is a ``ValueError`` naming the classes."""
+        if sol.status != "infeasible":
+            return
+        pair = f"classes {_label(self.classes_[i])} and {_label(self.classes_[j])}"
+        if spec.problem == "hard_margin":
+            raise ValueError(
+                f"solver={spec.name!r} solves the hard-margin SVM, which {pair} do not admit "
+                f"({sol.message}); use solver='smo' (soft margin, finite C)."
+            )
+        raise ValueError(
+            f"`C`: the hard margin (C={self.C!r}) does not exist for {pair}: no hyperplane "
+            f"separates them ({sol.message}); use a finite C."
+        )
+
+    def _platt(self, solve: Any, points: Any, idx: np.ndarray, y_pair: np.ndarray,
+               first: np.ndarray, rng: LibsvmRandom) -> tuple[float, float]:
+        """Platt's ``(A, B)`` of one binary problem (samples ``idx``, labels ``y_pair``,
+        ``first``: of its first class) in LIBSVM's orientation, from 5-fold decision values
+        of the same method. The folds cut LIBSVM's order of the problem (the first class's
+        samples, then the second's); each fold is solved in the data's order, as the problem."""
+        libsvm = np.concatenate([np.flatnonzero(first), np.flatnonzero(~first)])
+        sign = self._orientation
+
+        def fit_and_decide(train: np.ndarray, test: np.ndarray) -> np.ndarray:
+            part = np.sort(libsvm[train])
+            fold = solve(idx[part], y_pair[part])
+            if fold.status == "infeasible":
+                raise ValueError("`probability`: a fold of the probability model's "
+                                 f"cross-validation has no hard margin ({fold.message}).")
+            return sign * fold.decision_function(points[idx[libsvm[test]]])
+
+        return platt_parameters(np.where(first[libsvm], 1.0, -1.0), rng, fit_and_decide)
+
+    def _layout(self, X: Any, y_idx: np.ndarray, pairs: list[tuple[int, int]],
+                members: list[np.ndarray], labels: list[np.ndarray]) -> None:
         """Support vectors grouped by class, and LIBSVM's ``dual_coef_`` layout: the
         coefficient ``alpha y`` of a support vector of class ``i`` in the problem ``(i, j)`` is
         in row ``j - 1``, that of class ``j`` in row ``i``."""
-        k = len(self.classes_)
-        coef = np.zeros((len(pairs), X.shape[0]))
-        for p, (sol, (idx, y_pair)) in enumerate(zip(self.solutions_, members, strict=True)):
-            coef[p, idx] = np.asarray(sol.alpha) * y_pair
-        used = np.any(coef != 0.0, axis=0)
-        order = np.lexsort((np.arange(X.shape[0]), y_idx))
+        k, n = len(self.classes_), y_idx.size
+        used = np.zeros(n, dtype=bool)
+        for sol, idx in zip(self.solutions_, members, strict=True):
+            used[idx[np.asarray(sol.alpha) != 0.0]] = True
+        order = np.lexsort((np.arange(n), y_idx))
         self.support_ = order[used[order]].astype(np.int32)
         self.n_support_ = np.bincount(y_idx[self.support_], minlength=k).astype(np.int32)
-        self.support_vectors_ = X[self.support_]
-        sv_class = y_idx[self.support_]
+        column = np.full(n, -1)
+        column[self.support_] = np.arange(self.support_.size)
         dual = np.zeros((max(k - 1, 1), self.support_.size))
-        for p, (i, j) in enumerate(pairs):
-            row_i, row_j = (0, 0) if k == 2 else (j - 1, i)
-            dual[row_i, sv_class == i] = coef[p, self.support_[sv_class == i]]
-            dual[row_j, sv_class == j] = coef[p, self.support_[sv_class == j]]
-        self.dual_coef_ = dual
-        self.intercept_ = np.array([float(s.b) for s in self.solutions_])
-        self._pairs = pairs
+        for p, ((i, j), idx, y_pair) in enumerate(zip(pairs, members, labels, strict=True)):
+            coef = np.asarray(self.solutions_[p].alpha) * y_pair
+            nonzero = coef != 0.0
+            of_i = nonzero & (y_idx[idx] == i)
+            of_j = nonzero & (y_idx[idx] == j)
+            dual[0 if k == 2 else j - 1, column[idx[of_i]]] = coef[of_i]
+            dual[0 if k == 2 else i, column[idx[of_j]]] = coef[of_j]
+        intercept = np.array([float(s.b) for s in self.solutions_])
+        if not (np.all(np.isfinite(dual)) and np.all(np.isfinite(intercept))):
+            raise ValueError("The dual coefficients or intercepts are not finite. The input data "
+                             "may contain large values and need to be preprocessed.")
+        self.intercept_ = intercept
+        if self._kernel is None:  # precomputed or callable: SVC keeps no support vectors
+            self.support_vectors_ = np.empty((0, 0))
+        else:
+            self.support_vectors_ = X[self.support_]
+        self.dual_coef_ = sp.csr_matrix(dual) if self._sparse else dual
+
+    def _warn_from_fit_status(self, max_iter: int | None) -> None:
+        """One ConvergenceWarning for the fit: SVC's words when a cap stopped a problem, then
+        each problem that did not meet its tolerance."""
+        if not self.fit_status_:
+            return
+        lines = [f"({_label(self.classes_[i])}, {_label(self.classes_[j])}): {s.status}"
+                 + (f": {s.message}" if getattr(s, "message", "") else "")
+                 for (i, j), s in zip(self._pairs, self.solutions_, strict=True)
+                 if s.status not in _DONE]
+        capped = any(s.status == "max_iter" for s in self.solutions_)
+        cap = int(self.n_iter_.max()) if max_iter is None else max_iter  # the method's own cap
+        head = _EARLY.format(cap) if capped else "A binary problem did not meet its tolerance."
+        warnings.warn(f"{head} Binary problems: " + "; ".join(lines),
+                      exceptions.ConvergenceWarning, stacklevel=3)
 
     # --- prediction -------------------------------------------------------------------------
 
     @property
-    def coef_(self) -> np.ndarray:
-        """``w`` of each binary problem (linear kernel only), shape ``(n_pairs, n_features)``."""
-        check_is_fitted(self)
-        if self._kernel.name != "linear":
+    def coef_(self) -> Any:
+        """``w`` of each binary problem (linear kernel only), shape ``(n_pairs, n_features)``;
+        read-only, sparse after a sparse fit."""
+        if not (isinstance(self.kernel, str) and self.kernel == "linear"):
             raise AttributeError("coef_ is only available when using a linear kernel")
-        return self._pair_coefficients() @ self.support_vectors_
+        check_is_fitted(self)
+        coef = self._primal_coef()
+        if self._sparse:
+            coef = sp.csr_matrix(coef)
+            coef.data.flags.writeable = False
+        else:
+            coef.flags.writeable = False
+        return coef
 
-    def _own_points(self) -> Any:
-        """The validation of a kernel whose points are not float arrays (strings), or None."""
-        kernel = CallableKernel(self.kernel) if callable(self.kernel) and not isinstance(
-            self.kernel, Kernel) else self.kernel
-        return own_points(kernel) if isinstance(kernel, Kernel) else None
+    def _primal_coef(self) -> np.ndarray:
+        """``w`` of each binary problem as a dense ``(n_pairs, n_features)`` array."""
+        return np.asarray(self._pair_coefficients() @ self.support_vectors_)
 
     def _pair_coefficients(self) -> np.ndarray:
         """``(n_pairs, n_SV)`` coefficients ``alpha y`` of each problem over all SVs."""
+        dual = self.dual_coef_.toarray() if sp.issparse(self.dual_coef_) else self.dual_coef_
         k = len(self.classes_)
         if k == 2:
-            return self.dual_coef_.copy()
+            return np.array(dual, dtype=np.float64)
         sv_class = np.repeat(np.arange(k), self.n_support_)
-        out = np.zeros((len(self._pairs), self.support_.size))
+        out = np.zeros((len(self._pairs), sv_class.size))
         for p, (i, j) in enumerate(self._pairs):
-            out[p, sv_class == i] = self.dual_coef_[j - 1, sv_class == i]
-            out[p, sv_class == j] = self.dual_coef_[i, sv_class == j]
+            out[p, sv_class == i] = dual[j - 1, sv_class == i]
+            out[p, sv_class == j] = dual[i, sv_class == j]
         return out
+
+    def _validate_for_predict(self, X: Any) -> Any:
+        """Points to predict, as the fit's: kernel values ``(n, n_train)`` for precomputed and
+        callable kernels, CSR after a sparse fit (dense input converted, as SVC), dense after
+        a dense fit (sparse input refused, as SVC)."""
+        check_is_fitted(self)
+        if self.n_support_.sum() != self.support_.size:
+            raise ValueError("The internal representation of MaxMarginClassifier was altered")
+        if self._kernel_is_function():
+            X = self._call_kernel(X, self._X_fit)
+        else:
+            if sp.issparse(X) and not self._sparse:
+                raise ValueError("`X`: cannot use sparse input in 'MaxMarginClassifier' trained "
+                                 "on dense data")
+            X = self._validate_X(X, reset=False)
+            if self._sparse and not sp.issparse(X):
+                X = sp.csr_matrix(X)
+        if self._kernel is None and X.shape[1] != self.shape_fit_[0]:
+            raise ValueError(f"`X`: X.shape[1] = {X.shape[1]} should be equal to "
+                             f"{self.shape_fit_[0]}, the number of samples at training time")
+        return X
 
     def _pair_decisions(self, X: Any) -> np.ndarray:
         """``f_p(x)`` of every binary problem, ``(n, n_pairs)``, in row blocks of at most
         :data:`~maxmargin.certificate.BLOCK_BYTES` of kernel values."""
-        check_is_fitted(self)
-        X = check_estimator_X(self, X, reset=False, points=self._own_points())
+        X = self._validate_for_predict(X)
         coef = self._pair_coefficients()  # (n_pairs, n_SV)
-        out = np.empty((X.shape[0], coef.shape[0]))
+        if self._kernel is None:  # X: kernel values against the training points
+            return np.asarray(X[:, self.support_] @ coef.T) + self.intercept_
+        if self._kernel.name == "linear":
+            return np.asarray(X @ self._primal_coef().T) + self.intercept_
         sv = self.support_vectors_
-        if self._kernel.name == "precomputed":  # X: kernel values against the training set
-            out[:] = X[:, self.support_] @ coef.T
-        elif self._kernel.name == "linear":
-            out[:] = X @ (coef @ sv).T
-        else:
-            rows = max(1, BLOCK_BYTES // (8 * max(1, sv.shape[0])))
-            for start in range(0, X.shape[0], rows):
-                stop = min(X.shape[0], start + rows)
-                out[start:stop] = self._kernel(X[start:stop], sv) @ coef.T if sv.size else 0.0
+        n = X.shape[0] if hasattr(X, "shape") else len(X)
+        out = np.zeros((n, coef.shape[0]))
+        rows = max(1, BLOCK_BYTES // (8 * max(1, coef.shape[1])))
+        for start in range(0, n if coef.shape[1] else 0, rows):
+            stop = min(n, start + rows)
+            out[start:stop] = self._kernel(X[start:stop], sv) @ coef.T
         return out + self.intercept_
 
     def decision_function(self, X: Any) -> np.ndarray:
@@ -307,37 +622,92 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
             return dec[:, 0]
         if self.decision_function_shape == "ovo":
             return dec
-        votes, confidence = self._votes(dec)
-        return votes + confidence / (3.0 * (np.abs(confidence) + 1.0))  # SVC's ovr transform
+        return self._ovr(dec)
 
-    def _votes(self, dec: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """One-vs-one votes (``f_ij > 0`` votes ``i``) and summed confidences per class."""
+    def _ovr(self, dec: np.ndarray) -> np.ndarray:
+        """SVC's ``"ovr"`` transform: one-vs-one votes (``f_ij >= 0`` votes ``i``, as SVC's
+        transform; the vote of ``predict`` is LIBSVM's ``f_ij > 0``) plus the summed
+        confidences scaled into ``(-1/3, 1/3)``."""
         k = len(self.classes_)
         votes = np.zeros((dec.shape[0], k))
         confidence = np.zeros((dec.shape[0], k))
         for p, (i, j) in enumerate(self._pairs):
-            wins = dec[:, p] > 0
+            wins = dec[:, p] >= 0
             votes[wins, i] += 1
             votes[~wins, j] += 1
             confidence[:, i] += dec[:, p]
             confidence[:, j] -= dec[:, p]
-        return votes, confidence
+        return votes + confidence / (3.0 * (np.abs(confidence) + 1.0))
 
     def predict(self, X: Any) -> np.ndarray:
-        """The class of each row: the sign of ``f`` for two classes, else the one-vs-one vote
-        (ties to the class that comes first in ``classes_``, as LIBSVM)."""
+        """The class of each row: ``classes_[1]`` where ``f > 0`` for two classes, else the
+        one-vs-one vote (``f_ij > 0`` votes ``i``; ties to the class that comes first, as
+        LIBSVM), or with ``break_ties`` the argmax of the ``"ovr"`` decision function."""
+        check_is_fitted(self)
+        if self.break_ties and self.decision_function_shape == "ovo":
+            raise ValueError("`break_ties`: break_ties must be False when "
+                             "decision_function_shape is 'ovo'")
         dec = self._pair_decisions(X)
-        if len(self.classes_) == 2:
+        k = len(self.classes_)
+        if k == 2:
             return self.classes_[(dec[:, 0] > 0).astype(int)]
-        votes, confidence = self._votes(dec)
         if self.break_ties:
-            votes = votes + confidence / (3.0 * (np.abs(confidence) + 1.0))
+            return self.classes_[np.argmax(self._ovr(dec), axis=1)]
+        votes = np.zeros((dec.shape[0], k), dtype=np.int64)
+        for p, (i, j) in enumerate(self._pairs):
+            wins = dec[:, p] > 0
+            votes[wins, i] += 1
+            votes[~wins, j] += 1
         return self.classes_[np.argmax(votes, axis=1)]
+
+    def _check_proba(self) -> bool:
+        """``predict_proba`` exists when ``probability`` is set (SVC's rule)."""
+        value = self.probability
+        if (isinstance(value, str) and value == "deprecated") or not value:
+            raise AttributeError("predict_proba is not available when probability=False")
+        return True
+
+    @available_if(_check_proba)
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities ``(n, n_classes)`` (columns in the order of ``classes_``):
+        Platt's sigmoid of each binary problem's decision value, coupled pairwise (LIBSVM's
+        ``svm_predict_probability``; :mod:`maxmargin._probability`)."""
+        check_is_fitted(self)
+        if self._probA.size == 0 or self._probB.size == 0:
+            raise NotFittedError("predict_proba is not available when fitted with "
+                                 "probability=False")
+        dec = self._pair_decisions(X) * self._orientation
+        return coupled_probabilities(dec, self._probA, self._probB, self._pairs,
+                                     len(self.classes_))
+
+    @available_if(_check_proba)
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        """``log(predict_proba(X))``."""
+        return np.log(self.predict_proba(X))
+
+    @property
+    def probA_(self) -> np.ndarray:
+        """Platt's ``A`` of each binary problem (LIBSVM's orientation), empty without
+        ``probability``."""
+        self._warn_deprecated("probA_")
+        return self._probA
+
+    @property
+    def probB_(self) -> np.ndarray:
+        """Platt's ``B`` of each binary problem, empty without ``probability``."""
+        self._warn_deprecated("probB_")
+        return self._probB
+
+    @staticmethod
+    def _warn_deprecated(name: str) -> None:
+        if PROBABILITY_DEPRECATED:
+            warnings.warn(f"Attribute `{name}` {_DEPRECATION}, with `probability=True`.",
+                          FutureWarning, stacklevel=3)
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
-        pairwise = isinstance(self.kernel, str) and self.kernel == "precomputed"
-        tags.input_tags.sparse = not pairwise  # CSR goes to smo and cvxpy as it is
+        pairwise = self._kernel_is_precomputed()
+        tags.input_tags.sparse = not pairwise
         tags.input_tags.pairwise = pairwise
         return tags
 
@@ -345,3 +715,28 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
 def _iterations(sol: SVMSolution | PerceptronResult) -> int:
     """Iterations of an SVM solver; updates (mistakes) of a perceptron."""
     return int(sol.iterations) if isinstance(sol, SVMSolution) else int(sol.mistakes)
+
+
+def _label(value: Any) -> str:
+    """A class label for messages (a numpy scalar as its Python value)."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def _sample_weights(sample_weight: Any, n: int) -> np.ndarray:
+    """``sample_weight`` as a finite float64 ``(n,)`` array (a scalar for every sample; None is
+    ones). Any sign is accepted here: SVC leaves out the samples of weight zero or below."""
+    if sample_weight is None:
+        return np.ones(n)
+    try:
+        w = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"`sample_weight` must be an array of numbers; got "
+                         f"{type(sample_weight).__name__}.") from None
+    if w.ndim == 0:
+        w = np.full(n, float(w))
+    if w.shape != (n,):
+        raise ValueError(f"`sample_weight` must have shape ({n},), one weight per sample; got "
+                         f"shape {w.shape}.")
+    if not np.all(np.isfinite(w)):
+        raise ValueError("`sample_weight` must be finite; got NaN or infinite weights.")
+    return w

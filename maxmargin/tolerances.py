@@ -104,6 +104,9 @@ WOLFE_TOL = 1e-8
 #: bound (``scale = C``, or ``max alpha`` for the hard margin): at a gap of 1e-10 an inactive
 #: alpha is ~1e-11 relative, a free one far above this.
 SNAP_RTOL = 1e-9
+#: SMO, linear kernel: data whose squared offset ``||mean||^2`` exceeds this times their mean
+#: squared spread are solved centred (an equivalence with ``y . alpha = 0``).
+CENTRE_OFFSET_RATIO = 100.0
 #: RBF: a squared distance below this fraction of ``a.a + b.b`` is recomputed from differences.
 CANCEL_RTOL = 1e-6
 #: ``hinge_loss``: a sample with ``|y_i f(x_i) - 1| <= HINGE_MARGIN_TOL`` is on the margin.

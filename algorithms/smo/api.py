@@ -25,10 +25,25 @@ from maxmargin.kernels import Kernel, make_kernel, own_points, precomputed
 from maxmargin.kernels.formulas import KIND_LINEAR
 from maxmargin.kernels.qmatrix import diagonal, make_qmatrix
 from maxmargin.results import SVMSolution
+from maxmargin.tolerances import CENTRE_OFFSET_RATIO
 
 __all__ = ["smo", "WORKING_SETS"]
 
 WORKING_SETS = ("wss2", "wss1", "platt")
+
+
+def _centred_if_offset(X: Any) -> Any:
+    """Dense data far from the origin, centred: the solver then works on them (the same dual
+    with ``y . alpha = 0``, without the cancellation of ``x . z`` on data whose offset dwarfs
+    their spread: ``||mean||^2 > CENTRE_OFFSET_RATIO`` times the mean squared distance to the
+    mean); the answer and its certificate stay in the user's units (:mod:`.result`). Other
+    data are left as they are (their iterates are LIBSVM's, bit for bit as before)."""
+    if not isinstance(X, np.ndarray):
+        return X
+    centre = X.mean(axis=0)
+    Xc = X - centre
+    spread = float(np.einsum("ij,ij->", Xc, Xc)) / max(1, X.shape[0])
+    return Xc if float(centre @ centre) > CENTRE_OFFSET_RATIO * spread else X
 
 
 def smo(
@@ -112,10 +127,7 @@ def smo(
     )
     history_every = check_positive_int(history_every, "history_every")
     precision = check_choice(precision, "precision", PRECISIONS)
-    # linear kernel, dense data: the solver works on the centred data (the same dual with
-    # y . alpha = 0, without the cancellation of data far from the origin); the answer and its
-    # certificate are in the user's units (make_result)
-    Xs = X - X.mean(axis=0) if kern.kind == KIND_LINEAR and isinstance(X, np.ndarray) else X
+    Xs = _centred_if_offset(X) if kern.kind == KIND_LINEAR else X
     kd = make_qmatrix(kern, Xs, y)
 
     start = time.perf_counter()

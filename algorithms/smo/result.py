@@ -14,13 +14,13 @@ import warnings
 
 import numpy as np
 
+from maxmargin import exceptions
 from maxmargin.algorithms._kernel_cache import S_HITS, S_MISSES, n_slots_for
 from maxmargin.algorithms.smo.loops import INFEASIBLE, MAX_ITER
 from maxmargin.algorithms.smo.solver import Solver
 from maxmargin.algorithms.smo.state import record_history
 from maxmargin.algorithms.smo.working_set import violation
 from maxmargin.certificate import Certificate, certify_infeasible, certify_svm, decision_values
-from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.kernels.formulas import KIND_LINEAR
 from maxmargin.results import SVMSolution, infeasible_svm, recover_intercept
 
@@ -105,7 +105,7 @@ def status_and_message(
         warnings.warn(
             f"smo stopped at max_iter={iterations} with m - M = {cert.kkt_violation:.3g} "
             f">= tol = {tol:g} (float64); {cause}.",
-            ConvergenceWarning,
+            exceptions.ConvergenceWarning,
             stacklevel=4,
         )
         return "max_iter", f"reached max_iter before m - M < tol = {tol:g} ({cause}); {stats}."
@@ -120,7 +120,7 @@ def status_and_message(
     warnings.warn(
         f"smo: the answer is not certified: float64 m - M = {cert.kkt_violation:.3g} >= tol = "
         f"{tol:g} (feasibility {cert.feasibility:.3g}); {advice}.",
-        ConvergenceWarning,
+        exceptions.ConvergenceWarning,
         stacklevel=4,
     )
     return "inaccurate", f"not certified ({advice}); {stats}."

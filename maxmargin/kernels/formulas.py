@@ -41,6 +41,8 @@ _LOG2E = 1.4426950408889634
 _LN2_HI = 0.6931471803691238
 _LN2_LO = 1.9082149292705877e-10
 _INV_FACT = tuple(1.0 / math.factorial(m) for m in range(14))  # Taylor coefficients of exp
+#: ``exp(x)`` is taken as 0 below this (the smallest normal float64 is ``exp(-708.3964)``).
+EXP_ZERO_BELOW = -708.3964
 
 
 @njit(cache=True, fastmath={"contract"})
@@ -65,12 +67,16 @@ def exp_nonpositive(x: float) -> tuple[float, int]:
 def exp_scaled_inplace(values: np.ndarray, bits: np.ndarray, scale: float) -> None:
     """``values[k] <- exp(-scale values[k])`` in place for ``values >= 0`` (``bits``: an int64
     scratch of the same length), with index-free loops that vectorise: the polynomial part of
-    :func:`exp_nonpositive`, then the power of two built from its exponent bits."""
+    :func:`exp_nonpositive`, then the power of two built from its exponent bits; 0 where
+    ``-scale values[k] < EXP_ZERO_BELOW``."""
     m = values.shape[0]
     for k in range(m):
-        p, e = exp_nonpositive(-scale * values[k])
+        x = -scale * values[k]
+        p, e = exp_nonpositive(x)
         values[k] = p
-        bits[k] = (e + 1023) << 52
+        # below float64's normal range the power is 0 (its bits all 0): exactly 0, as libm's
+        # exp gives a far point (a pairwise decision value of exactly 0 stays one)
+        bits[k] = ((e + 1023) << 52) * (x >= EXP_ZERO_BELOW)
     powers = bits[:m].view(np.float64)
     for k in range(m):
         values[k] *= powers[k]
