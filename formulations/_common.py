@@ -45,11 +45,14 @@ From solver output to an SVMSolution
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
+import os
+import sys
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -88,6 +91,7 @@ __all__ = [
     "judge_svm",
     "twin_scales",
     "feature_centre",
+    "c_output_silenced",
     "centred",
     "svm_fallback",
 ]
@@ -188,6 +192,28 @@ class SolveOutcome:
         return self.status in ("optimal", "inaccurate", "max_iter")
 
 
+@contextlib.contextmanager
+def c_output_silenced(on: bool) -> Iterator[None]:
+    """Standard output and error of compiled code sent to the null device inside the block (PIQP
+    prints notes of its own from C++, past Python's streams); nothing when ``on`` is False."""
+    if not on:
+        yield
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, null):
+            os.close(fd)
+
+
 def run_solver(
     problem: cp.Problem, solver: str, options: Mapping[str, Any], what: str
 ) -> SolveOutcome:
@@ -199,7 +225,7 @@ def run_solver(
     """
     start = time.perf_counter()
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), c_output_silenced(solver == "PIQP"):
             # CVXPY's generic "Solution may be inaccurate" warning: the status says it better.
             warnings.filterwarnings("ignore", message="Solution may be inaccurate")
             problem.solve(solver=solver, **options)

@@ -18,6 +18,7 @@ import numpy as np
 from maxmargin.algorithms import smo
 from maxmargin.certificate import Certificate, certify_svm
 from maxmargin.formulations import hard_margin_primal, hinge_loss, soft_margin_primal, svm_dual
+from maxmargin.formulations._common import c_output_silenced
 from maxmargin.kernels import Kernel
 from maxmargin.results import SVMSolution
 from maxmargin.tolerances import REFERENCE_KKT
@@ -168,7 +169,7 @@ def outside_certificate(X: Any, y: np.ndarray, C: float | None, kernel: Kernel) 
     problem = cp.Problem(cp.Maximize(cp.sum(a) - 0.5 * cp.quad_form(a, cp.psd_wrap(Q))),
                          constraints)
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), c_output_silenced(True):
             warnings.simplefilter("ignore")
             problem.solve(solver="PIQP", eps_abs=1e-10, eps_rel=1e-10, max_iter=500)
     except Exception:  # the outside solver failed: it certifies nothing
