@@ -140,12 +140,12 @@ def polish_alpha(
     points of a linear kernel) products go through ``X`` instead, ``K[:, F] v = X (X_F^T v)`` and
     ``K_FF = X_F X_F^T``, never forming a row of length ``n``. Returns the polished alpha, or
     None when the method runs ``max_iter`` steps (default ``10 n + 100``), has done more than
-    ``max_work`` floating-point operations (counted as :data:`EIGH_WORK` says), or finds the
-    problem unbounded (hard margin on meeting hulls): the caller keeps the solver's alpha. With
-    ``kkt_tol > 0``, running out of steps or work returns instead the last stationary point
-    whose multipliers were wrong by at most ``kkt_tol`` (then ``m - M <= 2 kkt_tol`` up to
-    round-off), if there was one: on numerically flat problems the exact active set can take
-    many more steps than a certified one.
+    ``max_work`` floating-point operations (counted as :data:`EIGH_WORK` says), meets more than
+    :data:`FINISH_MAX_FREE` free alphas, or finds the problem unbounded (hard margin on meeting
+    hulls): the caller keeps the solver's alpha. With ``kkt_tol > 0``, running out of steps or
+    work returns instead the last stationary point whose multipliers were wrong by at most
+    ``kkt_tol`` (then ``m - M <= 2 kkt_tol`` up to round-off), if there was one: on numerically
+    flat problems the exact active set can take many more steps than a certified one.
     """
     n = alpha.size
     upper = np.array(np.broadcast_to(math.inf if C is None else C, alpha.shape), dtype=float)
@@ -185,6 +185,8 @@ def polish_alpha(
         if max_work is not None and work > max_work:
             break
         free = np.flatnonzero(~at0 & ~atC)
+        if free.size > FINISH_MAX_FREE:  # the subproblem's O(m^3) step would not be a polish
+            break
         same = solved_on is not None and np.array_equal(free, solved_on)
         refined = refined + 1 if same else 0
         if same:  # iterative refinement: the updated gradient has drifted by round-off

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -19,7 +20,7 @@ from benchmarks.harness import (
     make_row,
     measure_many,
 )
-from benchmarks.tables import decorate, find_rows, fmt
+from benchmarks.tables import decorate, find_rows, fmt, panel_grid
 
 
 def cases(suite: str) -> list[Case]:
@@ -148,8 +149,8 @@ def figure(rows: list[dict], plt: Any) -> Any:
     cases = list(dict.fromkeys(r["case"] for r in find_rows(rows, benchmark="hulls")))
     if not cases:
         return None
-    fig, axes = plt.subplots(1, len(cases), figsize=(5.2 * len(cases), 4.6), squeeze=False)
-    for ax, case in zip(axes[0], cases, strict=True):
+    fig, axes = panel_grid(plt, len(cases))
+    for ax, case in zip(axes, cases, strict=True):
         for r in find_rows(rows, benchmark="hulls", case=case, role="oracle"):
             if r["time_s"] is not None:
                 ax.axhline(r["time_s"], color="k", ls="--", label=r["method"])
@@ -165,7 +166,8 @@ def figure(rows: list[dict], plt: Any) -> Any:
             for tol, t, ok in pts:
                 ax.plot(tol, t, "o", color=line.get_color(), mfc=line.get_color() if ok else "w")
         ax.invert_xaxis()
-        decorate(ax, f"{case} (hollow: target gap not reached)", "target relative gap")
+        decorate(ax, textwrap.fill(case, 42), "target relative gap")
+    fig.suptitle("Time to a target gap (hollow markers: the target was not reached)", fontsize=10)
     fig.tight_layout()
     return fig
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from benchmarks import hulls, perceptron, smo, smo_hard, startup, verify
 from benchmarks.harness import atomic_savefig, atomic_write, jsonable
-from benchmarks.tables import decorate, find_rows, fmt, md_multi, peak_delta
+from benchmarks.tables import decorate, find_rows, fmt, md_multi, panel_grid, peak_delta
 
 
 def evaluate_targets(rows: list[dict]) -> list[dict]:
@@ -299,8 +299,8 @@ def _time_vs_n_figure(rows: list[dict], plt: Any) -> Any:
     ]
     if not panels:
         return None
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.6), squeeze=False)
-    for ax, (family, title) in zip(axes[0], panels, strict=True):
+    fig, axes = panel_grid(plt, len(panels))
+    for ax, (family, title) in zip(axes, panels, strict=True):
         series = _series(rows, family)
         variants = sorted({v for _, v in series})
         for (method, variant), pts in sorted(series.items()):

@@ -99,3 +99,14 @@ def decorate(ax: Any, title: str, xlabel: str) -> None:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
 
+
+def panel_grid(plt: Any, count: int, width: float = 4.4, height: float = 3.6) -> tuple[Any, list]:
+    """A figure of ``count`` panels, at most three a row (readable at a page's width: about
+    1,450 pixels at the reports' 110 dpi), and its axes in reading order; extra cells removed."""
+    ncols = min(3, count)
+    nrows = -(-count // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
+    flat = list(axes.ravel())
+    for ax in flat[count:]:
+        ax.remove()
+    return fig, flat[:count]

@@ -744,7 +744,8 @@ def _solved_point(
         def gram_rows(idx: np.ndarray) -> np.ndarray:
             return dot_block(X[idx], X) if linear else K[idx]
 
-        polished = polish_alpha(alpha, y, C, gram_rows, max_work=max_work)
+        polished = polish_alpha(alpha, y, C, gram_rows, max_work=max_work,
+                                linear_X=X if linear and isinstance(X, np.ndarray) else None)
         if polished is not None:  # y . alpha = 0 restored by the polish itself
             g_polished = kernel_values(polished)
             # judged on the alpha-derived g, as the certificate will judge the answer
