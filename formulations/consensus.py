@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from maxmargin._validation import check_positive
+from maxmargin.certificate import Certificate, weak_duality
 from maxmargin.formulations._common import Formulation, check_solver
 from maxmargin.results import HullPairSolution, PolytopeSolution, SVMSolution
 
@@ -53,10 +54,13 @@ class ConsensusReport:
         not be unique.
     rtol : float
         The tolerance ``agree`` uses.
+    weak_duality : tuple of str
+        SVM: the weak-duality inequalities between the two answers' float64 certificates that
+        fail (:func:`~maxmargin.certificate.weak_duality`; empty when both hold).
     agree : bool
-        Both statuses ``"optimal"``, and ``objective_diff``, ``solution_diff``,
-        ``decision_diff`` (NaNs skipped) and ``b_diff`` (when ``b_unique``; else
-        ``b_intervals_overlap``) within ``rtol``.
+        Both statuses ``"optimal"``, weak duality both ways (SVM), and ``objective_diff``,
+        ``solution_diff``, ``decision_diff`` (NaNs skipped) and ``b_diff`` (when ``b_unique``;
+        else ``b_intervals_overlap``) within ``rtol``.
     """
 
     solvers: tuple[str, str]
@@ -71,6 +75,7 @@ class ConsensusReport:
     alpha_diff: float
     rtol: float
     agree: bool
+    weak_duality: tuple[str, ...] = ()
 
 
 def _rel(a: Any, b: Any) -> float:
@@ -178,10 +183,16 @@ def oracle_consensus(
         diffs.append(fields["b_diff"])
     b_ok = fields["b_unique"] or fields["b_intervals_overlap"] or isinstance(s1, PolytopeSolution)
     b_ok = b_ok or isinstance(s1, HullPairSolution)
+    broken: tuple[str, ...] = ()
+    c1, c2 = getattr(s1, "certificate", None), getattr(s2, "certificate", None)
+    if isinstance(s1, SVMSolution) and isinstance(c1, Certificate) and isinstance(
+            c2, Certificate):
+        broken = tuple(weak_duality(c2, c1))
     agree = (
         statuses == ("optimal", "optimal")
         and all(d <= rtol for d in diffs if not math.isnan(d))
         and b_ok
+        and not broken
     )
     return ConsensusReport(
         solvers=names,
@@ -189,5 +200,6 @@ def oracle_consensus(
         solutions=(s1, s2),
         rtol=rtol,
         agree=bool(agree),
+        weak_duality=broken,
         **fields,
     )

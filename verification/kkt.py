@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from maxmargin._validation import check_Xy
-from maxmargin.formulations._common import max_violation
+from maxmargin.certificate import Certificate, certify_svm, decision_values, max_violation
 from maxmargin.kernels import LinearKernel, own_points
 from maxmargin.results import SVMSolution
 
@@ -79,6 +79,11 @@ class KKTResiduals:
         The ``s`` used above.
     max : float
         The largest of the eight residuals (NaN if any is NaN).
+    certificate : Certificate or None
+        The solution's float64 :class:`~maxmargin.certificate.Certificate` from the same
+        decision values: the residuals above are its pointwise view (``max_violation`` is its
+        ``kkt_violation``; its ``gap`` minimises the primal over ``b`` where ``duality_gap``
+        takes the solution's own ``b``).
     """
 
     primal_feasibility: float
@@ -92,6 +97,7 @@ class KKTResiduals:
     hinge_total: float
     alpha_scale: float
     max: float
+    certificate: Certificate | None = None
 
     #: The fields that make up ``max``.
     RESIDUALS = (
@@ -161,7 +167,7 @@ def kkt_residuals(solution: SVMSolution, X: Any, y: Any) -> KKTResiduals:
         stationarity = float(np.linalg.norm(w - w_alpha)) / max(1.0, math.sqrt(ww))
     else:
         sv = np.flatnonzero(alpha != 0.0)
-        g = sol.kernel(X, X[sv]) @ v[sv]
+        g = decision_values(sol.kernel, X, X[sv], v[sv])
         vKv = float(v[sv] @ g[sv])
         ww = vKv
         stationarity = 0.0
@@ -181,4 +187,7 @@ def kkt_residuals(solution: SVMSolution, X: Any, y: Any) -> KKTResiduals:
         primal_feas, box, equality, comp_zero, comp_upper, stationarity, gap, violation,
     )
     worst = math.nan if any(math.isnan(x) for x in values) else max(values)
-    return KKTResiduals(*values, hinge_total=float(xi.sum()), alpha_scale=scale, max=worst)
+    certificate = certify_svm(alpha, X, y, None if hard else C, sol.kernel,
+                              g=X @ w_alpha if linear else g)
+    return KKTResiduals(*values, hinge_total=float(xi.sum()), alpha_scale=scale, max=worst,
+                        certificate=certificate)
