@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+# the functions, not their module: maxmargin.certify(model, X, y) is the public call
+from maxmargin.certify import certify, certify_dual
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.kernels import Kernel, LinearKernel, PolyKernel, RBFKernel, make_kernel
 from maxmargin.results import (
@@ -47,6 +49,8 @@ __all__ = [
     "RBFKernel",
     "SVMSolution",
     "__version__",
+    "certify",
+    "certify_dual",
     "make_kernel",
     "recover_intercept",
 ]
