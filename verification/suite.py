@@ -275,6 +275,9 @@ class Method:
     applies: Callable[[Case], bool] | None = None
     #: the compiled code it runs, as keys of :data:`WARM_UPS` (warmed up before its worker forks)
     warm: tuple[str, ...] = ()
+    #: ``row(case, method, outcome, exception) -> Row``: a method that judges its own rows (the
+    #: audit of other solvers, :mod:`.audit`); None: the suite's rule (:func:`_row`)
+    row: Callable[..., Row] | None = None
 
 
 # --- the methods ------------------------------------------------------------------------------
@@ -676,6 +679,8 @@ def _last_line(exc: BaseException) -> str:
 
 
 def _row(case: Case, method: Method, outcome: Outcome | None, exception: str) -> Row:
+    if method.row is not None:
+        return method.row(case, method, outcome, exception)
     nan = math.nan
     o = outcome or Outcome(status="error", oracle="")
     chk = o.check
