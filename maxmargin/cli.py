@@ -351,7 +351,7 @@ def _audit(args: argparse.Namespace) -> int:
     from types import SimpleNamespace
 
     from maxmargin._jit import notices_off
-    from maxmargin.verification.audit import main as audit_main
+    from maxmargin.verification.audit_cli import main as audit_main
 
     helpers = SimpleNamespace(client=_client, data_cases=_data_cases, writable=_writable)
     with notices_off():

@@ -17,7 +17,8 @@ A method's :class:`MethodSpec` says which problem it solves (``"svm"``: the soft
 dual; ``"hard_margin"``: only ``C=None``; ``"perceptron"``: a separating hyperplane, no margin
 maximised), which kernels it takes (``None``: any kernel object), whether it takes sparse ``X``,
 per-sample weights, and whether it runs compiled (Numba) code that a first call compiles.
-:func:`register` adds a method (third-party solvers are registered by :mod:`maxmargin.audit`).
+:func:`register` adds a method (the third-party SVM-dual solvers, ``libsvm``, ``sklearnex``, ...,
+are registered when :mod:`maxmargin.verification.audit` is imported).
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from maxmargin.verification.audit import (
     Answer,
     AuditRun,
     Peer,
+    _svc_peer,
     run_audit,
     shifted_geometric_mean,
     summarise,
@@ -191,6 +192,39 @@ def test_a_capped_liblinear_claiming_convergence_is_refuted():
     honest = run_audit([_capped(False)], [_liblinear_case()], presets=("loose",),
                        reference=False, progress=None, timeout=None)
     assert honest.rows[0].verdict == "pass" and not honest.wrong
+
+
+class _OtherSign:
+    """An SVC-like library whose binary convention is the negative of scikit-learn's."""
+
+    def __init__(self, broken=False, **kw):
+        from sklearn.svm import SVC
+
+        self.inner, self.broken = SVC(**kw), broken
+
+    def fit(self, X, y):
+        m = self.inner.fit(X, y)
+        self.support_, self.dual_coef_ = m.support_, -m.dual_coef_
+        self.intercept_, self.fit_status_ = -m.intercept_ + (1.0 if self.broken else 0.0), 0
+        return self
+
+    def decision_function(self, X):
+        return -self.inner.decision_function(X)
+
+
+def test_a_library_with_the_other_sign_convention_is_read_correctly():
+    case = next(c for c in catalogue("full") if c.name == "heart_scale")
+    flipped = Peer("flipped", "SVC with flipped signs", _svc_peer(_OtherSign))
+    run = run_audit([flipped, PEERS["libsvm"]], [case], presets=("loose",), reference=False,
+                    progress=None, timeout=None)
+    mine, libsvm = run.rows
+    assert mine.verdict == "pass" and mine.expected_status == "optimal"
+    assert mine.kkt_max == libsvm.kkt_max
+    broken = Peer("broken", "decision_function disagrees", _svc_peer(
+        lambda **kw: _OtherSign(broken=True, **kw)))
+    (row,) = run_audit([broken], [case], presets=("loose",), reference=False, progress=None,
+                       timeout=None).rows
+    assert row.verdict == "error" and "its dual cannot be read" in row.reasons
 
 
 # --- the summary --------------------------------------------------------------------------

@@ -57,7 +57,7 @@ from typing import Any
 
 import numpy as np
 
-from maxmargin.certificate import certify_liblinear, liblinear_rows
+from maxmargin.certificate import certify_liblinear, decision_values, liblinear_rows
 from maxmargin.certify import ModelCertificate, certify_dual, fitted_array
 from maxmargin.formulations.liblinear import LiblinearSolution, liblinear_primal
 from maxmargin.kernels import Kernel
@@ -185,13 +185,37 @@ def _sklearn_fit(estimator: Any, X: np.ndarray, y: np.ndarray) -> tuple[Any, boo
     return estimator, not warned and not status, runtime
 
 
-def _dual_answer(model: Any, y: np.ndarray, converged: bool, runtime: float) -> Answer:
-    """``(alpha, b)`` of a fitted binary SVC-like model (``classes_ = [-1, 1]``)."""
+#: Training rows on which a peer's reading of ``(alpha, b)`` is checked against its own
+#: ``decision_function`` (:func:`_dual_answer`).
+SIGN_CHECK_ROWS = 20
+
+
+def _dual_answer(model: Any, task: Task, converged: bool, runtime: float) -> Answer:
+    """``(alpha, b)`` of a fitted binary SVC-like model (``classes_ = [-1, 1]``).
+
+    ``dual_coef_`` holds ``alpha_i y_i``: scikit-learn's orientation (``y = +1`` for
+    ``classes_[1]``) unless every coefficient has the sign of the other (LIBSVM's raw
+    orientation, ``+1`` for the first label), which is then read with ``alpha`` and ``b``
+    negated. ``decision_function`` must equal ``+-(sum_i dual_coef_i K(x_i, x) +
+    intercept_)`` on the first training rows, else the dual cannot be read (an error)."""
+    y = task.y
     alpha = np.zeros(y.shape[0])
     support = fitted_array(model.support_).astype(np.int64)
-    alpha[support] = fitted_array(model.dual_coef_).ravel() * y[support]
-    iterations = int(np.max(fitted_array(getattr(model, "n_iter_", [-1]))))
+    coef = fitted_array(model.dual_coef_).ravel()
+    alpha[support] = coef * y[support]
     b = float(fitted_array(model.intercept_).ravel()[0])
+    if hasattr(model, "decision_function"):
+        rows = task.X[:SIGN_CHECK_ROWS]
+        theirs = fitted_array(model.decision_function(rows)).ravel()
+        ours = decision_values(task.kernel, rows, task.X[support], coef) + b
+        scale = 1e-6 * max(1.0, float(np.max(np.abs(ours))))
+        if min(np.max(np.abs(theirs - ours)), np.max(np.abs(theirs + ours))) > scale:
+            raise ValueError(f"{type(model).__name__}: decision_function disagrees with "
+                             "dual_coef_ K(support_vectors_, x) + intercept_ (either sign); "
+                             "its dual cannot be read")
+    if np.any(alpha < 0) and not np.any(alpha > 0):  # the other orientation
+        alpha, b = -alpha, -b
+    iterations = int(np.max(fitted_array(getattr(model, "n_iter_", [-1]))))
     return Answer(converged, runtime, alpha=alpha, b=b, iterations=iterations,
                   claim="optimal" if converged else "max_iter")
 
@@ -200,7 +224,7 @@ def _svc_peer(factory: Callable[..., Any]) -> Callable[[Task], Answer]:
     def fit(task: Task) -> Answer:
         model = factory(C=task.C, tol=task.tol, **_svc_keywords(task.kernel))
         model, converged, runtime = _sklearn_fit(model, task.X, task.y)
-        return _dual_answer(model, task.y, converged, runtime)
+        return _dual_answer(model, task, converged, runtime)
 
     return fit
 
@@ -749,155 +773,3 @@ def summarise(run: AuditRun) -> list[Summary]:
                 errors=sum(r.verdict == "error" for r in mine.values()),
                 worst=max(0.0, *finite) if finite else math.nan, time_ratio=ratio))
     return out
-
-
-# --- the command line -------------------------------------------------------------------------
-def print_table(run: AuditRun, out: Any) -> None:
-    """The suite's table with the solver's claim beside the certificate's verdict."""
-    header = (f"{'case':30s} {'solver/preset':24s} {'claim':10s} {'certificate':11s} "
-              f"{'test':10s} {'obj err':>9s} {'m-M|gap':>9s} {'seconds':>8s}  verdict")
-    print(header, file=out)
-    print("-" * len(header), file=out)
-
-    def num(x: float, width: int = 9) -> str:
-        return f"{x:{width}.1e}" if x == x else f"{'-':>{width}s}"
-
-    for r in run.rows:
-        measure = r.duality_gap if r.tolerances.startswith("gap") else r.kkt_max
-        print(f"{r.case:30s} {r.method:24s} {r.status:10s} {r.expected_status or '-':11s} "
-              f"{r.tolerances or '-':10s} {num(r.objective_error)} {num(measure)} "
-              f"{num(r.runtime, 8)}  {r.verdict}", file=out)
-        if r.reasons and r.verdict != "skip":
-            print(f"{'':30s}   why: {r.reasons}", file=out)
-
-
-def summary_table(summaries: Sequence[Summary]) -> list[str]:
-    """The qpbenchmark-style summary as Markdown table lines."""
-    lines = ["| solver | preset | cases | success | correct | wrong | errors | worst m-M / gap "
-             f"| time vs {REFERENCE} (shifted geo. mean) |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for s in summaries:
-        lines.append(f"| {s.solver} | {s.preset} ({PRESETS[s.preset]:g}) | {s.cases} | "
-                     f"{100 * s.success:.1f} % | {100 * s.correct:.1f} % | {s.wrong} | "
-                     f"{s.errors} | {s.worst:.3g} | {s.time_ratio:.2f} |")
-    return lines
-
-
-def print_summary(run: AuditRun, out: Any, seed: int = 0) -> None:
-    skipped = sum(r.verdict == "skip" for r in run.rows)
-    print(f"\n{len(run.rows)} rows on {len({r.case for r in run.rows})} cases ({run.suite}) in "
-          f"{run.elapsed:.1f} s: {len(run.wrong)} wrong answers, "
-          f"{sum(r.verdict == 'error' for r in run.rows)} errors, {skipped} skipped\n",
-          file=out)
-    for line in summary_table(summarise(run)):
-        print(line, file=out)
-    for r in run.wrong:
-        print(f"  WRONG {r.case} / {r.method}: {r.reasons}", file=out)
-        if r.area == "random":
-            index = int(r.case.rsplit("_i", 1)[1])
-            print(f"        reproduce: maxmargin audit --solver {r.method.rsplit('/', 1)[0]} "
-                  f"--suite random --seed {seed} --start {index} --count 1", file=out)
-
-
-def payload(run: AuditRun) -> dict[str, Any]:
-    """The JSON document of ``--json``: the suite's (schema, suite, pattern, rows) plus the
-    solvers, the presets and the summary."""
-    from maxmargin.verification.suite import COLUMNS
-
-    return {"schema": [{"name": n, "description": d} for n, d in COLUMNS],
-            "suite": run.suite, "pattern": run.pattern, "rows": [r.to_dict() for r in run.rows],
-            "solvers": {name: (PEERS[name].summary if name in PEERS else "user's function")
-                        for name in run.peers},
-            "presets": {p: PRESETS[p] for p in run.presets},
-            "summary": [{k: (None if isinstance(v, float) and v != v else v)
-                         for k, v in dataclasses.asdict(s).items()} for s in summarise(run)]}
-
-
-def _cases(args: Any, helpers: Any, suite: str | None = None) -> tuple[str, list[Case]]:
-    suite = args.suite if suite is None else suite
-    if args.data is not None:
-        return "data", list(helpers.data_cases(args))
-    if suite == "random":
-        from maxmargin.verification.campaign import random_cases
-
-        if args.count is None:
-            raise ValueError("--suite random needs --count N (and optionally --seed S).")
-        return "random", list(random_cases(args.count, args.seed, args.start))
-    from maxmargin.verification.cases import catalogue, select
-
-    cases = list(catalogue(suite))
-    if args.case:
-        patterns = [p for item in args.case for p in item.split(",") if p]
-        cases = [c for c in cases if any(c in select((c,), p) for p in patterns)]
-        if not cases:
-            raise ValueError(f"--case {','.join(patterns)} matches no case of the "
-                             f"{suite} suite.")
-    return suite, cases
-
-
-def main(args: Any, helpers: Any) -> int:
-    """``maxmargin audit`` (the handler; ``helpers`` carries the CLI's ``client``,
-    ``data_cases`` and ``writable``). Exit 1 when a row is a wrong answer, else 0."""
-    import json
-
-    names = [n.strip() for item in args.solver for n in item.split(",") if n.strip()]
-    peers = resolve_peers(names)  # bad names: exit 2 before any work
-    presets = tuple(PRESETS) if args.preset == "all" else (args.preset,)
-    if args.json is not None and args.json != "-":
-        helpers.writable(args.json, "--json")
-    if args.report is not None:
-        return _report(args, helpers, peers, presets)
-    suite, cases = _cases(args, helpers)
-    resume = None
-    if args.resume is not None:
-        helpers.writable(args.resume, "--resume")
-        if os.path.exists(args.resume):
-            from maxmargin.verification.sweep import load_rows
-
-            resume = [r for r in load_rows(args.resume) if r.verdict != "skip"]
-    stream = args.resume if args.json in (None, "-") else args.json
-    with helpers.client(args) as client:
-        run = run_audit(peers, cases, suite=suite, presets=presets, seed=args.seed,
-                        progress=None if args.quiet else sys.stderr,
-                        timeout=args.timeout if args.timeout and args.timeout > 0 else None,
-                        client=client, resume=resume, stream=stream)
-    table = sys.stderr if args.json == "-" else sys.stdout
-    print_table(run, table)
-    print_summary(run, table, args.seed)
-    document = payload(run)
-    if args.json == "-":
-        json.dump(document, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    elif stream is not None:
-        with open(stream, "w") as fh:
-            json.dump(document, fh, indent=1)
-            fh.write("\n")
-    return 1 if run.wrong else 0
-
-
-def _report(args: Any, helpers: Any, peers: list[Peer], presets: tuple[str, ...]) -> int:
-    """``--report DIR``: the full catalogue (the cases matching ``--case``, if given) and a
-    ``--count`` (default 1,000) campaign, written to ``DIR/audit.md`` and ``DIR/audit.json``."""
-    from maxmargin.verification.audit_report import write_report
-    from maxmargin.verification.campaign import random_cases
-
-    if not os.path.isdir(args.report):
-        raise ValueError(f"--report {args.report!r} is not a directory.")
-    if args.data is not None:
-        raise ValueError("--report runs the catalogue and a campaign; it takes no --data.")
-    count = 1000 if args.count is None else args.count
-    runs = []
-    with helpers.client(args) as client:
-        for suite, cases in (_cases(args, helpers, "full"),
-                             ("random", list(random_cases(count, args.seed, args.start)))):
-            runs.append(run_audit(
-                peers, cases, suite=suite, presets=presets, seed=args.seed,
-                progress=None if args.quiet else sys.stderr,
-                timeout=args.timeout if args.timeout and args.timeout > 0 else None,
-                client=client))
-    for run in runs:
-        print_summary(run, sys.stdout, args.seed)
-    path = write_report(args.report, runs, command=" ".join(["maxmargin", *sys.argv[1:]]),
-                        seed=args.seed, count=count)
-    print(f"report written to {path}")
-    return 1 if any(run.wrong for run in runs) else 0

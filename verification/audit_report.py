@@ -26,10 +26,9 @@ from maxmargin.verification.audit import (
     SHIFT_S,
     WRONG_PRESET,
     AuditRun,
-    payload,
     summarise,
-    summary_table,
 )
+from maxmargin.verification.audit_cli import payload, summary_table
 from maxmargin.verification.report import versions
 from maxmargin.verification.suite import Row
 
