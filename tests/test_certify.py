@@ -339,3 +339,12 @@ def test_liblinear_certificate_obeys_weak_duality(seed, loss, penalty):
         assert cert.primal_objective >= oracle.dual_objective - slack
         assert cert.gap >= -1e-12
     assert oracle.certificate.gap <= 1e-7
+
+
+def test_the_readme_certify_example_prints_what_it_claims():
+    from test_readme import run_block
+
+    scope, out, _ = run_block(3)
+    lines = out.strip().splitlines()
+    assert lines[0] == "not optimal 1.03" and lines[1] == "optimal True"
+    assert scope["cert"].optimal and lines[2].startswith("1 vs 0: optimal (m - M < 0.001)")

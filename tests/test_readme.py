@@ -28,8 +28,8 @@ def run_block(index: int) -> tuple[dict, str, float | None]:
     return scope, out.getvalue(), None if claim is None else float(claim.group(1))
 
 
-def test_the_readme_has_its_three_examples():
-    assert len(python_blocks()) == 3
+def test_the_readme_has_its_four_examples():
+    assert len(python_blocks()) == 4
 
 
 @pytest.mark.parametrize(("index", "rel"), [(0, 1e-9), (2, 1e-8)])
