@@ -136,6 +136,22 @@ def test_bad_solver_names_exit_2_before_any_work(mymodule, capsys, name, message
     assert message in err and len(err.strip().splitlines()) == 1
 
 
+def test_your_data_file_and_a_dotted_callable(mymodule, capsys):
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    rows = [",".join([*map(str, x), str(label)]) for x, label in zip(X, y, strict=True)]
+    (mymodule / "flowers.csv").write_text("\n".join(rows) + "\n")
+    (mymodule / "holder.py").write_text("from mymodule import good\n\n\nclass Box:\n"
+                                        "    solve = staticmethod(good)\n")
+    code, out, _ = _audit(capsys, "--solver", "holder:Box.solve,libsvm", "--data",
+                          "flowers.csv", "--preset", "loose")
+    assert code == 0
+    cases = {x.split()[0] for x in out.splitlines() if "/loose" in x}
+    assert len(cases) == 3 and all(c.startswith("flowers") for c in cases)  # one per pair
+    assert "| holder:Box.solve | loose (0.001) | 3 | 100.0 % |" in out
+
+
 def test_the_solver_gets_tol_when_it_names_it(mymodule, capsys):
     code, out, _ = _audit(capsys, "--solver", "mymodule:with_tol", "--case", "heart_scale")
     assert code == 0

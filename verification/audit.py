@@ -335,7 +335,9 @@ def _import_callable(module_name: str, attr: str, directory: str) -> Callable[..
     except Exception as exc:
         raise ValueError(f"--solver {module_name}:{attr}: cannot import {module_name!r} "
                          f"({type(exc).__name__}: {exc}).") from None
-    function = getattr(module, attr, None)
+    function: Any = module
+    for part in attr.split("."):  # "module:object.method" too
+        function = getattr(function, part, None)
     if not callable(function):
         raise ValueError(f"--solver {module_name}:{attr}: {module_name!r} has no callable "
                          f"{attr!r}.")
