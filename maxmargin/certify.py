@@ -257,8 +257,10 @@ def _class_weights(class_weight: Any, classes: np.ndarray, labels: Any,
 
 
 def _is_liblinear(model: Any) -> bool:
-    return (hasattr(model, "coef_") and hasattr(model, "loss")
-            and not hasattr(model, "dual_coef_"))
+    """LinearSVC-like: ``coef_``, ``loss``, ``C``, ``intercept_scaling`` (not SGDClassifier,
+    whose problem is another)."""
+    return all(hasattr(model, a) for a in ("coef_", "loss", "C", "intercept_scaling",
+                                           "fit_intercept")) and not hasattr(model, "dual_coef_")
 
 
 def certify(model: Any, X: Any, y: Any, sample_weight: Any = None, *,

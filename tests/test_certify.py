@@ -242,6 +242,10 @@ def test_certify_refuses_what_it_cannot_judge(cancer):
         certify(cs, X[:50, :3], np.arange(50) % 3)
     with pytest.raises(ValueError, match="features"):
         certify(LinearSVC().fit(Xs[:50], y[:50]), Xs[:50, :5], y[:50])
+    from sklearn.linear_model import SGDClassifier
+
+    with pytest.raises(ValueError, match="neither SVC's fitted attributes"):
+        certify(SGDClassifier(loss="hinge").fit(Xs[:50], y[:50]), Xs[:50], y[:50])
 
 
 def test_sklearnex_svc(cancer):
