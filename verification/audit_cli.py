@@ -75,12 +75,27 @@ def print_summary(run: AuditRun, out: Any, seed: int = 0) -> None:
                   f"--suite random --seed {seed} --start {index} --count 1", file=out)
 
 
+#: What the suite's columns mean in an audit row (the others keep the suite's meaning).
+AUDIT_COLUMNS = {
+    "method": "the solver and the preset it ran at (solver/loose, solver/tight)",
+    "oracle": "what the answer is judged by: its certificate and weak duality vs the oracle",
+    "tolerances": "the certificate's test: kkt<tol (m - M) or gap<=tol (LIBLINEAR)",
+    "status": "the solver's claim: optimal = it said converged; max_iter / inaccurate = it "
+              "did not; error; skipped",
+    "expected_status": "the certificate's verdict at the preset: optimal or inaccurate "
+                       "(infeasible: a hard margin with no solution)",
+    "verdict": "pass, fail (a wrong answer: called converged, refuted), error (raised, timed "
+               "out) or skip (a case the solver cannot take)",
+    "reasons": "why a row is a wrong answer, an error or skipped",
+}
+
+
 def payload(run: AuditRun) -> dict[str, Any]:
-    """The JSON document of ``--json``: the suite's (schema, suite, pattern, rows) plus the
-    solvers, the presets and the summary."""
+    """The JSON document of ``--json``: the suite's (schema, suite, pattern, rows; the schema
+    with :data:`AUDIT_COLUMNS`' meanings) plus the solvers, the presets and the summary."""
     from maxmargin.verification.suite import COLUMNS
 
-    return {"schema": [{"name": n, "description": d} for n, d in COLUMNS],
+    return {"schema": [{"name": n, "description": AUDIT_COLUMNS.get(n, d)} for n, d in COLUMNS],
             "suite": run.suite, "pattern": run.pattern, "rows": [r.to_dict() for r in run.rows],
             "solvers": {name: (PEERS[name].summary if name in PEERS else "user's function")
                         for name in run.peers},

@@ -165,16 +165,33 @@ def _header(runs: Sequence[AuditRun], seed: int, count: int) -> dict[str, str]:
     return info
 
 
+def _one_row_per_line(document: dict[str, Any]) -> str:
+    """``document`` as indented JSON except each row, which takes one line (a small file whose
+    diffs stay readable)."""
+    runs = []
+    for part in document["runs"]:
+        rest = json.dumps({k: v for k, v in part.items() if k != "rows"}, indent=1)
+        rows = ",\n".join(json.dumps(r) for r in part["rows"])
+        runs.append(f"{rest[:-2]},\n\"rows\": [\n{rows}\n]\n}}")
+    head = json.dumps({k: v for k, v in document.items() if k != "runs"}, indent=1)
+    return f"{head[:-2]},\n\"runs\": [\n" + ",\n".join(runs) + "\n]\n}"
+
+
 def write_report(out: str | os.PathLike[str], runs: Sequence[AuditRun], *, command: str,
                  seed: int = 0, count: int = 0) -> Path:
-    """Write ``out/audit.md`` and ``out/audit.json`` and return the Markdown's path."""
+    """Write ``out/audit.md`` and ``out/audit.json`` and return the Markdown's path.
+
+    The JSON holds every judged row (one per line; the skipped ones are counted, not listed:
+    ``maxmargin audit --json`` keeps them)."""
     out = Path(out)
     info = _header(runs, seed, count)
     document: dict[str, Any] = {"command": command, "header": info,
                                 "runs": [payload(run) for run in runs]}
     for part, run in zip(document["runs"], runs, strict=True):
         part["elapsed"] = None if math.isnan(run.elapsed) else run.elapsed
-    (out / "audit.json").write_text(json.dumps(document, indent=1) + "\n")
+        part["skipped"] = sum(r["verdict"] == "skip" for r in part["rows"])
+        part["rows"] = [r for r in part["rows"] if r["verdict"] != "skip"]
+    (out / "audit.json").write_text(_one_row_per_line(document) + "\n")
     path = out / "audit.md"
     path.write_text(render_markdown(runs, info, command))
     return path
