@@ -335,3 +335,18 @@ def test_third_party_solvers_are_registered_methods():
     assert sol.alpha == pytest.approx([0.5, 0.5]) and sol.b == pytest.approx(-1.0)
     assert "liblinear" not in METHODS  # LIBLINEAR solves another problem than the SVM dual
     assert PEERS["sklearnex"].requires == "sklearnex"
+
+
+def test_report_writes_markdown_and_json(tmp_path, capsys):
+    code, out, _ = _audit(capsys, "--solver", "libsvm", "--report", str(tmp_path), "--case",
+                          "two_points,breast_cancer_raw", "--count", "2", "--preset", "loose")
+    assert code == 1 and "report written to" in out
+    md = (tmp_path / "audit.md").read_text()
+    assert "## Full catalogue (2 cases" in md and "## Random campaign (2 cases" in md
+    assert "`breast_cancer_raw` (loose): said converged, but m - M = 1.03" in md
+    document = json.loads((tmp_path / "audit.json").read_text())
+    full, campaign = document["runs"]
+    assert full["suite"] == "full" and campaign["suite"] == "random"
+    assert all(r["verdict"] != "skip" for r in full["rows"]) and full["skipped"] == 1
+    wrong = [r for r in full["rows"] if r["verdict"] == "fail"]
+    assert [(r["case"], r["method"]) for r in wrong] == [("breast_cancer_raw", "libsvm/loose")]
