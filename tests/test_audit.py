@@ -347,6 +347,10 @@ def test_report_writes_markdown_and_json(tmp_path, capsys):
     document = json.loads((tmp_path / "audit.json").read_text())
     full, campaign = document["runs"]
     assert full["suite"] == "full" and campaign["suite"] == "random"
-    assert all(r["verdict"] != "skip" for r in full["rows"]) and full["skipped"] == 1
-    wrong = [r for r in full["rows"] if r["verdict"] == "fail"]
+    names = [c["name"] for c in full["columns"]]
+    rows = [dict(zip(names, r, strict=True)) for r in full["rows"]]
+    assert all(r["verdict"] != "skip" for r in rows) and full["skipped"] == 1
+    wrong = [r for r in rows if r["verdict"] == "fail"]
     assert [(r["case"], r["method"]) for r in wrong] == [("breast_cancer_raw", "libsvm/loose")]
+    assert 1.0 < wrong[0]["kkt_max"] < 1.1
+    assert "- **libsvm**: 1 wrong answer in " in md and "(catalogue 1, random 0)" in md

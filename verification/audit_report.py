@@ -69,9 +69,12 @@ def findings(run: AuditRun, solver: str) -> list[str]:
     wrong = sorted((r for r in rows if r.verdict == "fail"), key=_measure, reverse=True)
     if wrong:
         on = len({r.case for r in wrong})
+        limit = PRESETS[WRONG_PRESET]
+        marginal = sum(r.tolerances.startswith("kkt") and r.kkt_max < 2 * limit for r in wrong)
+        note = (f"; {marginal} of them marginal, m - M below {2 * limit:g}" if marginal else "")
         out.append(f"  - **{_count(len(wrong), 'wrong answer')}** on {_count(on, 'case')} "
-                   "(called converged, "
-                   f"refuted at {WRONG_PRESET} {PRESETS[WRONG_PRESET]:g}), worst first:")
+                   f"(called converged, refuted at {WRONG_PRESET} {limit:g}{note}), worst "
+                   "first:")
         out += [f"    - {_wrong_line(r)}" for r in wrong[:LISTED]]
         if len(wrong) > LISTED:
             out.append(f"    - ... and {len(wrong) - LISTED} more (audit.json)")
@@ -103,12 +106,33 @@ def findings(run: AuditRun, solver: str) -> list[str]:
     return out
 
 
+def in_brief(runs: Sequence[AuditRun]) -> list[str]:
+    """One bullet per solver over every run: its wrong answers (the worst stated), errors."""
+    out = []
+    for solver in dict.fromkeys(p for run in runs for p in run.peers):
+        rows = [(run, r) for run in runs for r in run.rows
+                if r.method.rsplit("/", 1)[0] == solver and r.verdict != "skip"]
+        wrong = [(run, r) for run, r in rows if r.verdict == "fail"]
+        errors = sum(r.verdict == "error" for _, r in rows)
+        per_run = ", ".join(f"{'catalogue' if run.suite == 'full' else run.suite} "
+                            f"{sum(x is run for x, _ in wrong)}" for run in runs)
+        line = (f"- **{solver}**: {_count(len(wrong), 'wrong answer')} in {len(rows):,} judged "
+                f"rows ({per_run})")
+        if wrong:
+            worst = max((r for _, r in wrong), key=_measure)
+            line += f"; the worst, {_wrong_line(worst)}"
+        out.append(line + (f"; {_count(errors, 'error')} (time-outs or exceptions)."
+                           if errors else "."))
+    return out
+
+
 def render_markdown(runs: Sequence[AuditRun], info: dict[str, str], command: str) -> str:
     """The Markdown of the report."""
     lines = ["# maxmargin audit: other SVM solvers judged by the certificate", "",
              f"Regenerate: `{command}` (from the repository root). Every row: `audit.json`.",
              "", "| | |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in info.items()]
+    lines += ["", "## In brief", ""] + in_brief(runs)
     lines += ["", "## What is judged", "",
               "Each solver runs at each preset's tolerance (loose 1e-3, tight 1e-6) and each "
               "answer is judged afresh in float64 (`maxmargin/certify.py`, "
@@ -165,6 +189,17 @@ def _header(runs: Sequence[AuditRun], seed: int, count: int) -> dict[str, str]:
     return info
 
 
+#: The columns of the report's JSON rows (the suite's columns an audit row fills).
+REPORT_COLUMNS = ("case", "method", "status", "expected_status", "tolerances", "iterations",
+                  "runtime", "objective_error", "w_error", "decision_error", "kkt_max",
+                  "duality_gap", "verdict", "reasons")
+
+
+def _short(value: Any) -> Any:
+    """Floats to 6 significant digits (the JSON stays small); the rest unchanged."""
+    return float(f"{value:.6g}") if isinstance(value, float) else value
+
+
 def _one_row_per_line(document: dict[str, Any]) -> str:
     """``document`` as indented JSON except each row, which takes one line (a small file whose
     diffs stay readable)."""
@@ -181,16 +216,20 @@ def write_report(out: str | os.PathLike[str], runs: Sequence[AuditRun], *, comma
                  seed: int = 0, count: int = 0) -> Path:
     """Write ``out/audit.md`` and ``out/audit.json`` and return the Markdown's path.
 
-    The JSON holds every judged row (one per line; the skipped ones are counted, not listed:
-    ``maxmargin audit --json`` keeps them)."""
+    The JSON holds every judged row as a list in the order of ``columns``
+    (:data:`REPORT_COLUMNS`, floats to 6 digits), one per line; skipped rows are counted, not
+    listed (``maxmargin audit --json`` keeps every column of every row)."""
     out = Path(out)
     info = _header(runs, seed, count)
     document: dict[str, Any] = {"command": command, "header": info,
                                 "runs": [payload(run) for run in runs]}
     for part, run in zip(document["runs"], runs, strict=True):
+        meaning = {c["name"]: c["description"] for c in part.pop("schema")}
         part["elapsed"] = None if math.isnan(run.elapsed) else run.elapsed
         part["skipped"] = sum(r["verdict"] == "skip" for r in part["rows"])
-        part["rows"] = [r for r in part["rows"] if r["verdict"] != "skip"]
+        part["columns"] = [{"name": n, "description": meaning[n]} for n in REPORT_COLUMNS]
+        part["rows"] = [[_short(r[n]) for n in REPORT_COLUMNS] for r in part["rows"]
+                        if r["verdict"] != "skip"]
     (out / "audit.json").write_text(_one_row_per_line(document) + "\n")
     path = out / "audit.md"
     path.write_text(render_markdown(runs, info, command))
