@@ -350,7 +350,8 @@ def _support(model: Any, points: Any, weights: np.ndarray, gram: bool) -> np.nda
         raise ValueError("`X` is not the data the model was fitted on: support_ indexes "
                          f"rows up to {int(support.max())}, `X` has {n}.")
     given = getattr(model, "support_vectors_", None)
-    if gram or given is None or not isinstance(points, np.ndarray) or points.dtype == object:
+    if (gram or given is None or np.size(given) == 0 or not isinstance(points, np.ndarray)
+            or points.dtype == object):  # (a callable kernel keeps no support vectors)
         # nothing to compare: scikit-learn's numbering for its own models
         sklearn = type(model).__module__.startswith("sklearn")
         return candidates[-1] if sklearn else candidates[0]

@@ -163,6 +163,34 @@ def test_multiclass_svc_one_certificate_per_pair():
         assert abs(c.dual_objective - best) <= 1e-7 * best
 
 
+def test_precomputed_callable_and_sparse_svc():
+    import scipy.sparse as sp
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    X, y = load_iris(return_X_y=True)
+    K = rbf_kernel(X, X, gamma=0.5)
+    sw = np.ones(y.size)
+    sw[::5] = 0.0
+    models = [
+        (SVC(kernel="precomputed", tol=1e-8).fit(K, y), K, None),
+        (SVC(kernel="precomputed", tol=1e-8).fit(K, y, sample_weight=sw), K, sw),
+        (SVC(kernel=lambda A, B: rbf_kernel(A, B, gamma=0.5), tol=1e-8).fit(X, y), X, None),
+        (SVC(kernel="rbf", gamma=0.5, tol=1e-8).fit(X, y), X, None),
+    ]
+    reference = [c.dual_objective for c in certify(models[3][0], X, y)]
+    for model, data, weights in models:
+        certs = certify(model, data, y, sample_weight=weights)
+        assert all(c.optimal for c in certs), [c.summary() for c in certs]
+        if weights is None:
+            assert [c.dual_objective for c in certs] == pytest.approx(reference, rel=1e-7)
+    Xs = sp.csr_matrix(X)
+    certs = certify(SVC(kernel="linear", tol=1e-8).fit(Xs, y), Xs, y)
+    dense = certify(SVC(kernel="linear", tol=1e-8).fit(X, y), X, y)
+    assert all(c.optimal for c in certs)
+    assert [c.dual_objective for c in certs] == pytest.approx(
+        [c.dual_objective for c in dense], rel=1e-7)
+
+
 def test_class_and_sample_weights_are_the_model_boxes(cancer):
     _, y, Xs = cancer
     X, y = Xs[:250, :6], y[:250]
