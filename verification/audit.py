@@ -37,7 +37,9 @@ A user's solver ``MODULE:CALLABLE`` is ``f(X, y, C, kernel=..., gamma=..., degre
 -> (alpha, b)`` or ``(alpha, b, converged)`` with ``y`` in -1/+1, ``C`` a float (``None`` for the
 hard margin), ``kernel`` one of ``"linear"``, ``"rbf"``, ``"poly"`` and ``gamma`` a number (1.0
 for the linear kernel); it also gets ``tol=`` when its signature names a ``tol`` parameter.
-Without a third value it is taken to claim convergence.
+Without a third value it is taken to claim convergence. It is imported again where it runs
+(forked workers inherit it; on a Dask cluster each worker imports it from the same directory,
+so on remote machines the module must be importable there too).
 """
 
 from __future__ import annotations
