@@ -55,7 +55,7 @@ import numpy as np
 from numba import njit
 from threadpoolctl import ThreadpoolController
 
-from maxmargin import exceptions
+import maxmargin.exceptions as exceptions
 from maxmargin._jit import note_compile
 from maxmargin._validation import (
     check_hull_pair,

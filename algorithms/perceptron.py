@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from maxmargin import exceptions
+import maxmargin.exceptions as exceptions
 from maxmargin._validation import (
     check_bool,
     check_choice,

@@ -9,6 +9,7 @@ solves one formulation with two independent solvers and reports their disagreeme
 from maxmargin.formulations._common import Formulation
 from maxmargin.formulations.consensus import ConsensusReport, oracle_consensus
 from maxmargin.formulations.dual import svm_dual
+from maxmargin.formulations.liblinear import LiblinearSolution, liblinear_primal
 from maxmargin.formulations.polytope import hull_distance, polytope_distance
 from maxmargin.formulations.primal import hard_margin_primal, hinge_loss, soft_margin_primal
 
@@ -18,6 +19,8 @@ __all__ = [
     "hard_margin_primal",
     "hinge_loss",
     "hull_distance",
+    "LiblinearSolution",
+    "liblinear_primal",
     "oracle_consensus",
     "polytope_distance",
     "soft_margin_primal",

@@ -61,7 +61,7 @@ import cvxpy as cp
 import cvxpy.settings as cps
 import numpy as np
 
-from maxmargin import exceptions
+import maxmargin.exceptions as exceptions
 from maxmargin.algorithms.active_set import balance_alpha, polish_alpha
 from maxmargin.certificate import (
     certify_infeasible,

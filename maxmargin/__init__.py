@@ -25,14 +25,19 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 
 
 def __getattr__(name: str) -> object:
-    """``maxmargin.MaxMarginClassifier`` and ``maxmargin.ConvergenceWarning`` are imported on
-    first use (they pull in scikit-learn, and the estimator every solver)."""
+    """``maxmargin.MaxMarginClassifier``, ``maxmargin.certify``, ``maxmargin.certify_dual`` and
+    ``maxmargin.ConvergenceWarning`` are imported on first use (they pull in scikit-learn, and
+    the estimator every solver)."""
     if name == "MaxMarginClassifier":
         from maxmargin.estimators import MaxMarginClassifier
 
         return MaxMarginClassifier
+    if name in ("certify", "certify_dual"):  # certifying a fitted model pulls in scikit-learn
+        import maxmargin.certify_models as module
+
+        return getattr(module, name)
     if name == "ConvergenceWarning":
-        from maxmargin import exceptions
+        import maxmargin.exceptions as exceptions
 
         return exceptions.ConvergenceWarning
     raise AttributeError(f"module 'maxmargin' has no attribute {name!r}")
@@ -50,6 +55,8 @@ __all__ = [
     "RBFKernel",
     "SVMSolution",
     "__version__",
+    "certify",
+    "certify_dual",
     "make_kernel",
     "recover_intercept",
 ]

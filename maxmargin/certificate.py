@@ -36,6 +36,8 @@ __all__ = [
     "certify_hulls",
     "certify_infeasible",
     "weak_duality",
+    "certify_liblinear",
+    "liblinear_rows",
     "decision_values",
     "max_violation",
     "minimise_hinge_over_b",
@@ -392,3 +394,162 @@ def certify_hulls(
         gap = max(0.0, (zz - low) / denom)
         kkt = max(0.0, (high - low) / denom)
     return HullCertificate(gap, kkt, feas, math.sqrt(zz))
+
+
+# --- LIBLINEAR's problem (scikit-learn's LinearSVC) -------------------------------------------
+
+#: The losses and penalties of LIBLINEAR's SVM problems that :func:`certify_liblinear` judges.
+LIBLINEAR_LOSSES = ("hinge", "squared_hinge")
+LIBLINEAR_PENALTIES = ("l2", "l1")
+#: Hinge loss: the widths ``tau`` of the margin set ``|m_i - 1| <= tau`` on which a dual point is
+#: fitted by bounded least squares (0: no margin set, the clipped map ``a = C [m < 1]``).
+MARGIN_TAUS = (0.0, 1e-12, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2)
+
+
+def liblinear_rows(X: Any, intercept_scaling: float | None) -> Any:
+    """The rows LIBLINEAR sees: ``X`` with the constant column ``intercept_scaling`` appended
+    (``X`` itself when None: no intercept)."""
+    if intercept_scaling is None:
+        return X
+    column = np.full((X.shape[0], 1), float(intercept_scaling))
+    if hasattr(X, "tocsr"):
+        import scipy.sparse as sp
+
+        return sp.hstack([X, sp.csr_matrix(column)], format="csr")
+    return np.hstack([X, column])
+
+
+def liblinear_objectives(
+    w: np.ndarray, X: Any, y: np.ndarray, C: np.ndarray, loss: str, penalty: str
+) -> tuple[float, np.ndarray]:
+    """``P(w)`` of LIBLINEAR's primal (:func:`certify_liblinear`) and the margins ``y_i w.x_i``."""
+    margins = y * np.asarray(X @ w).ravel()
+    slack = np.maximum(0.0, 1.0 - margins)
+    reg = 0.5 * float(w @ w) if penalty == "l2" else float(np.abs(w).sum())
+    data = float(C @ (slack if loss == "hinge" else slack * slack))
+    return reg + data, margins
+
+
+def _liblinear_dual(a: np.ndarray, u: np.ndarray, C: np.ndarray, loss: str, penalty: str
+                    ) -> float:
+    """``D(t a)`` at the best feasible ``t >= 0`` (:func:`certify_liblinear`)."""
+    S = float(a.sum())
+    if S <= 0.0:
+        return 0.0
+    Q = (float(u @ u) if penalty == "l2" else 0.0) + (
+        float(np.sum(a * a / (2.0 * C))) if loss == "squared_hinge" else 0.0)
+    t_max = math.inf
+    if loss == "hinge":
+        t_max = float(np.min(C[a > 0] / a[a > 0]))
+    if penalty == "l1":
+        top = float(np.max(np.abs(u)))
+        t_max = min(t_max, 1.0 / top) if top > 0 else t_max
+    t = t_max if Q <= 0.0 else min(t_max, S / Q)
+    return t * S - 0.5 * t * t * Q
+
+
+def _liblinear_kkt(w: np.ndarray, X: Any, C: np.ndarray, a: np.ndarray, u: np.ndarray,
+                   margins: np.ndarray, loss: str, penalty: str) -> float:
+    """The KKT violation of the pair ``(w, a)`` (:func:`certify_liblinear`)."""
+    if loss == "hinge":
+        free = (a > 0) & (a < C)
+        comp = np.where(a <= 0, np.maximum(0.0, 1.0 - margins),
+                        np.where(free, np.abs(margins - 1.0), np.maximum(0.0, margins - 1.0)))
+    else:
+        comp = np.where(a <= 0, np.maximum(0.0, 1.0 - margins),
+                        np.abs(margins - 1.0 + a / (2.0 * C)))
+    if penalty == "l2":
+        stat = float(np.max(np.abs(np.asarray(X @ (w - u)).ravel())))
+    else:
+        stat = float(np.max(np.where(w != 0, np.abs(u - np.sign(w)),
+                                     np.maximum(0.0, np.abs(u) - 1.0))))
+    return max(stat, float(np.max(comp)))
+
+
+def _hinge_dual_points(w: np.ndarray, X: Any, y: np.ndarray, C: np.ndarray,
+                       margins: np.ndarray) -> list[np.ndarray]:
+    """Hinge loss: ``a = C`` below the margin set, 0 above it, bounded least squares of
+    ``w = X^T (a y)`` on it, for each width in :data:`MARGIN_TAUS` (distinct sets only)."""
+    from scipy.optimize import lsq_linear
+
+    points, seen = [], set()
+    for tau in MARGIN_TAUS:
+        low = margins < 1.0 - tau
+        mid = np.flatnonzero(np.abs(margins - 1.0) <= tau)
+        key = (low.tobytes(), mid.tobytes())
+        if key in seen:
+            continue
+        seen.add(key)
+        a = np.where(low, C, 0.0)
+        if mid.size:
+            rest = w - np.asarray(X.T @ (a * y)).ravel()
+            A = X[mid].T.multiply(y[mid]).tocsr() if hasattr(X, "tocsr") else X[mid].T * y[mid]
+            solver = "lsmr" if hasattr(A, "tocsr") else "exact"
+            fit = lsq_linear(A, rest, bounds=(np.zeros(mid.size), C[mid]), lsq_solver=solver)
+            a[mid] = np.clip(fit.x, 0.0, C[mid])
+        points.append(a)
+    return points
+
+
+def certify_liblinear(
+    w: np.ndarray,
+    X: Any,
+    y: np.ndarray,
+    C: float | np.ndarray,
+    *,
+    loss: str = "squared_hinge",
+    penalty: str = "l2",
+    alpha: np.ndarray | None = None,
+) -> Certificate:
+    r"""The :class:`Certificate` of ``w`` in LIBLINEAR's primal SVM problem, in float64.
+
+    ``X`` holds the rows LIBLINEAR sees, ``x_i`` with the column ``s = intercept_scaling``
+    appended when an intercept is fitted, and ``w`` the weights over them (the bias weight is
+    regularised like the others). With the margins ``m_i = y_i w . x_i``:
+
+    .. math::
+
+        P(w) = R(w) + \sum_i C_i \ell(m_i), \quad R = \tfrac12 \|w\|^2 \;(\text{l2})
+        \text{ or } \|w\|_1 \;(\text{l1}), \quad \ell(m) = (1 - m)_+ \text{ or } (1 - m)_+^2,
+
+        D(a) = \sum_i a_i - \tfrac12 \|u\|^2 \,[\text{l2}] - \sum_i \frac{a_i^2}{4 C_i}
+        \,[\text{squared}], \quad u = \textstyle\sum_i a_i y_i x_i,
+
+    over ``a >= 0`` (``a <= C`` for the hinge; ``||u||_inf <= 1`` for l1), so ``D(a) <= P(w')``
+    for every ``w'``. Dual points tried: the KKT map ``a = 2 C (1 - m)_+`` (squared hinge); for
+    the hinge ``a = C`` where ``m < 1 - tau``, 0 where ``m > 1 + tau`` and a bounded
+    least-squares fit of ``w = u`` on the rest, for each ``tau`` of :data:`MARGIN_TAUS`;
+    ``alpha`` when given (e.g. a solver's own dual, clipped to the box). Each is scaled by the
+    ``t`` in its feasible range that maximises ``D(t a)``; ``dual_objective`` is the best, and
+    ``gap = (P - D) / max(1, |P|)`` bounds how far ``P(w)`` is from the optimum.
+
+    ``kkt_violation`` is the smallest, over those points, KKT violation of the pair ``(w, a)``:
+    the largest of the complementarity residuals ``(1 - m_i)_+`` (``a_i = 0``), ``(m_i - 1)_+``
+    (hinge, ``a_i = C_i``), ``|m_i - 1 + a_i / (2 C_i)|`` (else; no ``a`` term for the hinge) and
+    of stationarity: ``max_i |x_i . (w - u)|`` for l2 (all in units of ``y f``, like SVC's
+    ``m - M``); ``max_j dist(u_j, d|w_j|)`` for l1 (per unit of ``w``). With the KKT map it is
+    ``max_i |x_i . grad P(w)|``. ``b`` is NaN (the bias is inside ``w``), ``feasibility`` 0 (the
+    dual points are feasible by construction).
+    """
+    w = np.asarray(w, dtype=np.float64).ravel()
+    y = np.asarray(y, dtype=np.float64)
+    C = np.broadcast_to(np.asarray(C, dtype=np.float64), y.shape).copy()
+    nan = math.nan
+    if not np.all(np.isfinite(w)):
+        return Certificate(nan, nan, nan, nan, nan, nan)
+    with np.errstate(over="ignore", invalid="ignore"):
+        primal, margins = liblinear_objectives(w, X, y, C, loss, penalty)
+        if loss == "hinge":
+            points = _hinge_dual_points(w, X, y, C, margins)
+        else:
+            points = [2.0 * C * np.maximum(0.0, 1.0 - margins)]
+        if alpha is not None:
+            a = np.maximum(np.asarray(alpha, dtype=np.float64).ravel(), 0.0)
+            points.append(np.minimum(a, C) if loss == "hinge" else a)
+        kkt, dual = math.inf, -math.inf
+        for a in points:
+            u = np.asarray(X.T @ (a * y)).ravel()
+            kkt = min(kkt, _liblinear_kkt(w, X, C, a, u, margins, loss, penalty))
+            dual = max(dual, _liblinear_dual(a, u, C, loss, penalty))
+        gap = (primal - dual) / max(1.0, abs(primal)) if math.isfinite(primal) else nan
+    return Certificate(kkt, gap, primal, dual, nan, 0.0)

@@ -7,6 +7,9 @@
 ``maxmargin report [--out DIR] [--force]``    run the suite and regenerate the validation report
 ``[--suite quick|full] [--case PATTERN]``     (Markdown, figures, results.json/csv), default
                                               ``reports/``; exit 0/1/2 like ``verify``
+``maxmargin audit --solver NAME``             judge a third-party solver's answers
+``[--suite ...|--data PATH] [--json FILE]``   (:mod:`maxmargin.verification.audit`); exit 1 on
+                                              a wrong answer
 ``maxmargin --version``                       the installed version
 ============================================  ==================================================
 
@@ -356,8 +359,44 @@ def _add_compile(sub: Any) -> None:
     p.set_defaults(run=_compile)
 
 
+def _audit(args: argparse.Namespace) -> int:
+    from types import SimpleNamespace
+
+    from maxmargin._jit import notices_off
+    from maxmargin.verification.audit_cli import main as audit_main
+
+    helpers = SimpleNamespace(client=_client, data_cases=_data_cases, writable=_writable)
+    with notices_off():
+        return audit_main(args, helpers)
+
+
+def _add_audit(sub: Any) -> None:
+    p = sub.add_parser("audit", help="judge another SVM solver's answers by the certificate "
+                       "and the oracle",
+                       description="Run a third-party solver (libsvm, liblinear, "
+                       "liblinear-hinge, sklearnex, thundersvm, cuml, or MODULE:CALLABLE) on the "
+                       "catalogue, a random campaign or your data; judge every answer by its "
+                       "float64 certificate and weak duality against the CVXPY oracle. Exit 1 "
+                       "when the solver called an answer converged that the certificate "
+                       "refutes (a wrong answer), 0 otherwise, 2 on a usage error.")
+    p.add_argument("--solver", action="append", required=True, metavar="NAME",
+                   help="a built-in solver or MODULE:CALLABLE, a function f(X, y, C, "
+                   "kernel=, gamma=, degree=, coef0=) -> (alpha, b[, converged]); repeat it or "
+                   "separate names with commas")
+    p.add_argument("--preset", choices=("loose", "tight", "all"), default="all",
+                   help="tolerance presets: loose (1e-3), tight (1e-6) or all (default)")
+    _suite_arguments(p)
+    p.add_argument("--json", metavar="FILE", default=None,
+                   help="also write the rows and the summary as JSON to FILE ('-': stdout)")
+    p.add_argument("--report", metavar="DIR", default=None,
+                   help="run the full catalogue and a --count (default 1000) campaign and "
+                   "write DIR/audit.md and DIR/audit.json")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(run=_audit)
+
+
 #: One function per command: each adds its subparser.
-COMMANDS: tuple[Callable[[Any], None], ...] = (_add_verify, _add_report, _add_compile)
+COMMANDS: tuple[Callable[[Any], None], ...] = (_add_verify, _add_report, _add_compile, _add_audit)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -43,7 +43,7 @@ from sklearn.utils.validation import (
     column_or_1d,
 )
 
-from maxmargin import exceptions
+import maxmargin.exceptions as exceptions
 from maxmargin._probability import LibsvmRandom, coupled_probabilities, platt_parameters
 from maxmargin._validation import check_choice, check_estimator_X
 from maxmargin.certificate import BLOCK_BYTES
@@ -279,7 +279,7 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        spec = get_method(self.solver)
+        spec = get_method(self.solver, families=("maxmargin", "oracle"))  # not third parties
         C = self._hard_margin_C()
         max_iter = self._iteration_cap()
         check_choice(self.decision_function_shape, "decision_function_shape", ("ovr", "ovo"))

@@ -17,7 +17,8 @@ A method's :class:`MethodSpec` says which problem it solves (``"svm"``: the soft
 dual; ``"hard_margin"``: only ``C=None``; ``"perceptron"``: a separating hyperplane, no margin
 maximised), which kernels it takes (``None``: any kernel object), whether it takes sparse ``X``,
 per-sample weights, and whether it runs compiled (Numba) code that a first call compiles.
-:func:`register` adds a method (third-party solvers are registered by :mod:`maxmargin.audit`).
+:func:`register` adds a method (the third-party SVM-dual solvers, ``libsvm``, ``sklearnex``, ...,
+are registered when :mod:`maxmargin.verification.audit` is imported).
 """
 
 from __future__ import annotations
@@ -187,10 +188,12 @@ def register(spec: MethodSpec, *, replace: bool = False) -> MethodSpec:
     return spec
 
 
-def get_method(name: str) -> MethodSpec:
-    """The registered method ``name``; a ``ValueError`` listing the names otherwise."""
-    if not isinstance(name, str) or name not in _REGISTRY:
-        raise ValueError(f"`solver` must be one of {tuple(_REGISTRY)}; got {name!r}.")
+def get_method(name: str, *, families: tuple[str, ...] | None = None) -> MethodSpec:
+    """The registered method ``name`` (of one of ``families`` when given); a ``ValueError``
+    listing the names otherwise."""
+    allowed = tuple(n for n, s in _REGISTRY.items() if families is None or s.family in families)
+    if not isinstance(name, str) or name not in allowed:
+        raise ValueError(f"`solver` must be one of {allowed}; got {name!r}.")
     return _REGISTRY[name]
 
 

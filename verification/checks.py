@@ -50,7 +50,8 @@ from maxmargin.verification.context import Artifacts, Context, Method, Outcome
 from maxmargin.verification.crosscheck import cross_check, dual_objective
 from maxmargin.verification.kkt import kkt_residuals
 
-__all__ = ["METHODS", "compare", "extra_methods", "methods_for", "infeasible_shape"]
+__all__ = ["METHODS", "compare", "extra_methods", "methods_for", "infeasible_shape",
+           "weak_duality_vs_oracle"]
 
 
 # --- the methods ------------------------------------------------------------------------------
@@ -289,7 +290,7 @@ def _infeasible_form(kind: str) -> Callable[[Context], Outcome]:
 
 
 # --- the random campaign's checks (verification/campaign.py) --------------------------------
-def _weak_duality(ctx: Context, sol: SVMSolution) -> list[str]:
+def weak_duality_vs_oracle(ctx: Context, sol: SVMSolution) -> list[str]:
     """Weak duality against the oracle, both ways
     (:func:`~maxmargin.certificate.weak_duality`), when the oracle is optimal."""
     oracle = ctx.oracle
@@ -329,7 +330,7 @@ def _certified(ctx: Context, sol: SVMSolution, kkt: float | None, gap: float | N
         out.reasons.append(f"labelled optimal but its {cert.summary()} misses kkt < {kkt:g}")
     if kkt is None and not (cert.gap <= gap and cert.feasibility <= 1e-9):
         out.reasons.append(f"labelled optimal but its {cert.summary()} misses gap <= {gap:g}")
-    out.reasons += _weak_duality(ctx, sol)
+    out.reasons += weak_duality_vs_oracle(ctx, sol)
     return out
 
 

@@ -197,3 +197,6 @@ class Method:
     warm: tuple[str, ...] = ()
     #: whether it needs the case's reference (solved, and timed, before it in a guarded run)
     needs_oracle: bool = True
+    #: ``row(case, method, outcome, exception) -> Row``: a method that judges its own rows (the
+    #: audit of other solvers, :mod:`.audit`); None: the suite's rule
+    row: Callable[..., Any] | None = None

@@ -43,6 +43,8 @@ def last_line(exc: BaseException) -> str:
 
 
 def _row(case: Case, method: Method, outcome: Outcome | None, exception: str) -> Row:
+    if method.row is not None:
+        return method.row(case, method, outcome, exception)
     nan = math.nan
     o = outcome or Outcome(status="error", oracle="")
     chk = o.check

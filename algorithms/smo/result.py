@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from maxmargin import exceptions
+import maxmargin.exceptions as exceptions
 from maxmargin.algorithms._kernel_cache import S_HITS, S_MISSES, n_slots_for
 from maxmargin.algorithms.smo.loops import INFEASIBLE, MAX_ITER
 from maxmargin.algorithms.smo.solver import Solver
