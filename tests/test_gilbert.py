@@ -280,3 +280,21 @@ def test_the_exact_finish_certifies_a_stopped_run(method) -> None:
     assert sol.certificate.margin > 0 and sol.certificate.gap <= 1e-9
     assert sol.dual_objective == pytest.approx(ref.dual_objective, rel=1e-7)
     np.testing.assert_allclose(sol.w, ref.w, rtol=1e-6, atol=1e-8 * np.abs(ref.w).max())
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_gilbert_svm_defaults_solve_separable_clouds(seed):
+    """``gilbert_svm(X, y)`` with every default ends optimal on separable Gaussian clouds
+    (n 40-800, d 2-9: the house issue's report of defaults ending at max_iter), with the
+    primal oracle's margin and no warning."""
+    rng = np.random.default_rng(1000 + seed)
+    n_per, d = int(rng.integers(20, 401)), int(rng.integers(2, 10))
+    P, Q = gaussian_pair(n_per, d, sep=float(rng.uniform(10.0, 14.0)), seed=seed)
+    X, y = labelled(P, Q)
+    oracle = hard_margin_primal(X, y).solve()
+    assert oracle.status == "optimal", oracle.message
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        sol = gilbert_svm(X, y)
+    assert sol.status == "optimal"
+    assert np.linalg.norm(sol.w) == pytest.approx(np.linalg.norm(oracle.w), rel=1e-5)
