@@ -105,6 +105,17 @@ def test_cli_random_suite(capsys):
     assert exc.value.code == 2
 
 
+@pytest.mark.parametrize("seed", [11, 2026])
+def test_cli_conditioned_campaign_passes(capsys, seed):
+    """The family above C max K_ii = 1e3 runs in CI: every case judged by the outside solver
+    (PIQP) beside the oracle, and every check passes."""
+    assert main(["verify", "--quiet", "--suite", "conditioned", "--count", "6",
+                 "--seed", str(seed)]) == 0
+    out = capsys.readouterr().out
+    assert f"conditioned_s{seed}_i5" in out and "outside" in out
+    assert ", 0 fail" in out
+
+
 def test_cli_case_patterns_repeat_and_split(capsys):
     code = main(["verify", "--quiet", "--case", "two_points", "--case", "li_hang_7_1,xor_poly2"])
     assert code == 0
