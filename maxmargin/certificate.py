@@ -36,6 +36,7 @@ __all__ = [
     "certify_hulls",
     "certify_infeasible",
     "weak_duality",
+    "infeasibility_slack",
     "certify_liblinear",
     "liblinear_rows",
     "decision_values",
@@ -314,21 +315,40 @@ def infeasible_message(cert: Certificate, eps: float, how: str = "") -> str:
 
 
 def weak_duality(candidate: Certificate, reference: Certificate, *,
-                 scale: float = 1.0, rtol: float = 1e-10) -> list[str]:
+                 scale: float = 1.0, rtol: float = 1e-10, dual_slack: float = 0.0) -> list[str]:
     """Weak duality between two answers of one problem, both ways: every dual value is a lower
     bound of every primal value, so ``D_c <= P_r`` and ``D_r <= P_c`` must hold up to round-off
-    (``rtol`` times the largest of ``scale``, 1 and the primal values). Returns the broken
-    inequalities, in words (empty when both hold)."""
+    (``rtol`` times the largest of ``scale``, 1 and the primal values). ``dual_slack`` widens
+    the first for a candidate whose ``alpha`` is not exactly feasible
+    (:func:`infeasibility_slack`). Returns the broken inequalities, in words (empty when both
+    hold)."""
     slack = rtol * max(1.0, scale, abs(candidate.primal_objective),
                        abs(reference.primal_objective))
     reasons = []
-    if candidate.dual_objective > reference.primal_objective + slack:
+    if candidate.dual_objective > reference.primal_objective + slack + dual_slack:
         reasons.append(f"weak duality broken: D = {candidate.dual_objective:.10g} > the "
                        f"reference's P = {reference.primal_objective:.10g}")
     if reference.dual_objective > candidate.primal_objective + slack:
         reasons.append(f"weak duality broken: the reference's D = "
                        f"{reference.dual_objective:.10g} > P = {candidate.primal_objective:.10g}")
     return reasons
+
+
+def infeasibility_slack(alpha: np.ndarray, y: np.ndarray, C: Any, b: float,
+                        kernel_max: float) -> float:
+    """How far ``D(alpha)`` of a slightly infeasible ``alpha`` may exceed a primal value ``P``
+    whose intercept is ``b``, with ``kernel_max = max_i K(x_i, x_i)``.
+
+    With ``alpha'`` the projection onto the box and ``delta = ||alpha - alpha'||_1``: for the
+    problem with ``b`` fixed, ``D(alpha') - b y.alpha' <= P``, and
+    ``|D(alpha) - D(alpha')| <= delta (1 + kernel_max ||alpha||_1)``, so
+    ``D(alpha) <= P + |b| (|y.alpha| + delta) + delta (1 + kernel_max ||alpha||_1)``.
+    0 for a feasible ``alpha`` (``C`` None: the hard margin's box ``alpha >= 0``)."""
+    upper = np.inf if C is None else np.broadcast_to(np.asarray(C, dtype=np.float64), alpha.shape)
+    delta = float(np.sum(np.maximum(alpha - upper, 0.0) + np.maximum(-alpha, 0.0)))
+    equality = abs(float(np.dot(y, alpha)))
+    return (abs(b) * (equality + delta)
+            + delta * (1.0 + kernel_max * float(np.sum(np.abs(alpha)))))
 
 
 def opposite_duplicates(X: np.ndarray, y: np.ndarray) -> tuple[int, int] | None:

@@ -64,6 +64,11 @@ __all__ = [
 
 #: ``Certificate.meets``: dual infeasibility (box and ``y . alpha``, relative) allowed.
 FEASIBILITY = 1e-9
+#: ``maxmargin audit``: the dual infeasibility another solver's answer may carry and still be
+#: judged on its optimality. Solvers that keep ``alpha`` in single precision (ThunderSVM)
+#: round it by float32's unit round-off, 6e-8, and accumulate it over a solve; above this, a
+#: "converged" claim is refuted.
+AUDIT_FEASIBILITY = 1e-6
 #: An oracle answer is ``"optimal"`` only when its float64 certificate has ``m - M <=``
 #: ``ORACLE_KKT`` (decision-function units) and a relative weak-duality gap ``<= ORACLE_GAP``.
 ORACLE_KKT = 1e-6

@@ -16,7 +16,11 @@ import warnings
 import numpy as np
 import pytest
 
+from maxmargin.certificate import infeasibility_slack
+from maxmargin.certify_models import certify_dual
 from maxmargin.cli import main
+from maxmargin.formulations import svm_dual
+from maxmargin.kernels import make_kernel
 from maxmargin.methods import METHODS
 from maxmargin.results import SVMSolution
 from maxmargin.verification.audit import (
@@ -65,6 +69,11 @@ def counted(X, y, C, **kw):
 
 def no_doubt(X, y, C, **kw):
     return np.full(len(y), 0.5), 0.0  # finite, "converged", whatever the problem
+
+
+def single(X, y, C, **kw):
+    alpha, b, _ = good(X, y, C, **kw)  # kept in float32, as single-precision solvers do
+    return alpha.astype(np.float32).astype(np.float64), float(np.float32(b))
 
 
 def with_tol(X, y, C, kernel="linear", gamma=1.0, degree=3, coef0=0.0, tol=1e-3):
@@ -253,6 +262,80 @@ def test_a_library_with_the_other_sign_convention_is_read_correctly():
     (row,) = run_audit([broken], [case], presets=("loose",), reference=False, progress=None,
                        timeout=None).rows
     assert row.verdict == "error" and "its dual cannot be read" in row.reasons
+
+
+class _SinglePrecisionRho(_OtherSign):
+    """An SVC-like library that keeps its answer in float32 and LIBSVM's ``rho = -b`` in
+    ``intercept_`` (ThunderSVM's conventions), and exits on a kernel name it does not know."""
+
+    def __init__(self, **kw):
+        if kw.get("kernel") == "poly":
+            raise SystemExit(0)  # what ThunderSVM does with "poly"
+        super().__init__(**{**kw, "kernel": {"polynomial": "poly"}.get(kw["kernel"],
+                                                                       kw["kernel"])})
+
+    def fit(self, X, y):
+        m = self.inner.fit(X, y)
+        self.support_, self.fit_status_ = m.support_, 0
+        self.dual_coef_ = m.dual_coef_.astype(np.float32)
+        self.intercept_ = (-m.intercept_).astype(np.float32)
+        return self
+
+    def decision_function(self, X):
+        return self.inner.decision_function(X).astype(np.float32)
+
+
+def test_a_single_precision_library_with_rho_is_read_and_judged_fairly(monkeypatch):
+    """ThunderSVM's conventions: intercept_ = rho = -b, float32 answers. Read as b, judged as
+    LIBSVM's answer is (weights a float32 rounding off a bound on it, feasibility within
+    AUDIT_FEASIBILITY); "poly" is passed as "polynomial"."""
+    fake = type(sys)("thundersvm")
+    fake.SVC = _SinglePrecisionRho
+    monkeypatch.setitem(sys.modules, "thundersvm", fake)
+    names = ("heart_scale", "overlap_n100_d3_C0.5", "all_bound_1d", "collinear_poly3_rank4",
+             "circle_rbf")
+    cases = [c for c in catalogue("full") if c.name in names]
+    run = run_audit([PEERS["thundersvm"], PEERS["libsvm"]], cases, presets=("loose",),
+                    reference=False, progress=None, timeout=None)
+    rows = {(r.case, r.method.split("/")[0]): r for r in run.rows}
+    assert len(rows) == 2 * len(names)
+    for name in names:
+        single, double = rows[(name, "thundersvm")], rows[(name, "libsvm")]
+        assert single.verdict == double.verdict == "pass", (name, single.reasons)
+        assert single.expected_status == double.expected_status, name
+        assert single.kkt_max == pytest.approx(double.kkt_max, rel=1e-2, abs=1e-6), name
+
+
+def test_a_float32_rounding_of_a_good_answer_is_wrong_only_where_float32_cannot_hold_it(
+        mymodule, capsys):
+    """Rounding to float32 is not refuted, except on the data whose kernel values (~1e10:
+    features ~1.9e4) magnify alpha's rounding: there the decision values move by ~40."""
+    code, out, _ = _audit(capsys, "--solver", "mymodule:single")
+    wrong = [line for line in out.splitlines() if line.lstrip().startswith("WRONG")]
+    assert code == 1 and len(wrong) == 2, out
+    assert all("offset_linear_n63_d34" in line and "intercept" in line for line in wrong)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_infeasibility_slack_bounds_the_dual_of_a_perturbed_optimum(seed):
+    """Theorem check of ``infeasibility_slack``: any alpha off the feasible set by a little
+    has ``D(alpha) <= P* + slack``; the slack is 0 for a feasible alpha."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((30, 3))
+    y = np.where(X[:, 0] + 0.5 * rng.standard_normal(30) > 0, 1.0, -1.0)
+    C = float(rng.choice([0.1, 1.0, 10.0]))
+    kernel = make_kernel("rbf" if seed % 2 else "linear", X=X, gamma=0.5)
+    opt = svm_dual(X, y, C=C, kernel=kernel).solve()
+    assert opt.status == "optimal"
+    P = opt.certificate.primal_objective
+    assert infeasibility_slack(np.clip(opt.alpha, 0, C), y, C, opt.b, 1.0) == pytest.approx(
+        opt.b * abs(y @ np.clip(opt.alpha, 0, C)), abs=1e-12)
+    kmax = float(np.max(kernel.diag(X)))
+    for size in (1e-9, 1e-6, 1e-3):
+        alpha = opt.alpha + size * C * rng.standard_normal(30)
+        alpha[rng.random(30) < 0.3] = C * (1 + size)  # over the box
+        D = certify_dual(alpha, opt.b, X, y, C, kernel=kernel).dual_objective
+        assert D <= P + infeasibility_slack(alpha, y, C, opt.b, kmax) + 1e-12 * max(1, P)
 
 
 # --- the summary --------------------------------------------------------------------------
