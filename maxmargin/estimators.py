@@ -141,8 +141,9 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
     n_jobs : int or None, default=None
         SMO's threads (opt-in; -1 for every core): its certificates' compiled blocks and every
         BLAS call of the fit (the kernel columns of wide data) run on ``n_jobs`` threads; None
-        is one. The model is the same for every value (each value is summed by one thread, in
-        a fixed order). Other solvers run on one thread.
+        is one, whatever the machine. BLAS splits its sums by thread count, so models fitted
+        with different ``n_jobs`` may differ in the last bits (each certified all the same);
+        see :func:`~maxmargin.algorithms.smo.smo`. Other solvers run on one thread.
 
     Attributes
     ----------
@@ -305,7 +306,8 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
                              f"got {kern.describe()!r}.")
         k = len(self.classes_)
         pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
-        members = [np.flatnonzero(np.isin(y_idx, pair) & (weights > 0)) for pair in pairs]
+        kept = [(y_idx == c) & (weights > 0) for c in range(k)]  # each class's samples
+        members = [np.flatnonzero(kept[i] | kept[j]) for i, j in pairs]
         self._check_weights_apply(spec, C, weights, members)
         # binary: classes_[1] is +1 (f > 0 predicts it); one-vs-one: class i is +1 (LIBSVM)
         labels = [np.where(y_idx[idx] == (j if k == 2 else i), 1.0, -1.0)

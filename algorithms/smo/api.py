@@ -106,10 +106,12 @@ def smo(
     n_jobs : int or None
         Threads (opt-in; -1 for every core). None (default): the loop on one thread, the
         certificate from the kernel object's blocks. ``k``: the certificate from the
-        Q-matrix's compiled blocks, its passes and every BLAS call (the certificate's products,
-        the kernel columns of wide data) on ``k`` threads; the answer is the same for every
-        ``k`` (each value is summed by one thread, in a fixed order) and may differ from the
-        default's in the last bits of the certificate's sums.
+        Q-matrix's compiled blocks, whose passes and every BLAS call (the certificate's
+        products, the kernel columns of wide data) run on ``k`` threads. BLAS splits its sums
+        by thread count, so the last bits of kernel values and of the certificate's sums (and
+        from them ``b``, and the iterates after a continuation) may differ between values of
+        ``k`` and from the default; every answer is certified in float64 all the same, and a
+        given ``k`` gives the same bits on every run.
 
     Returns
     -------

@@ -50,7 +50,8 @@ class SMOBatch:
         Threads of the certificates' and kernel columns' blocks (``smo``'s ``n_jobs``); None
         is one. Either way the certificates come from the Q-matrix's compiled blocks, whose
         fixed cost suits small problems (``smo``'s default computes them by the kernel object:
-        the same values up to the last bits of the sums).
+        the same values up to the last bits of the sums); run the batch inside
+        :func:`~maxmargin._threads.blas_threads` of that count to pay for the limit once.
     """
 
     def __init__(self, X: Any, kernel: Kernel, *, tol: float = 1e-3, max_iter: int | None = None,

@@ -68,7 +68,7 @@ class Options:
     #: None: the certificate from the kernel object's blocks (BLAS as the process has it) and
     #: the loop's BLAS blocks on one thread; k: the certificate from the Q-matrix's compiled
     #: blocks (:func:`~maxmargin.kernels.qmatrix.weighted_sums`) and every BLAS call on k
-    #: threads (the answer is the same for every k)
+    #: threads (``smo``'s ``n_jobs`` says what changes with k)
     threads: int | None = None
 
 

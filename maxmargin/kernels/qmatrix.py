@@ -455,8 +455,9 @@ def weighted_sums(qm: QMatrix, idx: np.ndarray, coef: np.ndarray,
     (``S = X[idx]``) by BLAS, then one compiled pass per row (:func:`_weighted_rows`).
 
     ``threads > 1``: the rows' passes run on that many threads, in chunks of ``SUM_CHUNK``
-    rows fixed by the data (each row is summed by one thread, in order), so ``g`` is the same
-    for every thread count. Values are not checked finite here."""
+    rows fixed by the data (each row summed by one thread, in order): the same values for every
+    thread count (the BLAS products run on the caller's BLAS threads, whose count can change
+    their last bits). Values are not checked finite here."""
     X, sq = qm.X, qm.sq
     n, m = X.shape[0], idx.shape[0]
     out = np.zeros(n)
