@@ -319,3 +319,36 @@ def test_the_estimators_pairs_are_smo_on_each_pair() -> None:
     kern = make_kernel("rbf", gamma="scale", X=X)
     for sol, (idx, labels) in zip(model.solutions_, _pairs(y), strict=True):
         assert _same(sol, smo(X[idx], labels, C=3.0, kernel=kern, n_jobs=1))
+
+
+# --- the certificate's compiled parts -----------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 40), weighted=st.booleans(),
+       ties=st.booleans())
+def test_the_hinge_minimiser_is_a_minimum_over_the_kinks(seed, n, weighted, ties) -> None:
+    """``minimise_hinge_over_b`` returns a kink at which ``h`` is smallest, against a brute
+    force over every kink in Python floats (ties in ``r`` included)."""
+    from maxmargin.certificate import max_violation, minimise_hinge_over_b
+
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    y[:2] = (1.0, -1.0)
+    r = np.round(rng.normal(size=n), 1) if ties else rng.normal(size=n)
+    c = rng.uniform(0.5, 2.0, n) if weighted else np.ones(n)
+
+    def h(b: float) -> float:
+        return sum(ci * max(ri - b, 0.0) if yi > 0 else ci * max(b - ri, 0.0)
+                   for ri, yi, ci in zip(r, y, c, strict=True))
+
+    b = minimise_hinge_over_b(r, y, c)
+    assert b in set(r.tolist())
+    assert h(b) <= min(h(k) for k in r) + 1e-12 * (1.0 + np.abs(c * r).sum())
+    alpha = rng.uniform(0.0, 1.0, n) * (rng.random(n) < 0.6)
+    g = rng.normal(size=n)
+    r = y - g
+    up = ((alpha < 1.0) & (y > 0)) | ((alpha > 0) & (y < 0))
+    low = ((alpha < 1.0) & (y < 0)) | ((alpha > 0) & (y > 0))
+    expected = max(0.0, r[up].max() - r[low].min()) if up.any() and low.any() else 0.0
+    assert max_violation(alpha, y, g, 1.0) == expected
