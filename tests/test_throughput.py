@@ -216,6 +216,21 @@ def test_threads_give_certified_answers_repeatably(kind) -> None:
         assert sol.dual_objective == pytest.approx(runs[None].dual_objective, rel=1e-9)
 
 
+def test_threads_through_a_float64_continuation() -> None:
+    """A run that needs a float64 continuation (C = 100, tol 1e-8): with ``n_jobs`` the
+    certificate is one pass over the support vectors and ``G_bar``'s part is computed at the
+    restart; the same iterations and objective as the default's, to rounding."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(800, 5)) * 3
+    y = np.where(X[:, 0] + 0.8 * rng.normal(size=800) > 0, 1.0, -1.0)
+    kw = {"C": 100.0, "kernel": "rbf", "gamma": 0.5, "tol": 1e-8}
+    default, threaded = smo(X, y, **kw), smo(X, y, n_jobs=1, **kw)
+    assert "then float64" in default.message and "then float64" in threaded.message
+    assert default.status == threaded.status == "optimal"
+    assert default.iterations == threaded.iterations
+    assert threaded.dual_objective == pytest.approx(default.dual_objective, rel=1e-12)
+
+
 def test_the_estimator_with_threads() -> None:
     """``n_jobs=None`` is one thread whatever the machine (``n_jobs=1``, bit for bit); more
     threads fit the same model to tol."""

@@ -78,7 +78,7 @@ class Certified(NamedTuple):
 
     alpha: np.ndarray  # a copy of alpha then
     at: np.ndarray  # alpha >= C then
-    g_bounded: np.ndarray  # sum_{alpha_j = C_j} C_j y_j K(x_j, .)
+    g_bounded: np.ndarray | None  # sum_{alpha_j = C_j} C_j y_j K(x_j, .) (None: not computed)
     g: np.ndarray  # K (alpha o y)
 
 
@@ -195,13 +195,15 @@ class Solver:
         K(x_j, .)`` is kept for :meth:`restart_from` (its ``G_bar``), so a continuation needs no
         second kernel pass. After a continuation that moved few alphas (set ``S``), both are
         updated instead: ``g += K(., X_S) (d_alpha_S o y_S)``, and ``g_B`` by the columns that
-        entered or left the bound."""
+        entered or left the bound. With ``options.threads`` and the Q-matrix's compiled blocks,
+        ``g`` is one pass over every support vector and ``g_B`` is left to
+        :meth:`restart_from`, which computes it only when a continuation needs it."""
         p = self.problem
         alpha, y, C, kern = self.st.alpha, p.y, self.box, p.kernel
         sums = self.kernel_sums
         at = np.zeros(alpha.shape, dtype=bool) if C is None else alpha >= C
         last = self.last_certified
-        if kern.kind != KIND_LINEAR and last is not None:
+        if kern.kind != KIND_LINEAR and last is not None and last.g_bounded is not None:
             moved = np.flatnonzero(alpha != last.alpha)
             crossed = np.flatnonzero(at != last.at)
             if moved.size + crossed.size < np.count_nonzero(alpha):
@@ -211,6 +213,9 @@ class Solver:
                     sign = np.where(at[crossed], 1.0, -1.0)
                     g_at = g_at + sums(crossed, sign * C[crossed] * y[crossed])
                 return self._certified(at, g_at, g)
+        if self.options.threads is not None and has_weighted_sums(p.kd):
+            sv = np.flatnonzero(alpha > 0)
+            return self._certified(at, None, sums(sv, alpha[sv] * y[sv]))
         free = np.flatnonzero((alpha > 0) & ~at)
         bounded = np.flatnonzero(at)
         g_at = sums(bounded, alpha[bounded] * y[bounded])
@@ -222,7 +227,7 @@ class Solver:
         return self._certified(at, g_at, g)
 
     def _certified(
-        self, at: np.ndarray, g_at: np.ndarray, g: np.ndarray
+        self, at: np.ndarray, g_at: np.ndarray | None, g: np.ndarray
     ) -> tuple[np.ndarray, Certificate]:
         """Keep :class:`Certified` for the next :meth:`certify` and :meth:`restart_from`;
         return ``g`` and the certificate."""
@@ -240,11 +245,15 @@ class Solver:
         st.G[:] = (y * g - 1.0)[st.act]  # by layout position
         if C is None:
             st.G_bar[:] = 0.0
-        elif (last := self.last_certified) is not None and np.array_equal(last.alpha, alpha):
+        elif ((last := self.last_certified) is not None and np.array_equal(last.alpha, alpha)
+              and last.g_bounded is not None):
             st.G_bar[:] = y * last.g_bounded  # from the certificate's kernel pass
         else:
             at = np.flatnonzero(alpha >= C)
-            st.G_bar[:] = y * self.kernel_sums(at, C[at] * y[at])
+            g_at = self.kernel_sums(at, C[at] * y[at])
+            st.G_bar[:] = y * g_at
+            if last is not None and np.array_equal(last.alpha, alpha):  # for the next update
+                self.last_certified = last._replace(g_bounded=g_at)
         upper = np.inf if C is None else C
         status = np.where(alpha >= upper, UPPER, np.where(alpha <= 0.0, LOWER, FREE))
         st.status[:] = status
