@@ -462,7 +462,7 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
                              max_iter=max_iter, cache_size=self.cache_size,
                              shrinking=self.shrinking, precision=self.precision,
                              finish=max_iter is None,  # a user's cap stops SMO as LIBSVM's
-                             n_jobs=self.n_jobs, **spec.options)
+                             n_jobs=self.n_jobs, checked=True, **spec.options)
 
             def solve_smo(idx: np.ndarray, y: np.ndarray) -> SVMSolution:
                 C_pair, w = (None, None) if hard else fold_weights(C, weights[idx])

@@ -46,6 +46,9 @@ class SMOBatch:
     tol, max_iter, working_set, cache_size, shrinking, precision, finish, history_every
         As :func:`~maxmargin.algorithms.smo.smo`; ``max_iter=None`` is LIBSVM's cap for each
         problem's own size.
+    checked : bool
+        ``X`` is validated already and the kernel's values on it are finite (the estimator
+        checks both before it builds the batch); not checked again.
     n_jobs : int or None
         Threads of the certificates' and kernel columns' blocks (``smo``'s ``n_jobs``); None
         is one. Either way the certificates come from the Q-matrix's compiled blocks, whose
@@ -57,13 +60,15 @@ class SMOBatch:
     def __init__(self, X: Any, kernel: Kernel, *, tol: float = 1e-3, max_iter: int | None = None,
                  working_set: str = "wss2", cache_size: float = 200.0, shrinking: bool = True,
                  precision: str = "auto", finish: bool = True, history_every: int = 1,
-                 n_jobs: int | None = None) -> None:
+                 n_jobs: int | None = None, checked: bool = False) -> None:
         if not isinstance(kernel, Kernel):
             raise TypeError(f"`kernel` must be a maxmargin Kernel object; got "
                             f"{type(kernel).__name__}.")
-        points = own_points(kernel)
-        self.X = check_kernel_input(X, "X") if points is None else points(X, "X")
-        kernel.diag(self.X)  # as smo's make_kernel: finite kernel values on the data
+        if not checked:  # the caller's word that X and K(x, x) are valid (the estimator's)
+            points = own_points(kernel)
+            X = check_kernel_input(X, "X") if points is None else points(X, "X")
+            kernel.diag(X)  # as smo's make_kernel: finite kernel values on the data
+        self.X = X
         self.kernel = kernel
         self._cap = None if max_iter is None else check_max_iter(max_iter)
         self.options = Options(
