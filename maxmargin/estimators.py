@@ -47,7 +47,7 @@ from sklearn.utils.validation import (
 from maxmargin import exceptions
 from maxmargin._probability import LibsvmRandom, coupled_probabilities, platt_parameters
 from maxmargin._threads import blas_threads, check_n_jobs
-from maxmargin._validation import check_choice, check_estimator_X
+from maxmargin._validation import check_C, check_choice, check_estimator_X, check_sample_weight
 from maxmargin.algorithms.smo.batch import SMOBatch
 from maxmargin.certificate import BLOCK_BYTES
 from maxmargin.kernels import Kernel, PrecomputedKernel, make_kernel, own_points
@@ -466,7 +466,8 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
 
             def solve_smo(idx: np.ndarray, y: np.ndarray) -> SVMSolution:
                 C_pair, w = (None, None) if hard else fold_weights(C, weights[idx])
-                return batch.solve(idx, y, C_pair, w)
+                # idx and y are the fit's (checked); C and the weights as batch.solve's
+                return batch.solve_checked(idx, y, check_C(C_pair), check_sample_weight(w, y))
 
             return solve_smo
 

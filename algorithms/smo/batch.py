@@ -81,6 +81,7 @@ class SMOBatch:
             threads=check_n_jobs(n_jobs) or 1,
         )
         self.precision = check_choice(precision, "precision", PRECISIONS)
+        self._options: dict[int, Options] = {}  # the options of each problem size
         self.history_every = check_positive_int(history_every, "history_every")
 
     def solve(self, idx: Any, y: Any, C: float | None = 1.0,
@@ -94,12 +95,22 @@ class SMOBatch:
                              f"of shape {idx.shape}.")
         y = _labels(y, idx.shape[0])
         C = check_C(C)
-        sw = check_sample_weight(sample_weight, y)
-        options = self.options
-        if self._cap is None:
-            options = dataclasses.replace(options, max_iter=default_max_iter(idx.shape[0]))
-        return solve_checked(self.X[idx], y, C, sw, self.kernel, options, self.precision,
-                             self.history_every)
+        return self.solve_checked(idx, y, C, check_sample_weight(sample_weight, y))
+
+    def solve_checked(self, idx: np.ndarray, y: np.ndarray, C: float | None,
+                      sample_weight: np.ndarray | None) -> SVMSolution:
+        """:meth:`solve` on arguments its checks would pass unchanged (the estimator's: 1-D
+        integer ``idx``, float64 -1/+1 labels holding both, ``C`` a positive float or None,
+        ``sample_weight`` None or positive float64, one per label)."""
+        n = idx.shape[0]
+        options = self._options.get(n)
+        if options is None:  # each size's iteration cap, set once
+            options = self.options
+            if self._cap is None:
+                options = dataclasses.replace(options, max_iter=default_max_iter(n))
+            self._options[n] = options
+        return solve_checked(self.X[idx], y, C, sample_weight, self.kernel, options,
+                             self.precision, self.history_every)
 
 
 def _labels(y: Any, n: int) -> np.ndarray:
