@@ -308,6 +308,24 @@ def test_a_batch_on_sparse_precomputed_and_hard_margin_problems() -> None:
                  smo(points[idx], labels, C=None, kernel=gram, n_jobs=1))
 
 
+def test_the_estimators_entry_is_solve_on_checked_arguments() -> None:
+    """``solve_checked`` (the estimator's entry: its own index and label arrays) and a batch
+    built with ``checked=True`` give ``solve``'s answers bit for bit, weighted or not, for
+    every pair and again for a size seen before (the kept options)."""
+    X, y = load_iris(return_X_y=True)
+    kern = make_kernel("rbf", gamma=0.3)
+    batch, trusted = SMOBatch(X, kern), SMOBatch(X, kern, checked=True)
+    rng = np.random.default_rng(3)
+    for _ in range(2):
+        for idx, labels in _pairs(y):
+            w = rng.uniform(0.5, 2.0, size=idx.size)
+            want = batch.solve(idx, labels, 1.5, w)
+            assert _same(trusted.solve_checked(idx, labels, 1.5, w), want)
+            assert _same(batch.solve_checked(idx, labels, 1.5, w), want)
+            assert _same(trusted.solve(idx, labels, 0.7), batch.solve(idx, labels, 0.7))
+    assert set(trusted._options) == {100}  # every pair of iris has 100 points
+
+
 def test_a_batch_refuses_bad_subsets() -> None:
     X, y = load_iris(return_X_y=True)
     batch = SMOBatch(X, make_kernel("linear"))
