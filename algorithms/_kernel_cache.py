@@ -33,6 +33,7 @@ from numba import njit
 from numpy.typing import DTypeLike
 
 from maxmargin.kernels.qmatrix import (
+    BLAS_BLOCK,
     BLOCK_ROWS,
     MAX_BLOCK,
     QMatrix,
@@ -42,6 +43,7 @@ from maxmargin.kernels.qmatrix import (
 
 __all__ = [
     "MAX_BLOCK",
+    "BLAS_BLOCK",
     "ColumnCache",
     "compact_layout",
     "get_column",
@@ -70,8 +72,8 @@ class ColumnCache(NamedTuple):
     next: np.ndarray  # (max_slots + 1,)  next[head] = least recently used slot
     state: np.ndarray  # int64: layout length, slots, hits, misses, rows computed, compactions
     acc: np.ndarray  # (MAX_BLOCK, BLOCK_ROWS) float64: partial sums of load_columns
-    picks: np.ndarray  # (2, MAX_BLOCK) int64: columns and their slots, for load_columns
-    score: np.ndarray  # (MAX_BLOCK,) float64 scratch of the caller choosing the columns
+    picks: np.ndarray  # (2, BLAS_BLOCK) int64: columns and their slots, for load_columns
+    score: np.ndarray  # (BLAS_BLOCK,) float64 scratch of the caller choosing the columns
 
 
 def n_slots_for(n: int, cache_size: float, itemsize: int = 4) -> int:
@@ -107,20 +109,23 @@ def make_cache(n: int, cache_size: float, dtype: DTypeLike = np.float32) -> Colu
     """An empty cache for ``n`` variables within ``cache_size`` MB, layout length ``n``.
 
     ``dtype`` is ``np.float32`` (LIBSVM's ``Qfloat``) or ``np.float64``. The block has
-    ``max(budget / itemsize, 2 n)`` entries (two full columns at least).
+    ``budget / itemsize`` entries, at least two full columns and at most every column at full
+    length (``max(n, 2) n``: the most the slots can ever use, so a small problem neither asks
+    for nor touches the whole budget).
     """
     dtype = np.dtype(dtype)
-    size = max(int(cache_size * 2**20) // dtype.itemsize, 2 * n)
     max_slots = max(n, 2)
+    size = max(min(int(cache_size * 2**20) // dtype.itemsize, max_slots * n), 2 * n)
     slots = n_slots_for(n, cache_size, dtype.itemsize)
     state = np.zeros(6, dtype=np.int64)
     state[S_LEN], state[S_SLOTS] = n, slots
     # the circular list head -> 0 -> 1 -> ... -> slots-1 -> head (head = max_slots)
-    ring = np.append(np.arange(slots, dtype=np.int64), max_slots)
     nxt = np.zeros(max_slots + 1, dtype=np.int64)
     prv = np.zeros(max_slots + 1, dtype=np.int64)
-    nxt[ring] = np.roll(ring, -1)
-    prv[ring] = np.roll(ring, 1)
+    nxt[: slots - 1] = np.arange(1, slots)
+    nxt[slots - 1], nxt[max_slots] = max_slots, 0
+    prv[1:slots] = np.arange(slots - 1)
+    prv[0], prv[max_slots] = max_slots, slots - 1
     return ColumnCache(
         data=_column_block(size, dtype),
         col=np.empty(n, dtype=dtype),
@@ -131,8 +136,8 @@ def make_cache(n: int, cache_size: float, dtype: DTypeLike = np.float32) -> Colu
         next=nxt,
         state=state,
         acc=np.empty((MAX_BLOCK, BLOCK_ROWS)),
-        picks=np.empty((2, MAX_BLOCK), dtype=np.int64),
-        score=np.empty(MAX_BLOCK),
+        picks=np.empty((2, BLAS_BLOCK), dtype=np.int64),
+        score=np.empty(BLAS_BLOCK),
     )
 
 
@@ -225,12 +230,13 @@ def load_column(c: ColumnCache, kd: QMatrix, i: int) -> int:
 
 @njit(cache=True, no_cpython_wrapper=True)
 def load_columns(c: ColumnCache, kd: QMatrix, nb: int) -> None:
-    """Compute the uncached columns ``c.picks[0, :nb]`` (``nb <= MAX_BLOCK``; compiled kernels)
-    on the layout's ``L`` positions in one pass over ``XT``: each block of ``BLOCK_ROWS`` rows of
-    every feature is read once for all ``nb`` columns, instead of once per column. Every value
-    is summed in the order of :func:`fill_column`, so the columns are bit for bit those computed
-    one at a time. They take the least recently used slots and become the most recently used,
-    ``cols[0]`` last."""
+    """Compute the uncached columns ``c.picks[0, :nb]`` (compiled kernels; ``nb <=
+    BLAS_BLOCK`` when :func:`~maxmargin.kernels.qmatrix.blas_columns`, else ``nb <=
+    MAX_BLOCK``) on the layout's ``L`` positions by
+    :func:`~maxmargin.kernels.qmatrix.fill_columns`: one BLAS product on wide data, else one
+    pass over ``XT`` (each block of ``BLOCK_ROWS`` rows of every feature read once for all
+    ``nb`` columns; bit for bit the columns computed one at a time). They take the least
+    recently used slots and become the most recently used, ``cols[0]`` last."""
     st = c.state
     L = st[S_LEN]
     cols, slots = c.picks[0], c.picks[1]

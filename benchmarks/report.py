@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks import hulls, perceptron, smo, smo_hard, startup, verify
+from benchmarks import estimator, hulls, perceptron, smo, smo_hard, startup, verify
 from benchmarks.harness import atomic_savefig, atomic_write, jsonable
 from benchmarks.tables import decorate, find_rows, fmt, md_multi, panel_grid, peak_delta
 
@@ -90,7 +90,10 @@ def _headlines(rows: list[dict]) -> list[str]:
     lines = []
     for family, title in (("smo_svc", "SMO / SVC"), ("smo_hard", "SMO / SVC, hard regimes"),
                           ("hulls", "fastest nearest-point method / Clarabel"),
-                          ("perceptron", "perceptron / sklearn Perceptron")):
+                          ("perceptron", "perceptron / sklearn Perceptron"),
+                          ("estimator", "MaxMarginClassifier().fit / SVC().fit"),
+                          ("grid_search", "GridSearchCV with MaxMarginClassifier / with SVC"),
+                          ("predict", "MaxMarginClassifier / SVC decision_function")):
         span = _worst_best(rows, family)
         if span:
             lines.append(f"- {title}: {span}")
@@ -137,11 +140,13 @@ def _headlines(rows: list[dict]) -> list[str]:
 
 def worst_and_best(rows: list[dict], family: str) -> tuple[dict, dict] | None:
     """The (worst, best) maxmargin rows of a family by time ratio to a peer or oracle, each case
-    represented by its fastest maxmargin row (hulls: at gap 1e-8, target reached); None when
-    nothing was compared."""
+    represented by its fastest maxmargin row (hulls: at gap 1e-8, target reached; not the
+    ``smo(n_jobs=k)`` rows); None when nothing was compared."""
     best_per_case: dict[str, dict] = {}
     for r in find_rows(rows, benchmark=family, role="maxmargin"):
-        ok = r.get("time_ratio") is not None and r.get("reference") is not None
+        # smo(n_jobs=k) rows are compared with oneDAL on k threads, not with the family's peer
+        ok = (r.get("time_ratio") is not None and r.get("reference") is not None
+              and "n_jobs" not in r["params"])
         if family == "hulls":
             ok = ok and r["params"].get("tol") == 1e-8 and (
                 r["extra"].get("gap_reached") or math.inf) <= 1e-8
@@ -245,6 +250,11 @@ def render_markdown(results: dict, figures: Sequence[str] = ()) -> str:
             ),
         ),
         ("perceptron", lambda: perceptron.markdown(rows)),
+        ("estimator", lambda: estimator.markdown([r for r in rows
+                                                  if r["benchmark"] == "estimator"])),
+        ("grid_search", lambda: estimator.markdown([r for r in rows
+                                                    if r["benchmark"] == "grid_search"])),
+        ("predict", lambda: estimator.markdown([r for r in rows if r["benchmark"] == "predict"])),
         ("compile", lambda: startup.markdown(rows)),
         ("verify", lambda: verify.markdown(rows)),
     ]

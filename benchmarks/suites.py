@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from benchmarks import hulls, perceptron, smo, smo_hard, startup, verify
+from benchmarks import estimator, hulls, perceptron, smo, smo_hard, startup, verify
 from benchmarks.harness import (
     SCHEMA,
     SETTINGS,
@@ -24,7 +24,8 @@ from benchmarks.harness import (
 from maxmargin._validation import check_choice, check_positive_int
 
 SUITES = ("smoke", "standard", "scale")
-FAMILIES = ("smo_svc", "smo_hard", "smo_cvxpy", "hulls", "perceptron", "compile", "verify")
+FAMILIES = ("smo_svc", "smo_hard", "smo_cvxpy", "hulls", "perceptron", "estimator",
+            "grid_search", "predict", "compile", "verify")
 
 
 def plan_suite(suite: str, only: Sequence[str] | None = None) -> list[Case]:
@@ -42,6 +43,9 @@ def plan_suite(suite: str, only: Sequence[str] | None = None) -> list[Case]:
         "smo_cvxpy": smo.cvxpy_cases,
         "hulls": hulls.cases,
         "perceptron": perceptron.cases,
+        "estimator": estimator.fit_cases,
+        "grid_search": estimator.grid_cases,
+        "predict": estimator.predict_cases,
         "compile": startup.cases,
         "verify": verify.cases,
     }
@@ -59,6 +63,9 @@ RUNNERS: dict[str, Callable[[Case, int, float], list[dict]]] = {
     "smo_cvxpy": smo.run_cvxpy,
     "hulls": hulls.run,
     "perceptron": perceptron.run,
+    "estimator": estimator.run_fit,
+    "grid_search": estimator.run_grid,
+    "predict": estimator.run_predict,
     "compile": startup.run,
     "verify": verify.run,
 }

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from maxmargin.kernels import Kernel, LinearKernel
 
@@ -177,14 +178,34 @@ def max_violation(alpha: np.ndarray, y: np.ndarray, g: np.ndarray, C: Any) -> fl
     ``I_low = {alpha_i < C_i, y_i = -1} U {alpha_i > 0, y_i = +1}`` (``C = inf`` for the hard
     margin; ``C`` may be per sample); 0 when either set is empty.
     """
-    upper = math.inf if C is None else C
-    r = y - g
-    below, above = alpha < upper, alpha > 0
-    up = (below & (y > 0)) | (above & (y < 0))
-    low = (below & (y < 0)) | (above & (y > 0))
-    if not np.any(up) or not np.any(low):
-        return 0.0
-    return max(0.0, float(np.max(r[up]) - np.min(r[low])))
+    alpha, y, g = (np.ascontiguousarray(a, dtype=np.float64) for a in (alpha, y, g))
+    return float(_violation_and_box(alpha, y, g, _bounds(C))[0])
+
+
+def _bounds(C: Any) -> np.ndarray:
+    """``C`` as a float64 array of one bound (``inf`` for None) or one per sample."""
+    return np.full(1, math.inf) if C is None else np.atleast_1d(np.asarray(C, dtype=np.float64))
+
+
+@njit(cache=True)
+def _violation_and_box(alpha: np.ndarray, y: np.ndarray, g: np.ndarray,
+                       upper: np.ndarray) -> tuple[float, float, float]:
+    """``(max(0, m - M), max_i max(-alpha_i, alpha_i - C_i, 0), max_i C_i)`` in one pass
+    (:func:`max_violation`; ``upper`` holds one bound or one per sample)."""
+    m, M = -np.inf, np.inf
+    box, top = 0.0, -np.inf
+    for i in range(alpha.shape[0]):
+        a, u = alpha[i], upper[i if upper.shape[0] > 1 else 0]
+        below, above = a < u, a > 0
+        r = y[i] - g[i]
+        if (below and y[i] > 0) or (above and y[i] < 0):
+            m = max(m, r)
+        if (below and y[i] < 0) or (above and y[i] > 0):
+            M = min(M, r)
+        box = max(box, max(max(-a, a - u), 0.0))
+        top = max(top, u)
+    violation = 0.0 if m == -np.inf or M == np.inf else max(0.0, m - M)
+    return violation, box, top
 
 
 def minimise_hinge_over_b(r: np.ndarray, y: np.ndarray, c: np.ndarray) -> float:
@@ -193,23 +214,47 @@ def minimise_hinge_over_b(r: np.ndarray, y: np.ndarray, c: np.ndarray) -> float:
     ``h`` is convex and piecewise linear with kinks at the ``r_i = y_i - g_i``, so its minimum is
     at a kink: every kink is evaluated with sorted prefix sums, ``O(n log n)``.
     """
+    r, y = (np.ascontiguousarray(a, dtype=np.float64) for a in (r, y))
+    c = np.ascontiguousarray(np.broadcast_to(np.asarray(c, dtype=np.float64), r.shape))
+    return float(_hinge_minimiser(r, y, c))
+
+
+@njit(cache=True)
+def _hinge_minimiser(r: np.ndarray, y: np.ndarray, c: np.ndarray) -> float:
+    """:func:`minimise_hinge_over_b`: the kinks of each class sorted, prefix sums of ``c r`` and
+    ``c``; ``h`` at every kink (the positives', then the negatives', in sorted order; the
+    positions in the sorted kinks, NumPy's ``searchsorted``, by sweeps), the first smallest
+    kept (a NaN, if any, as NumPy's ``argmin`` would)."""
     pos, neg = y > 0, y < 0
-    order_p = np.argsort(r[pos])
-    rp, cp_ = r[pos][order_p], c[pos][order_p]
-    order_n = np.argsort(r[neg])
-    rn, cn = r[neg][order_n], c[neg][order_n]
-    cand = np.concatenate([rp, rn])
-    # sum over r_p > b of c (r - b): suffix sums of c r and c
-    crp = np.concatenate([[0.0], np.cumsum(cp_ * rp)])
-    cp_sum = np.concatenate([[0.0], np.cumsum(cp_)])
-    k = np.searchsorted(rp, cand, side="right")
-    hp = (crp[-1] - crp[k]) - (cp_sum[-1] - cp_sum[k]) * cand
-    # sum over r_n < b of c (b - r)
-    crn = np.concatenate([[0.0], np.cumsum(cn * rn)])
-    cn_sum = np.concatenate([[0.0], np.cumsum(cn)])
-    j = np.searchsorted(rn, cand, side="left")
-    hn = cn_sum[j] * cand - crn[j]
-    return float(cand[int(np.argmin(hp + hn))])
+    rp_all, rn_all = r[pos], r[neg]
+    order_p, order_n = np.argsort(rp_all), np.argsort(rn_all)
+    rp, cp = rp_all[order_p], c[pos][order_p]
+    rn, cn = rn_all[order_n], c[neg][order_n]
+    P, N = rp.shape[0], rn.shape[0]
+    crp, cp_sum = np.zeros(P + 1), np.zeros(P + 1)
+    for k in range(P):
+        crp[k + 1] = crp[k] + cp[k] * rp[k]
+        cp_sum[k + 1] = cp_sum[k] + cp[k]
+    crn, cn_sum = np.zeros(N + 1), np.zeros(N + 1)
+    for k in range(N):
+        crn[k + 1] = crn[k] + cn[k] * rn[k]
+        cn_sum[k + 1] = cn_sum[k] + cn[k]
+    best, best_b = np.inf, np.nan
+    for side in range(2):
+        kinks = rp if side == 0 else rn
+        k = j = 0  # kinks ascend: so do #{rp <= b} and #{rn < b}
+        for q in range(kinks.shape[0]):
+            b = kinks[q]
+            while k < P and rp[k] <= b:
+                k += 1
+            while j < N and rn[j] < b:
+                j += 1
+            h = ((crp[P] - crp[k]) - (cp_sum[P] - cp_sum[k]) * b) + (cn_sum[j] * b - crn[j])
+            if np.isnan(h):
+                return b
+            if h < best or (side == 0 and q == 0):
+                best, best_b = h, b
+    return best_b
 
 
 def certify_svm(
@@ -243,13 +288,12 @@ def certify_svm(
         vKv = max(float(v @ g), 0.0)
         dual = float(alpha.sum()) - 0.5 * vKv
         hard = C is None
-        upper = math.inf if hard else C
-        violation = max_violation(alpha, y, g, None if hard else upper)
+        upper = _bounds(C)
+        violation, box, scale = _violation_and_box(alpha, y, g, upper)
         l1 = float(np.abs(alpha).sum())
-        scale = float(np.max(alpha)) if hard else float(np.max(upper))
-        box = float(np.max(np.maximum(np.maximum(-alpha, alpha - upper), 0.0)))
+        if hard:
+            scale = float(np.max(alpha))
         feas = max(box / max(scale, 1e-300), abs(float(y @ alpha)) / max(l1, 1e-300))
-        r = y - g
         if hard:
             pos_min = float(np.min(g[y > 0]))
             neg_max = float(np.max(g[y < 0]))
@@ -258,8 +302,8 @@ def certify_svm(
             primal = 0.5 * vKv / (mu * mu) if mu > 0 else math.inf
             margin = mu
         else:
-            c = np.broadcast_to(np.asarray(upper, dtype=np.float64), alpha.shape)
-            b = minimise_hinge_over_b(r, y, c)
+            c = np.broadcast_to(upper, alpha.shape)
+            b = float(_hinge_minimiser(y - g, y, np.ascontiguousarray(c)))
             primal = 0.5 * vKv + float(c @ np.maximum(0.0, 1.0 - y * (g + b)))
             margin = nan
         if math.isfinite(primal):

@@ -22,6 +22,7 @@ Per-sample weights multiply the box bound: ``C_i = C * class_weight[y_i] * sampl
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 import warnings
 from typing import Any
@@ -45,10 +46,13 @@ from sklearn.utils.validation import (
 
 import maxmargin.exceptions as exceptions
 from maxmargin._probability import LibsvmRandom, coupled_probabilities, platt_parameters
-from maxmargin._validation import check_choice, check_estimator_X
+from maxmargin._threads import blas_threads, check_n_jobs
+from maxmargin._validation import check_C, check_choice, check_estimator_X, check_sample_weight
+from maxmargin.algorithms.smo.batch import SMOBatch
 from maxmargin.certificate import BLOCK_BYTES
 from maxmargin.kernels import Kernel, PrecomputedKernel, make_kernel, own_points
 from maxmargin.methods import METHODS, MethodSpec, get_method, method_names
+from maxmargin.methods import _weights as fold_weights
 from maxmargin.results import PerceptronResult, SVMSolution
 
 __all__ = ["MaxMarginClassifier", "DENSE_SOLVE_BYTES", "PROBABILITY_DEPRECATED"]
@@ -134,6 +138,12 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
         registered one.
     precision : {"auto", "single", "double"}, default="auto"
         SMO's kernel-cache precision.
+    n_jobs : int or None, default=None
+        SMO's threads (opt-in; -1 for every core): its certificates' compiled blocks and every
+        BLAS call of the fit (the kernel columns of wide data) run on ``n_jobs`` threads; None
+        is one, whatever the machine. BLAS splits its sums by thread count, so models fitted
+        with different ``n_jobs`` may differ in the last bits (each certified all the same);
+        see :func:`~maxmargin.algorithms.smo.smo`. Other solvers run on one thread.
 
     Attributes
     ----------
@@ -188,6 +198,7 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
         random_state: Any = None,
         solver: str = "smo",
         precision: str = "auto",
+        n_jobs: int | None = None,
     ) -> None:
         self.C = C
         self.kernel = kernel
@@ -206,6 +217,7 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.solver = solver
         self.precision = precision
+        self.n_jobs = n_jobs
 
     # --- parameters -------------------------------------------------------------------------
 
@@ -283,6 +295,7 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
         C = self._hard_margin_C()
         max_iter = self._iteration_cap()
         check_choice(self.decision_function_shape, "decision_function_shape", ("ovr", "ovo"))
+        check_n_jobs(self.n_jobs)
         probability = self._probability_requested()
         seed = check_random_state(self.random_state).randint(np.iinfo("i").max)  # as SVC
         X = self._training_X(X, y)
@@ -293,7 +306,8 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
                              f"got {kern.describe()!r}.")
         k = len(self.classes_)
         pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
-        members = [np.flatnonzero(np.isin(y_idx, pair) & (weights > 0)) for pair in pairs]
+        kept = [(y_idx == c) & (weights > 0) for c in range(k)]  # each class's samples
+        members = [np.flatnonzero(kept[i] | kept[j]) for i, j in pairs]
         self._check_weights_apply(spec, C, weights, members)
         # binary: classes_[1] is +1 (f > 0 predicts it); one-vs-one: class i is +1 (LIBSVM)
         labels = [np.where(y_idx[idx] == (j if k == 2 else i), 1.0, -1.0)
@@ -302,7 +316,7 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
         rng = LibsvmRandom(seed)
         solve = self._binary_solver(spec, C, kern, max_iter, points, weights)
         solutions, prob_a, prob_b = [], [], []
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), self._threads(spec):
             warnings.simplefilter("ignore", exceptions.ConvergenceWarning)  # one summary below
             for (i, j), idx, y_pair in zip(pairs, members, labels, strict=True):
                 sol = solve(idx, y_pair)
@@ -443,19 +457,32 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
         """``solve(idx, y)``: the binary problem of the samples ``idx`` with labels ``y`` by the
         method ``spec`` (per-sample bounds ``C weights``), with the fit's options."""
         hard = C is None or spec.problem == "hard_margin"
-        options: dict[str, Any] = {}
-        if spec.solve is _SMO_SOLVE:
-            options = {"cache_size": self.cache_size, "shrinking": self.shrinking,
-                       "precision": self.precision}
-            if max_iter is not None:
-                options["finish"] = False  # a user's cap stops SMO as it stops LIBSVM
+        if spec.solve is _SMO_SOLVE:  # one batch: validated once, each pair solved as smo's
+            batch = SMOBatch(points, kern, tol=1e-3 if self.tol is None else self.tol,
+                             max_iter=max_iter, cache_size=self.cache_size,
+                             shrinking=self.shrinking, precision=self.precision,
+                             finish=max_iter is None,  # a user's cap stops SMO as LIBSVM's
+                             n_jobs=self.n_jobs, checked=True, **spec.options)
+
+            def solve_smo(idx: np.ndarray, y: np.ndarray) -> SVMSolution:
+                C_pair, w = (None, None) if hard else fold_weights(C, weights[idx])
+                # idx and y are the fit's (checked); C and the weights as batch.solve's
+                return batch.solve_checked(idx, y, check_C(C_pair), check_sample_weight(w, y))
+
+            return solve_smo
 
         def solve(idx: np.ndarray, y: np.ndarray) -> SVMSolution | PerceptronResult:
             w = None if hard or spec.problem == "perceptron" else weights[idx]
             return spec(points[idx], y, C=None if hard else C, kernel=kern, tol=self.tol,
-                        max_iter=max_iter, sample_weight=w, **options)
+                        max_iter=max_iter, sample_weight=w)
 
         return solve
+
+    def _threads(self, spec: MethodSpec) -> contextlib.AbstractContextManager:
+        """SMO's BLAS threads for the whole fit (``n_jobs``, one by default)."""
+        if spec.solve is not _SMO_SOLVE:
+            return contextlib.nullcontext()
+        return blas_threads(check_n_jobs(self.n_jobs) or 1)
 
     def _refuse_infeasible(self, sol: Any, spec: MethodSpec, C: float | None, i: int,
                            j: int) -> None:

@@ -63,6 +63,9 @@ def test_smoke_json_schema(smoke: tuple[int, Path, dict]) -> None:
         "smo_cvxpy",
         "hulls",
         "perceptron",
+        "estimator",
+        "grid_search",
+        "predict",
     }
     for row in results["rows"]:
         assert tuple(row) == harness.ROW_KEYS
@@ -86,6 +89,9 @@ def test_smoke_markdown_and_figures(smoke: tuple[int, Path, dict]) -> None:
         "### SMO vs the CVXPY dual oracle (Clarabel, OSQP)",
         "### Nearest points of two hulls: Gilbert, MDM, Wolfe, Clarabel, PIQP",
         "### Perceptron vs scikit-learn Perceptron",
+        "### MaxMarginClassifier().fit vs SVC().fit",
+        "### GridSearchCV over C and gamma: MaxMarginClassifier vs SVC",
+        "### Prediction: decision_function of MaxMarginClassifier vs SVC",
     ):
         assert heading in md
     assert results["versions"]["numpy"] in md
@@ -200,6 +206,28 @@ def test_smoke_perceptron_equals_sklearn(smoke: tuple[int, Path, dict]) -> None:
     # same cyclic updates on y (w.x + b) <= 0 with eta = 1: the same w and b
     assert ours["extra"]["w_diff"] <= 1e-9
     assert ours["b_diff"] <= 1e-9
+
+
+def test_smoke_estimator_families_agree_with_svc(smoke: tuple[int, Path, dict]) -> None:
+    """The estimator, GridSearchCV and prediction rows: each compares MaxMarginClassifier with
+    SVC on the same data, one thread each, and the two agree as solutions to tol 1e-3 do."""
+    _, _, results = smoke
+    for family in ("estimator", "grid_search", "predict"):
+        peer = _rows(results, benchmark=family, role="peer")
+        ours = _rows(results, benchmark=family, role="maxmargin")
+        assert [r["method"] for r in peer] == ["sklearn.SVC"]
+        assert [r["method"] for r in ours] == ["maxmargin.MaxMarginClassifier"]
+        assert ours[0]["reference"] == "sklearn.SVC" and ours[0]["time_ratio"] > 0
+        assert peer[0]["params"]["threads"] == ours[0]["params"]["threads"] == 1
+    fit = _rows(results, benchmark="estimator", role="maxmargin")[0]
+    assert fit["status"] == "optimal" and fit["extra"]["problems"] == 45  # digits: 10 classes
+    assert fit["extra"]["agree_with_svc"] >= 0.99 and abs(fit["accuracy_diff"]) <= 0.01
+    search = _rows(results, benchmark="grid_search", role="maxmargin")[0]
+    assert abs(search["accuracy_diff"]) <= 0.02  # best mean CV accuracy of the same grid
+    assert search["extra"]["fits"] == 12
+    pred = _rows(results, benchmark="predict", role="maxmargin")[0]
+    assert pred["extra"]["max_abs_diff"] < 1e-2  # two fits to tol 1e-3 of the same problem
+    assert pred["peak_delta_mb"] is not None
 
 
 def test_rebuild_from_json_gives_the_same_markdown(

@@ -99,7 +99,7 @@ def test_reexported_and_svcs_signature_and_defaults() -> None:
     assert maxmargin.MaxMarginClassifier is MaxMarginClassifier
     ours, svc = MaxMarginClassifier().get_params(), SVC().get_params()
     assert {k: ours[k] for k in svc} == svc  # every SVC parameter, with SVC's default
-    assert set(ours) - set(svc) == {"solver", "precision"}
+    assert set(ours) - set(svc) == {"solver", "precision", "n_jobs"}
     assert all(p.kind == inspect.Parameter.KEYWORD_ONLY
                for p in inspect.signature(MaxMarginClassifier).parameters.values())
     X, y = load_iris(return_X_y=True)

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from maxmargin._threads import check_n_jobs
 from maxmargin._validation import (
     check_bool,
     check_C,
@@ -27,7 +28,7 @@ from maxmargin.kernels.qmatrix import diagonal, make_qmatrix
 from maxmargin.results import SVMSolution
 from maxmargin.tolerances import CENTRE_OFFSET_RATIO
 
-__all__ = ["smo", "WORKING_SETS"]
+__all__ = ["smo", "WORKING_SETS", "default_max_iter", "solve_checked"]
 
 WORKING_SETS = ("wss2", "wss1", "platt")
 
@@ -64,6 +65,7 @@ def smo(
     precision: str = "auto",
     sample_weight: Any = None,
     finish: bool = True,
+    n_jobs: int | None = None,
 ) -> SVMSolution:
     """Solve the SVM dual ``max sum(alpha) - 1/2 alpha^T Q alpha``, ``0 <= alpha <= C``,
     ``y^T alpha = 0`` by SMO (LIBSVM's algorithm; the steps are the package's modules).
@@ -101,6 +103,15 @@ def smo(
     finish : bool
         Hand a run that has not converged at a checkpoint or at ``max_iter`` to the exact
         active-set finish (:mod:`.finish`; default True). False runs SMO alone.
+    n_jobs : int or None
+        Threads (opt-in; -1 for every core). None (default): the loop on one thread, the
+        certificate from the kernel object's blocks. ``k``: the certificate from the
+        Q-matrix's compiled blocks, whose passes and every BLAS call (the certificate's
+        products, the kernel columns of wide data) run on ``k`` threads. BLAS splits its sums
+        by thread count, so the last bits of kernel values and of the certificate's sums (and
+        from them ``b``, and the iterates after a continuation) may differ between values of
+        ``k`` and from the default; every answer is certified in float64 all the same, and a
+        given ``k`` gives the same bits on every run.
 
     Returns
     -------
@@ -121,14 +132,27 @@ def smo(
         tol=check_positive(tol, "tol"),
         working_set=check_choice(working_set, "working_set", WORKING_SETS),
         shrinking=check_bool(shrinking, "shrinking"),
-        max_iter=check_max_iter(max_iter, default=max(10_000_000, 100 * X.shape[0])),
+        max_iter=check_max_iter(max_iter, default=default_max_iter(X.shape[0])),
         cache_size=check_positive(cache_size, "cache_size"),
         exact_finish=check_bool(finish, "finish"),
+        threads=check_n_jobs(n_jobs),
     )
     history_every = check_positive_int(history_every, "history_every")
     precision = check_choice(precision, "precision", PRECISIONS)
+    return solve_checked(X, y, C, sw, kern, options, precision, history_every)
+
+
+def default_max_iter(n: int) -> int:
+    """LIBSVM's iteration cap for ``n`` variables: ``max(10_000_000, 100 n)``."""
+    return max(10_000_000, 100 * n)
+
+
+def solve_checked(X: Any, y: np.ndarray, C: float | None, sw: np.ndarray | None, kern: Kernel,
+                  options: Options, precision: str, history_every: int) -> SVMSolution:
+    """:func:`smo` on validated arguments: build the Q-matrix and the solver, run the precision
+    policy, report (:mod:`.batch` calls it for each problem of a batch)."""
     Xs = _centred_if_offset(X) if kern.kind == KIND_LINEAR else X
-    kd = make_qmatrix(kern, Xs, y)
+    kd = make_qmatrix(kern, Xs, y, blocks=True)
 
     start = time.perf_counter()
     QD = diagonal(kd)  # K_ii from the data the columns come from (centred for linear and rbf)

@@ -10,12 +10,14 @@ policy (:mod:`.precision`) decides which phases to run.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from maxmargin._jit import note_compile
+from maxmargin._threads import blas_threads
 from maxmargin.algorithms._kernel_cache import S_ROWS, ColumnCache, grow_layout, make_cache
 from maxmargin.algorithms.smo.finish import exact_finish, first_checkpoint, smo_work
 from maxmargin.algorithms.smo.hard_margin import HULL_EPS
@@ -31,7 +33,7 @@ from maxmargin.algorithms.smo.state import FREE, LOWER, STALE, UPPER, SolverStat
 from maxmargin.certificate import Certificate, certify_svm, decision_values
 from maxmargin.kernels import Kernel
 from maxmargin.kernels.formulas import KIND_LINEAR
-from maxmargin.kernels.qmatrix import QMatrix, value_cost
+from maxmargin.kernels.qmatrix import QMatrix, has_weighted_sums, value_cost, weighted_sums
 
 __all__ = ["CACHE_DTYPE", "Problem", "Options", "Solver"]
 
@@ -63,6 +65,11 @@ class Options:
     max_iter: int
     cache_size: float
     exact_finish: bool
+    #: None: the certificate from the kernel object's blocks (BLAS as the process has it) and
+    #: the loop's BLAS blocks on one thread; k: the certificate from the Q-matrix's compiled
+    #: blocks (:func:`~maxmargin.kernels.qmatrix.weighted_sums`) and every BLAS call on k
+    #: threads (``smo``'s ``n_jobs`` says what changes with k)
+    threads: int | None = None
 
 
 class Certified(NamedTuple):
@@ -71,7 +78,7 @@ class Certified(NamedTuple):
 
     alpha: np.ndarray  # a copy of alpha then
     at: np.ndarray  # alpha >= C then
-    g_bounded: np.ndarray  # sum_{alpha_j = C_j} C_j y_j K(x_j, .)
+    g_bounded: np.ndarray | None  # sum_{alpha_j = C_j} C_j y_j K(x_j, .) (None: not computed)
     g: np.ndarray  # K (alpha o y)
 
 
@@ -142,7 +149,28 @@ class Solver:
         note_compile(solve_platt if platt else solve_pairs, "SMO's loops", "10-20 s")
         if platt:
             return solve_platt(st, self.cache, kd, limits, 0)
-        return solve_pairs(st, self.cache, kd, opt.working_set == "wss2", opt.shrinking, limits)
+        with self._blas_threads(kd.block.shape[0] > 0):  # the BLAS blocks of wide data
+            return solve_pairs(st, self.cache, kd, opt.working_set == "wss2", opt.shrinking,
+                               limits)
+
+    def _blas_threads(self, needed: bool) -> contextlib.AbstractContextManager:
+        """BLAS on ``options.threads`` threads (one by default) when ``needed``."""
+        if not needed:
+            return contextlib.nullcontext()
+        return blas_threads(self.options.threads or 1)
+
+    def kernel_sums(self, idx: np.ndarray, coef: np.ndarray) -> np.ndarray:
+        """``sum_k coef_k K(., x_{idx_k})`` on the solver's data in float64: by the kernel
+        object (:func:`~maxmargin.certificate.decision_values`), or with ``options.threads``
+        by the Q-matrix's compiled blocks where they apply (values checked finite by the
+        kernel object otherwise)."""
+        p, threads = self.problem, self.options.threads
+        if threads is not None and idx.size and has_weighted_sums(p.kd):
+            with self._blas_threads(True):
+                g = weighted_sums(p.kd, idx, coef, threads)
+            if np.all(np.isfinite(g)):
+                return g
+        return decision_values(p.kernel, p.X, p.X[idx], coef)
 
     def try_exact_finish(self) -> bool:
         """The exact finish (:mod:`.finish`) from the current alpha, within half of SMO's work
@@ -167,35 +195,39 @@ class Solver:
         K(x_j, .)`` is kept for :meth:`restart_from` (its ``G_bar``), so a continuation needs no
         second kernel pass. After a continuation that moved few alphas (set ``S``), both are
         updated instead: ``g += K(., X_S) (d_alpha_S o y_S)``, and ``g_B`` by the columns that
-        entered or left the bound."""
+        entered or left the bound. With ``options.threads`` and the Q-matrix's compiled blocks,
+        ``g`` is one pass over every support vector and ``g_B`` is left to
+        :meth:`restart_from`, which computes it only when a continuation needs it."""
         p = self.problem
-        alpha, X, y, C, kern = self.st.alpha, p.X, p.y, self.box, p.kernel
+        alpha, y, C, kern = self.st.alpha, p.y, self.box, p.kernel
+        sums = self.kernel_sums
         at = np.zeros(alpha.shape, dtype=bool) if C is None else alpha >= C
         last = self.last_certified
-        if kern.kind != KIND_LINEAR and last is not None:
+        if kern.kind != KIND_LINEAR and last is not None and last.g_bounded is not None:
             moved = np.flatnonzero(alpha != last.alpha)
             crossed = np.flatnonzero(at != last.at)
             if moved.size + crossed.size < np.count_nonzero(alpha):
-                d = (alpha[moved] - last.alpha[moved]) * y[moved]
-                g = last.g + decision_values(kern, X, X[moved], d)
+                g = last.g + sums(moved, (alpha[moved] - last.alpha[moved]) * y[moved])
                 g_at = last.g_bounded
                 if crossed.size:  # +C_j y_j K(x_j, .) entering the bound, - leaving it
                     sign = np.where(at[crossed], 1.0, -1.0)
-                    g_at = g_at + decision_values(kern, X, X[crossed],
-                                                  sign * C[crossed] * y[crossed])
+                    g_at = g_at + sums(crossed, sign * C[crossed] * y[crossed])
                 return self._certified(at, g_at, g)
+        if self.options.threads is not None and has_weighted_sums(p.kd):
+            sv = np.flatnonzero(alpha > 0)
+            return self._certified(at, None, sums(sv, alpha[sv] * y[sv]))
         free = np.flatnonzero((alpha > 0) & ~at)
         bounded = np.flatnonzero(at)
-        g_at = decision_values(kern, X, X[bounded], alpha[bounded] * y[bounded])
+        g_at = sums(bounded, alpha[bounded] * y[bounded])
         if kern.kind == KIND_LINEAR:  # X w over all support vectors: as cheap as the parts,
             sv = np.flatnonzero(alpha > 0)  # and free of their cancellation on unscaled data
-            g = decision_values(kern, X, X[sv], alpha[sv] * y[sv])
+            g = sums(sv, alpha[sv] * y[sv])
         else:
-            g = g_at + decision_values(kern, X, X[free], alpha[free] * y[free])
+            g = g_at + sums(free, alpha[free] * y[free])
         return self._certified(at, g_at, g)
 
     def _certified(
-        self, at: np.ndarray, g_at: np.ndarray, g: np.ndarray
+        self, at: np.ndarray, g_at: np.ndarray | None, g: np.ndarray
     ) -> tuple[np.ndarray, Certificate]:
         """Keep :class:`Certified` for the next :meth:`certify` and :meth:`restart_from`;
         return ``g`` and the certificate."""
@@ -207,17 +239,21 @@ class Solver:
         """Reset the solver's state around the current alpha: exact ``G = y g - 1`` and
         ``G_bar``, every variable active, statuses from alpha (the iteration count, the work
         and the history go on)."""
-        st, y, C, p = self.st, self.problem.y, self.box, self.problem
+        st, y, C = self.st, self.problem.y, self.box
         alpha, sc = st.alpha, st.scalars
         n = alpha.shape[0]
         st.G[:] = (y * g - 1.0)[st.act]  # by layout position
         if C is None:
             st.G_bar[:] = 0.0
-        elif (last := self.last_certified) is not None and np.array_equal(last.alpha, alpha):
+        elif ((last := self.last_certified) is not None and np.array_equal(last.alpha, alpha)
+              and last.g_bounded is not None):
             st.G_bar[:] = y * last.g_bounded  # from the certificate's kernel pass
         else:
             at = np.flatnonzero(alpha >= C)
-            st.G_bar[:] = y * decision_values(p.kernel, p.X, p.X[at], C[at] * y[at])
+            g_at = self.kernel_sums(at, C[at] * y[at])
+            st.G_bar[:] = y * g_at
+            if last is not None and np.array_equal(last.alpha, alpha):  # for the next update
+                self.last_certified = last._replace(g_bounded=g_at)
         upper = np.inf if C is None else C
         status = np.where(alpha >= upper, UPPER, np.where(alpha <= 0.0, LOWER, FREE))
         st.status[:] = status

@@ -63,6 +63,8 @@ SCALARS = np.dtype([
     ("platt_b", np.float64),  # Platt's threshold b
     ("platt_tau", np.float64),  # Platt: the violation a pair must exceed
 ])
+#: SCALARS as records (``np.rec.array``'s dtype): its items are ``np.record`` views
+_RECORD = np.dtype((np.record, SCALARS))
 
 
 class SolverState(NamedTuple):
@@ -100,11 +102,13 @@ def new_state(
     y = kd.y
     QD = np.ascontiguousarray(QD, dtype=np.float64)
     n = y.shape[0]
-    Cs = np.full(n, math.inf) if C is None else np.array(np.broadcast_to(C, (n,)), dtype=float)
-    scalars = np.rec.array(np.zeros(1, SCALARS))[0]  # a view: compiled writes land in it
-    scalars.i_max = STALE
-    scalars.n_active = n
-    scalars.stride = stride
+    if C is None or np.ndim(C) == 0:
+        Cs = np.full(n, math.inf if C is None else float(C))
+    else:
+        Cs = np.array(np.broadcast_to(C, (n,)), dtype=float)
+    fields = np.zeros(1, _RECORD)
+    fields["i_max"], fields["n_active"], fields["stride"] = STALE, n, stride
+    scalars = fields[0]  # a view: compiled writes land in it
     return SolverState(
         alpha=np.zeros(n),
         G=-np.ones(n),

@@ -24,10 +24,16 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import numba
 import numpy as np
-from numba import njit
+from numba import njit, prange
+from numba.core import cgutils, types
+from numba.core.extending import intrinsic
+from numba.np.arrayobj import make_array
+from numba.np.linalg import call_xxgemm, ensure_blas
 
 from maxmargin.kernels.base import Kernel
+from maxmargin.kernels.builtin import _poly_weighted_rows, _rbf_weighted_rows
 from maxmargin.kernels.formulas import (
     KIND_GRAM,
     KIND_LINEAR,
@@ -41,8 +47,8 @@ from maxmargin.kernels.formulas import (
 __all__ = [
     "COMPILED", "GRAM_MAX_BYTES", "EXPENSIVE_FEATURES", "QMatrix", "make_qmatrix", "fill_column",
     "fill_columns", "kernel_value", "diagonal", "quadratic_form", "is_dense", "expensive",
-    "value_cost",
-    "MAX_BLOCK", "BLOCK_ROWS",
+    "value_cost", "weighted_sums", "has_weighted_sums", "blas_columns",
+    "MAX_BLOCK", "BLOCK_ROWS", "SUM_BLOCK_VALUES", "SUM_CHUNK", "BLAS_BLOCK", "BLAS_BYTES",
 ]
 
 #: The formulas computed here from the data (any other kernel is read from its Gram matrix).
@@ -54,6 +60,14 @@ EXPENSIVE_FEATURES = 64
 #: :func:`fill_columns` computes at most ``MAX_BLOCK`` columns in one pass, ``BLOCK_ROWS`` rows
 #: at a time (their partial sums, 8 x 256 float64, stay in L1).
 MAX_BLOCK, BLOCK_ROWS = 8, 256
+#: :func:`weighted_sums` evaluates at most this many kernel values at once (a block of rows),
+#: and on several threads chunks of ``SUM_CHUNK`` rows.
+SUM_BLOCK_VALUES, SUM_CHUNK = 2**20, 64
+#: Wide dense data (``d >= EXPENSIVE_FEATURES`` and the features of all points at least
+#: ``BLAS_BYTES``), built with ``blocks=True``: :func:`fill_columns` computes up to
+#: ``BLAS_BLOCK`` columns by one BLAS product ``X[cols] XT`` while the layout holds at least
+#: half the points (the product covers all of them).
+BLAS_BLOCK, BLAS_BYTES = 32, 8 * 2**20
 
 
 class QMatrix(NamedTuple):
@@ -81,10 +95,14 @@ class QMatrix(NamedTuple):
     degree: int
     dots: np.ndarray  # (n,) float64 scratch
     bits: np.ndarray  # (n,) int64 scratch
+    panel: np.ndarray  # (BLAS_BLOCK, d) float64: the points of a BLAS block (wide data), or (0, 0)
+    block: np.ndarray  # (BLAS_BLOCK, n) float64: their products with XT, or (0, 0)
 
 
-def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray) -> QMatrix:
-    """The :class:`QMatrix` of a validated kernel and data set, in the identity layout."""
+def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray, blocks: bool = False) -> QMatrix:
+    """The :class:`QMatrix` of a validated kernel and data set, in the identity layout;
+    ``blocks``: with the buffers of :func:`fill_columns`' BLAS products on wide data
+    (``BLAS_BLOCK``)."""
     n = X.shape[0] if hasattr(X, "shape") else len(X)
     y = np.ascontiguousarray(y, dtype=np.float64)
     ints, none2 = np.zeros(0, dtype=np.int64), np.zeros((0, 0))
@@ -93,6 +111,7 @@ def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray) -> QMatrix:
         "pos": np.arange(n, dtype=np.int64), "dots": np.empty(n),
         "bits": np.empty(n, dtype=np.int64), "X": none2, "XT": np.zeros((0, n)),
         "indptr": ints, "indices": ints, "values": np.zeros(0), "G": none2,
+        "panel": none2, "block": none2,
     }
     gamma, coef0, degree = kernel.params
     kind = kernel.kind if kernel.kind in COMPILED else KIND_GRAM
@@ -114,12 +133,37 @@ def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray) -> QMatrix:
         sq = np.asarray(csr.multiply(csr).sum(axis=1), dtype=np.float64).ravel()
     else:
         Xd = np.ascontiguousarray(X, dtype=np.float64)
+        XT = np.empty((Xd.shape[1], n))  # a copy even when X.T is contiguous: it is permuted
         if kind == KIND_RBF:  # translation invariant: centring keeps the precision
-            Xd = np.ascontiguousarray(Xd - Xd.mean(axis=0))
+            centred = np.empty_like(Xd)
+            _centre_transpose(Xd, Xd.mean(axis=0), centred, XT)
+            Xd = centred
+        else:
+            _centre_transpose(Xd, np.zeros(0), Xd, XT)
         sq = np.einsum("ij,ij->i", Xd, Xd)
-        parts.update(X=Xd, XT=Xd.T.copy())  # a copy even when X.T is contiguous: it is permuted
+        parts.update(X=Xd, XT=XT)
+        d = Xd.shape[1]
+        if blocks and d >= EXPENSIVE_FEATURES and 8 * d * n >= BLAS_BYTES:
+            parts.update(panel=np.empty((BLAS_BLOCK, d)), block=np.empty((BLAS_BLOCK, n)))
     return QMatrix(sq=sq, sqT=sq.copy(), kind=int(kind), gamma=float(gamma),
                    coef0=float(coef0), degree=int(degree), **parts)
+
+
+@njit(cache=True)
+def _centre_transpose(X: np.ndarray, centre: np.ndarray, out: np.ndarray,
+                      XT: np.ndarray) -> None:
+    """``out = X - centre`` (row by row; ``centre`` empty: ``X`` as it is, ``out`` may be ``X``)
+    and ``XT = out.T``, a block of rows at a time (the same values as NumPy's, in one pass)."""
+    n, d = X.shape
+    for i0 in range(0, n, 64):
+        i1 = min(n, i0 + 64)
+        if centre.shape[0] > 0:
+            for i in range(i0, i1):
+                for f in range(d):
+                    out[i, f] = X[i, f] - centre[f]
+        for f in range(d):
+            for i in range(i0, i1):
+                XT[f, i] = out[i, f]
 
 
 @njit(cache=True, no_cpython_wrapper=True)
@@ -230,13 +274,18 @@ def fill_column(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray) -> None:
 @njit(cache=True, no_cpython_wrapper=True)
 def fill_columns(qm: QMatrix, cols: np.ndarray, nb: int, L: int, data: np.ndarray,
                  offsets: np.ndarray, acc: np.ndarray) -> None:
-    """Columns ``cols[:nb]`` (``nb <= MAX_BLOCK``) on the layout's ``L`` positions into
-    ``data[offsets[b] : offsets[b] + L]``: on dense data in one pass over ``XT`` (each block of
-    ``BLOCK_ROWS`` rows of every feature read once for all ``nb`` columns, ``acc`` their
-    partial sums), bit for bit the values of :func:`fill_column`; one at a time otherwise."""
+    """Columns ``cols[:nb]`` on the layout's ``L`` positions into
+    ``data[offsets[b] : offsets[b] + L]``. With :func:`blas_columns` (``nb <= BLAS_BLOCK``):
+    one BLAS product (:func:`_blas_fill`). Otherwise (``nb <= MAX_BLOCK``), on dense data in one
+    pass over ``XT`` (each block of ``BLOCK_ROWS`` rows of every feature read once for all
+    ``nb`` columns, ``acc`` their partial sums), bit for bit the values of
+    :func:`fill_column`; one at a time on other data."""
     if not is_dense(qm):
         for b in range(nb):
             fill_column(qm, cols[b], np.int64(0), L, data[offsets[b] : offsets[b] + L])
+        return
+    if blas_columns(qm, L):
+        _blas_fill(qm, cols, nb, L, data, offsets)
         return
     XT, P = qm.XT, qm.X
     d = XT.shape[0]
@@ -279,6 +328,64 @@ def fill_columns(qm: QMatrix, cols: np.ndarray, nb: int, L: int, data: np.ndarra
                 out[k] = y_i * yb[k] * a[k]
 
 
+@intrinsic
+def gemm(typingctx: Any, a: Any, b: Any, out: Any) -> Any:
+    """``out = a @ b`` by BLAS's ``dgemm`` (the one NumPy and Numba's ``np.dot`` call), for
+    C-contiguous float64 matrices of shapes ``(m, k)``, ``(k, n)``, ``(m, n)`` (not checked).
+    Unlike ``np.dot(a, b, out)`` it returns nothing, so code compiled without Numba's reference
+    counting (SMO's drivers) can call it."""
+    arrays = (a, b, out)
+    if not all(isinstance(t, types.Array) and t.ndim == 2 and t.layout == "C"
+               and t.dtype == types.float64 for t in arrays):
+        return None
+
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        ensure_blas()
+        parts = []
+        for ty, value in zip(sig.args, args, strict=True):
+            arr = make_array(ty)(context, builder, value)
+            parts += [ty, cgutils.unpack_tuple(builder, arr.shape), arr.data]
+        call_xxgemm(context, builder, *parts)
+        return context.get_dummy_value()
+
+    return types.void(a, b, out), codegen
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def blas_columns(qm: QMatrix, L: int) -> bool:
+    """Whether :func:`fill_columns` takes blocks of up to ``BLAS_BLOCK`` columns by BLAS: the
+    buffers exist (wide data, ``blocks=True``) and the layout holds at least half the points."""
+    return qm.block.shape[0] > 0 and 2 * L >= qm.XT.shape[1]
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _blas_fill(qm: QMatrix, cols: np.ndarray, nb: int, L: int, data: np.ndarray,
+               offsets: np.ndarray) -> None:
+    """:func:`fill_columns` by one BLAS product: the inner products ``X[cols] XT`` of the
+    ``nb`` points with every point (layout order), then the kernel formula on the layout's
+    ``L`` positions. The products round as BLAS sums (in blocks of features, fused
+    multiply-adds), so an entry may differ from :func:`fill_column`'s in the last bits of
+    float64; the float64 certificate is computed from the data, not from these columns."""
+    P, D, X = qm.panel[:nb], qm.block[:nb], qm.X
+    for b in range(nb):
+        for f in range(X.shape[1]):
+            P[b, f] = X[cols[b], f]
+    gemm(P, qm.XT, D)
+    sqT, yT = qm.sqT, qm.yT
+    for b in range(nb):
+        i = cols[b]
+        values = D[b, :L]
+        if qm.kind == KIND_RBF:
+            sq_i = qm.sq[i]
+            for k in range(L):
+                values[k] = max(sqT[k] + sq_i - 2.0 * values[k], 0.0)
+        finish_values(qm.kind, qm.gamma, qm.coef0, qm.degree, values, qm.bits[:L])
+        out = data[offsets[b] : offsets[b] + L]
+        y_i = qm.y[i]
+        for k in range(L):
+            out[k] = y_i * yT[k] * values[k]
+
+
 @njit(cache=True, no_cpython_wrapper=True)
 def kernel_value(qm: QMatrix, i: int, j: int) -> float:
     """One entry ``K(x_i, x_j)`` in float64
@@ -297,11 +404,27 @@ def kernel_value(qm: QMatrix, i: int, j: int) -> float:
 
 @njit(cache=True)
 def diagonal(qm: QMatrix) -> np.ndarray:
-    """``K(x_i, x_i)`` for every ``i`` (original order), from the same data as the columns."""
+    """``K(x_i, x_i)`` for every ``i`` (original order), from the same data as the columns:
+    :func:`kernel_value`'s ``(i, i)`` entries, bit for bit (a sparse row's merge with itself
+    is the sum of its squared values in order), without a call per entry."""
     n = qm.y.shape[0]
     out = np.empty(n)
+    if qm.G.shape[0] > 0:
+        for i in range(n):
+            out[i] = qm.G[i, i]
+        return out
+    sparse = qm.indptr.shape[0] > 0
+    X, indptr, values, sq = qm.X, qm.indptr, qm.values, qm.sq
+    kind, gamma, coef0, degree = qm.kind, qm.gamma, qm.coef0, qm.degree
     for i in range(n):
-        out[i] = kernel_value(qm, i, i)
+        s = 0.0
+        if sparse:
+            for p in range(indptr[i], indptr[i + 1]):
+                s += values[p] * values[p]
+        else:
+            for f in range(X.shape[1]):
+                s += X[i, f] * X[i, f]
+        out[i] = kernel_entry(kind, gamma, coef0, degree, s, sq[i], sq[i])
     return out
 
 
@@ -317,3 +440,83 @@ def quadratic_form(qm: QMatrix, idx: np.ndarray, v: np.ndarray) -> float:
             s += v[c] * kernel_value(qm, idx[g], idx[c])
         total += v[g] * (2.0 * s - v[g] * kernel_value(qm, idx[g], idx[g]))
     return total
+
+
+def has_weighted_sums(qm: QMatrix) -> bool:
+    """Whether :func:`weighted_sums` takes this Q-matrix: dense data, rbf/poly/sigmoid."""
+    return qm.X.shape[0] > 0 and qm.kind in (KIND_RBF, KIND_POLY, KIND_SIGMOID)
+
+
+def weighted_sums(qm: QMatrix, idx: np.ndarray, coef: np.ndarray,
+                  threads: int = 1) -> np.ndarray:
+    """``g_t = sum_k coef_k K(x_t, x_{idx_k})`` for every point ``t`` (original order), in
+    float64, from the Q-matrix's dense data (:func:`has_weighted_sums`; rbf data are centred
+    already and their squared norms known): blocks of rows of the products ``X S^T``
+    (``S = X[idx]``) by BLAS, then one compiled pass per row (:func:`_weighted_rows`).
+
+    ``threads > 1``: the rows' passes run on that many threads, in chunks of ``SUM_CHUNK``
+    rows fixed by the data (each row summed by one thread, in order): the same values for every
+    thread count (the BLAS products run on the caller's BLAS threads, whose count can change
+    their last bits). Values are not checked finite here."""
+    X, sq = qm.X, qm.sq
+    n, m = X.shape[0], idx.shape[0]
+    out = np.zeros(n)
+    if m == 0:
+        return out
+    S = X[idx]
+    s2 = sq[idx]
+    rows = max(1, SUM_BLOCK_VALUES // m)
+    params = (qm.kind, qm.gamma, qm.coef0, qm.degree)
+    for b0 in range(0, n, rows):
+        b1 = min(n, b0 + rows)
+        A = X[b0:b1]
+        D = A @ S.T
+        if threads > 1 and b1 - b0 > SUM_CHUNK:
+            previous = numba.get_num_threads()
+            numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+            try:
+                _weighted_rows_parallel(*params, D, A, S, sq[b0:b1], s2, coef, out[b0:b1])
+            finally:
+                numba.set_num_threads(previous)
+        else:
+            _weighted_rows(*params, D, A, S, sq[b0:b1], s2, coef, out[b0:b1])
+    return out
+
+
+@njit(cache=True)
+def _weighted_rows(kind: int, gamma: float, coef0: float, degree: int, D: np.ndarray,
+                   A: np.ndarray, S: np.ndarray, a2: np.ndarray, s2: np.ndarray,
+                   coef: np.ndarray, out: np.ndarray) -> None:
+    """``out[i] = sum_k coef_k K_ik`` from the products ``D = A S^T``: rbf by
+    :func:`~maxmargin.kernels.builtin._rbf_weighted_rows` (distances with the kernel objects'
+    cancellation fix), poly by :func:`~maxmargin.kernels.builtin._poly_weighted_rows`, sigmoid
+    through :func:`~maxmargin.kernels.formulas.finish_values`; each row summed in order."""
+    if kind == KIND_RBF:
+        _rbf_weighted_rows(D, A, S, a2, s2, gamma, coef, out)
+    elif kind == KIND_POLY:
+        _poly_weighted_rows(D, gamma, coef0, degree, coef, out)
+    else:
+        m = D.shape[1]
+        values = np.empty(m)
+        bits = np.empty(m, dtype=np.int64)
+        for i in range(D.shape[0]):
+            for k in range(m):
+                values[k] = D[i, k]
+            finish_values(kind, gamma, coef0, degree, values, bits)
+            total = 0.0
+            for k in range(m):
+                total += coef[k] * values[k]
+            out[i] = total
+
+
+@njit(cache=True, parallel=True)
+def _weighted_rows_parallel(kind: int, gamma: float, coef0: float, degree: int, D: np.ndarray,
+                            A: np.ndarray, S: np.ndarray, a2: np.ndarray, s2: np.ndarray,
+                            coef: np.ndarray, out: np.ndarray) -> None:
+    """:func:`_weighted_rows` on chunks of ``SUM_CHUNK`` rows in parallel."""
+    n = D.shape[0]
+    for c in prange((n + SUM_CHUNK - 1) // SUM_CHUNK):
+        c0 = c * SUM_CHUNK
+        c1 = min(n, c0 + SUM_CHUNK)
+        _weighted_rows(kind, gamma, coef0, degree, D[c0:c1], A[c0:c1], S, a2[c0:c1], s2, coef,
+                       out[c0:c1])

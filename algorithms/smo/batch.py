@@ -1,0 +1,129 @@
+"""Many SMO problems on subsets of one data set, validated once: the one-vs-one pairs of a
+multi-class fit and the folds of its probability model.
+
+:class:`SMOBatch` checks the data, the kernel (its values on the data finite) and the settings
+once; :meth:`SMOBatch.solve` then solves the problem of the samples ``idx`` with labels ``y``
+as :func:`~maxmargin.algorithms.smo.smo` solves ``smo(X[idx], y, ..., n_jobs=1)`` -- the same
+Q-matrix, iterates, certificate and answer, bit for bit -- without validating ``X[idx]`` again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from maxmargin._threads import check_n_jobs
+from maxmargin._validation import (
+    check_bool,
+    check_C,
+    check_choice,
+    check_kernel_input,
+    check_max_iter,
+    check_positive,
+    check_positive_int,
+    check_sample_weight,
+)
+from maxmargin.algorithms.smo.api import WORKING_SETS, default_max_iter, solve_checked
+from maxmargin.algorithms.smo.precision import PRECISIONS
+from maxmargin.algorithms.smo.solver import Options
+from maxmargin.kernels import Kernel, own_points
+from maxmargin.results import SVMSolution
+
+__all__ = ["SMOBatch"]
+
+
+class SMOBatch:
+    """SMO on subsets of ``X`` with one kernel object and one set of settings.
+
+    Parameters
+    ----------
+    X : (n, d) array, CSR matrix, or the points a kernel object takes (e.g. strings)
+        Validated once here (finite; the kernel's values on it finite).
+    kernel : Kernel
+        A ready kernel object (``gamma`` resolved).
+    tol, max_iter, working_set, cache_size, shrinking, precision, finish, history_every
+        As :func:`~maxmargin.algorithms.smo.smo`; ``max_iter=None`` is LIBSVM's cap for each
+        problem's own size.
+    checked : bool
+        ``X`` is validated already and the kernel's values on it are finite (the estimator
+        checks both before it builds the batch); not checked again.
+    n_jobs : int or None
+        Threads of the certificates' and kernel columns' blocks (``smo``'s ``n_jobs``); None
+        is one. Either way the certificates come from the Q-matrix's compiled blocks, whose
+        fixed cost suits small problems (``smo``'s default computes them by the kernel object:
+        the same values up to the last bits of the sums); run the batch inside
+        :func:`~maxmargin._threads.blas_threads` of that count to pay for the limit once.
+    """
+
+    def __init__(self, X: Any, kernel: Kernel, *, tol: float = 1e-3, max_iter: int | None = None,
+                 working_set: str = "wss2", cache_size: float = 200.0, shrinking: bool = True,
+                 precision: str = "auto", finish: bool = True, history_every: int = 1,
+                 n_jobs: int | None = None, checked: bool = False) -> None:
+        if not isinstance(kernel, Kernel):
+            raise TypeError(f"`kernel` must be a maxmargin Kernel object; got "
+                            f"{type(kernel).__name__}.")
+        if not checked:  # the caller's word that X and K(x, x) are valid (the estimator's)
+            points = own_points(kernel)
+            X = check_kernel_input(X, "X") if points is None else points(X, "X")
+            kernel.diag(X)  # as smo's make_kernel: finite kernel values on the data
+        self.X = X
+        self.kernel = kernel
+        self._cap = None if max_iter is None else check_max_iter(max_iter)
+        self.options = Options(
+            tol=check_positive(tol, "tol"),
+            working_set=check_choice(working_set, "working_set", WORKING_SETS),
+            shrinking=check_bool(shrinking, "shrinking"),
+            max_iter=1 if self._cap is None else self._cap,
+            cache_size=check_positive(cache_size, "cache_size"),
+            exact_finish=check_bool(finish, "finish"),
+            threads=check_n_jobs(n_jobs) or 1,
+        )
+        self.precision = check_choice(precision, "precision", PRECISIONS)
+        self._options: dict[int, Options] = {}  # the options of each problem size
+        self.history_every = check_positive_int(history_every, "history_every")
+
+    def solve(self, idx: Any, y: Any, C: float | None = 1.0,
+              sample_weight: Any = None) -> SVMSolution:
+        """``smo(X[idx], y, C, sample_weight=sample_weight, n_jobs=...)`` with the batch's
+        kernel and settings: ``idx`` indexes the rows of ``X``, ``y`` holds their -1/+1 labels
+        (both present), ``C`` and ``sample_weight`` as :func:`~maxmargin.algorithms.smo.smo`'s."""
+        idx = np.asarray(idx)
+        if idx.ndim != 1 or idx.dtype.kind not in "iu":
+            raise ValueError(f"`idx` must be a 1-D array of row indices; got {idx.dtype} array "
+                             f"of shape {idx.shape}.")
+        y = _labels(y, idx.shape[0])
+        C = check_C(C)
+        return self.solve_checked(idx, y, C, check_sample_weight(sample_weight, y))
+
+    def solve_checked(self, idx: np.ndarray, y: np.ndarray, C: float | None,
+                      sample_weight: np.ndarray | None) -> SVMSolution:
+        """:meth:`solve` on arguments its checks would pass unchanged (the estimator's: 1-D
+        integer ``idx``, float64 -1/+1 labels holding both, ``C`` a positive float or None,
+        ``sample_weight`` None or positive float64, one per label)."""
+        n = idx.shape[0]
+        options = self._options.get(n)
+        if options is None:  # each size's iteration cap, set once
+            options = self.options
+            if self._cap is None:
+                options = dataclasses.replace(options, max_iter=default_max_iter(n))
+            self._options[n] = options
+        return solve_checked(self.X[idx], y, C, sample_weight, self.kernel, options,
+                             self.precision, self.history_every)
+
+
+def _labels(y: Any, n: int) -> np.ndarray:
+    """``y`` as a float64 copy holding both labels -1 and +1, one per row (``check_Xy``'s
+    words)."""
+    y = np.array(y, dtype=np.float64)
+    if y.shape != (n,):
+        raise ValueError(f"`y` must have one label per row of `X[idx]`: {n} rows, `y` has shape "
+                         f"{y.shape}.")
+    bad = ~((y == 1.0) | (y == -1.0))
+    if np.any(bad):
+        raise ValueError(f"`y` must contain only the labels -1 and +1; got other values "
+                         f"{np.unique(y[bad])[:5].tolist()}.")
+    if np.all(y == y[0]):
+        raise ValueError(f"`y` must contain both classes -1 and +1; got only {int(y[0]):+d}.")
+    return y
