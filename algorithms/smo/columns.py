@@ -4,8 +4,8 @@ of the variables most likely to be asked for next, in one pass over the features
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from maxmargin._jit import njit
 from maxmargin.algorithms._kernel_cache import MAX_BLOCK, S_LEN, S_SLOTS, ColumnCache, load_columns
 from maxmargin.algorithms.smo.state import SolverState
 from maxmargin.kernels.qmatrix import EXPENSIVE_FEATURES, QMatrix
@@ -20,7 +20,7 @@ PREFETCH = MAX_BLOCK
 PREFETCH_BYTES = 8 * 2**20
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def prefetch(st: SolverState, c: ColumnCache, kd: QMatrix, i: int) -> bool:
     """If kernel values are dear, the features large and every column fits in the cache (see
     ``PREFETCH``), compute the missing column ``i`` together with those of the

@@ -25,8 +25,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
-from numba import njit
 
+from maxmargin._jit import ENTRY, INTERNAL, njit
 from maxmargin.kernels.base import Kernel
 from maxmargin.kernels.formulas import (
     KIND_GRAM,
@@ -122,13 +122,13 @@ def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray) -> QMatrix:
                    coef0=float(coef0), degree=int(degree), **parts)
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(**INTERNAL)
 def is_dense(qm: QMatrix) -> bool:
     """Whether the columns come from dense features (``XT``)."""
     return qm.G.shape[0] == 0 and qm.indptr.shape[0] == 0
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(**INTERNAL)
 def expensive(qm: QMatrix) -> bool:
     """Whether a kernel value is dear: ``EXPENSIVE_FEATURES`` features (or non-zeros a row) or
     more; never for a stored Gram matrix."""
@@ -150,7 +150,7 @@ def value_cost(qm: QMatrix) -> int:
     return max(1, qm.XT.shape[0])
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(**INTERNAL)
 def _sparse_dot(qm: QMatrix, a: int, b: int) -> float:
     """``x_a . x_b`` of two CSR rows: a merge of their sorted non-zeros."""
     p, p_end = qm.indptr[a], qm.indptr[a + 1]
@@ -169,7 +169,7 @@ def _sparse_dot(qm: QMatrix, a: int, b: int) -> float:
     return s
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(**INTERNAL)
 def _layout_dots(qm: QMatrix, i: int, lo: int, hi: int) -> None:
     """``dots[k - lo]`` for the layout positions ``lo <= k < hi`` (``t = order[k]``):
     ``x_t . x_i`` (``||x_t - x_i||^2`` for rbf, clamped at 0), or ``K_ti`` itself from a stored
@@ -214,7 +214,7 @@ def _layout_dots(qm: QMatrix, i: int, lo: int, hi: int) -> None:
             qm.dots[k - lo] = max(sqT[k] + sq_i - 2.0 * qm.dots[k - lo], 0.0)
 
 
-@njit(cache=True)
+@njit(**ENTRY)
 def fill_column(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray) -> None:
     """``out[k] = y_i y_t K(x_t, x_i)``, ``t = order[k]``, for the positions ``lo <= k < hi``,
     rounded to ``out``'s dtype (the products are float64)."""
@@ -227,7 +227,7 @@ def fill_column(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray) -> None:
         o[k] = y_i * yT[k] * dots[k]
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(inline="always")
 def fill_columns(qm: QMatrix, cols: np.ndarray, nb: int, L: int, data: np.ndarray,
                  offsets: np.ndarray, acc: np.ndarray) -> None:
     """Columns ``cols[:nb]`` (``nb <= MAX_BLOCK``) on the layout's ``L`` positions into
@@ -279,7 +279,7 @@ def fill_columns(qm: QMatrix, cols: np.ndarray, nb: int, L: int, data: np.ndarra
                 out[k] = y_i * yb[k] * a[k]
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(**INTERNAL)
 def kernel_value(qm: QMatrix, i: int, j: int) -> float:
     """One entry ``K(x_i, x_j)`` in float64
     (:func:`~maxmargin.kernels.formulas.kernel_entry`)."""
@@ -295,7 +295,7 @@ def kernel_value(qm: QMatrix, i: int, j: int) -> float:
     return kernel_entry(qm.kind, qm.gamma, qm.coef0, qm.degree, s, qm.sq[i], qm.sq[j])
 
 
-@njit(cache=True)
+@njit(no_cfunc_wrapper=True)
 def diagonal(qm: QMatrix) -> np.ndarray:
     """``K(x_i, x_i)`` for every ``i`` (original order), from the same data as the columns."""
     n = qm.y.shape[0]
@@ -305,7 +305,7 @@ def diagonal(qm: QMatrix) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
+@njit(**ENTRY)
 def quadratic_form(qm: QMatrix, idx: np.ndarray, v: np.ndarray) -> float:
     """``v^T K[idx, idx] v`` in float64, row by row over the upper triangle:
     ``sum_g v_g (2 sum_{c >= g} v_c K_gc - v_g K_gg)``; ``O(m^2)`` kernel values."""
