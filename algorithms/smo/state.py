@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from maxmargin._jit import HELPER, INLINE, njit
+from maxmargin._jit import INLINE, INTERNAL, njit
 from maxmargin.kernels.qmatrix import QMatrix
 
 __all__ = [
@@ -148,7 +148,7 @@ def update_alpha_status(st: SolverState, t: int) -> None:
     st.in_low[k] = s != (LOWER if positive else UPPER)
 
 
-@njit(**HELPER)
+@njit(**INTERNAL)
 def record_history(st: SolverState, gap: float, force: bool) -> None:
     """Store ``(iteration, gap, D)`` every ``stride`` iterations; thin by 2 when full (the
     stride doubles), so the history stays bounded; ``force`` stores the current point."""

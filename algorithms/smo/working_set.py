@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from maxmargin._jit import HELPER, INLINE, INTERNAL, njit
+from maxmargin._jit import INLINE, INTERNAL, njit
 from maxmargin.algorithms._kernel_cache import S_LEN, ColumnCache, get_column
 from maxmargin.algorithms.smo.bits import as_float, bits, last_of, ordered, unordered
 from maxmargin.algorithms.smo.columns import prefetch
@@ -60,7 +60,7 @@ def extremes(st: SolverState, c: ColumnCache) -> tuple[float, int, float, int]:
     return g_up, i_up, g_low, i_low
 
 
-@njit(**HELPER)
+@njit(**INTERNAL)
 def violation(st: SolverState, c: ColumnCache) -> float:
     """``m(alpha) - M(alpha)`` over the active set."""
     g_up, _, g_low, _ = extremes(st, c)

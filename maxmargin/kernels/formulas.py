@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from maxmargin._jit import ENTRY, HELPER, INLINE, njit
+from maxmargin._jit import ENTRY, INLINE, INTERNAL, njit
 
 __all__ = [
     "KIND_LINEAR", "KIND_RBF", "KIND_POLY", "KIND_SIGMOID", "KIND_GRAM", "KINDS",
@@ -92,7 +92,7 @@ def power(base: float, degree: int) -> float:
     return v
 
 
-@njit(**HELPER)
+@njit(**INTERNAL)
 def finish_values(kind: int, gamma: float, coef0: float, degree: int, values: np.ndarray,
                   bits: np.ndarray) -> None:
     """Turn inner products into kernel values, in place (module table): ``values`` holds
@@ -121,7 +121,7 @@ def finish_block(kind: int, gamma: float, coef0: float, degree: int, block: np.n
         finish_values(kind, gamma, coef0, degree, block[i], bits)
 
 
-@njit(**HELPER)
+@njit(**INTERNAL)
 def kernel_entry(kind: int, gamma: float, coef0: float, degree: int, dot: float, sq_a: float,
                  sq_b: float) -> float:
     """One kernel value from ``dot = a . b`` and the squared norms (``math.exp`` for rbf)."""
