@@ -159,9 +159,6 @@ class GuardedCache(FunctionCache):
     """Numba's cache of one function, in Numba's folder, with entries stamped by
     :func:`source_stamp` and the cache folder locked while they are read or written."""
 
-    #: Index files this process wrote (``maxmargin compile`` checks its workers' are disjoint).
-    saved: set[str] = set()
-
     def __init__(self, py_func: Callable[..., Any]) -> None:
         super().__init__(py_func)
         self._module = py_func.__module__
@@ -183,10 +180,9 @@ class GuardedCache(FunctionCache):
             return super().load_overload(sig, target_context)
 
     def save_overload(self, sig: Any, data: Any) -> None:
-        index = self._stamped()
+        self._stamped()
         with _locked(self._cache_path, shared=False):
             super().save_overload(sig, data)
-        GuardedCache.saved.add(index._index_path)
 
 
 def njit(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:

@@ -125,9 +125,9 @@ def _run(args: argparse.Namespace) -> Any:
             nnz = f", {case.X.nnz} non-zeros (sparse)" if hasattr(case.X, "nnz") else ""
             print(f"{case.name}: {case.tags[0]}; {n} rows x {d} features{nnz}; {case.tags[1]}",
                   file=sys.stderr)
-    if args.workers is None and args.scheduler is None and numba_cache_is_cold():
+    if args.scheduler is None and numba_cache_is_cold():
         # an empty cache: compile on every core first (as `maxmargin compile`), then the
-        # cases load the compiled code
+        # cases, or the local Dask workers (--workers: one cache), load the compiled code
         jobs = _default_jobs()
         if not args.quiet:
             print(f"compiling the Numba loops on {jobs} core{'s' if jobs > 1 else ''} (first "
