@@ -139,7 +139,7 @@ class Solver:
             floor_limit=FLOOR_FRACTION * opt.tol,
         )
         platt = opt.working_set == "platt"
-        note_compile(solve_platt if platt else solve_pairs, "SMO's loops", "about 18 s of CPU")
+        note_compile(solve_platt if platt else solve_pairs, "SMO's loops", "about 17 s of CPU")
         if platt:
             return solve_platt(st, self.cache, kd, limits, 0)
         return solve_pairs(st, self.cache, kd, opt.working_set == "wss2", opt.shrinking, limits)
