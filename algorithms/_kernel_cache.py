@@ -29,9 +29,9 @@ import mmap
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 from numpy.typing import DTypeLike
 
+from maxmargin._jit import HELPER, INLINE, INTERNAL, njit
 from maxmargin.kernels.qmatrix import (
     BLAS_BLOCK,
     BLOCK_ROWS,
@@ -147,13 +147,13 @@ def make_cache(n: int, cache_size: float, dtype: DTypeLike = np.float32) -> Colu
 # --- the LRU cache -------------------------------------------------------------------------
 
 
-@njit(cache=True, inline="always")
+@njit(**INLINE)
 def _lru_unlink(c: ColumnCache, s: int) -> None:
     c.next[c.prev[s]] = c.next[s]
     c.prev[c.next[s]] = c.prev[s]
 
 
-@njit(cache=True, inline="always")
+@njit(**INLINE)
 def _lru_link(c: ColumnCache, s: int, after: int) -> None:
     """Insert slot ``s`` into the LRU list just after node ``after``."""
     following = c.next[after]
@@ -163,19 +163,19 @@ def _lru_link(c: ColumnCache, s: int, after: int) -> None:
     c.next[after] = s
 
 
-@njit(cache=True, inline="always")
+@njit(**INLINE)
 def _lru_append(c: ColumnCache, s: int) -> None:
     """Make slot ``s`` the most recently used (just before the sentinel)."""
     _lru_link(c, s, c.prev[c.owner.shape[0]])
 
 
-@njit(cache=True, inline="always")
+@njit(**INLINE)
 def _lru_prepend(c: ColumnCache, s: int) -> None:
     """Make slot ``s`` the least recently used (the next to be taken)."""
     _lru_link(c, s, c.owner.shape[0])
 
 
-@njit(cache=True, inline="always")
+@njit(**INLINE)
 def _take_lru_slot(c: ColumnCache, i: int) -> int:
     """The least recently used slot, now column ``i``'s (its old column, if any, uncached)."""
     s = c.next[c.owner.shape[0]]
@@ -187,7 +187,7 @@ def _take_lru_slot(c: ColumnCache, i: int) -> int:
     return s
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always")
 def get_column(c: ColumnCache, kd: QMatrix, i: int) -> np.ndarray:
     """The layout part of column ``i`` of ``Q``: ``out[k] = Q[order[k], i]`` for ``k < L``.
 
@@ -206,7 +206,7 @@ def get_column(c: ColumnCache, kd: QMatrix, i: int) -> np.ndarray:
     return c.data[s * L : s * L + L]
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(**INTERNAL)
 def load_column(c: ColumnCache, kd: QMatrix, i: int) -> int:
     """Make column ``i`` valid on the layout's ``L`` positions and the most recently used;
     return its slot. A cached column is completed if only a prefix of it is valid (after
@@ -228,7 +228,7 @@ def load_column(c: ColumnCache, kd: QMatrix, i: int) -> int:
     return s
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(inline="always")
 def load_columns(c: ColumnCache, kd: QMatrix, nb: int) -> None:
     """Compute the uncached columns ``c.picks[0, :nb]`` (compiled kernels; ``nb <=
     BLAS_BLOCK`` when :func:`~maxmargin.kernels.qmatrix.blas_columns`, else ``nb <=
@@ -255,12 +255,12 @@ def load_columns(c: ColumnCache, kd: QMatrix, nb: int) -> None:
     st[S_MISSES] += nb
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(**INTERNAL)
 def _slots_for(c: ColumnCache, L: int) -> int:
     return max(2, min(c.owner.shape[0], c.data.shape[0] // max(L, 1)))
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(**INTERNAL)
 def permute_prefix(values: np.ndarray, perm: np.ndarray, tmp: np.ndarray) -> None:
     """``values[k] = values_old[perm[k]]`` for ``k < len(perm)`` (``tmp``: scratch)."""
     m = perm.shape[0]
@@ -270,7 +270,7 @@ def permute_prefix(values: np.ndarray, perm: np.ndarray, tmp: np.ndarray) -> Non
         values[k] = tmp[perm[k]]
 
 
-@njit(cache=True)
+@njit(inline="always")
 def compact_layout(c: ColumnCache, kd: QMatrix, perm: np.ndarray, new_len: int) -> None:
     """Reorder the layout's positions, ``new[k] = old[perm[k]]`` for ``k < L``, and shorten it
     to ``new_len``; every cached column keeps its valid entries, repacked in place.
@@ -313,7 +313,7 @@ def compact_layout(c: ColumnCache, kd: QMatrix, perm: np.ndarray, new_len: int) 
     st[S_COMPACTIONS] += 1
 
 
-@njit(cache=True)
+@njit(**HELPER)
 def grow_layout(c: ColumnCache, kd: QMatrix, new_len: int) -> None:
     """Lengthen the layout to ``new_len`` positions (the order is kept).
 

@@ -33,8 +33,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit
 
+from maxmargin._jit import njit
 from maxmargin._validation import check_bool, check_choice, check_points, check_Xy
 from maxmargin.algorithms._nearest_point import (
     INTERSECT,
@@ -65,7 +65,7 @@ __all__ = ["gilbert", "gilbert_hulls", "gilbert_svm", "gilbert_loop"]
 GILBERT_MAX_ITER = 100_000
 
 
-@njit(cache=True)
+@njit(no_cfunc_wrapper=True)
 def gilbert_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
     """Gilbert's iteration on ``conv(P) - conv(Q)`` (``P``: ``y = +1``, ``Q``: ``y = -1``).
 

@@ -27,8 +27,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit
 
+from maxmargin._jit import njit
 from maxmargin._validation import check_nonnegative, check_Xy
 from maxmargin.algorithms.perceptron import _check_options, _RunState, _train
 from maxmargin.kernels import Kernel, make_kernel, own_points, precomputed
@@ -38,7 +38,7 @@ from maxmargin.results import PerceptronResult
 __all__ = ["kernel_perceptron"]
 
 
-@njit(cache=True)
+@njit(no_cfunc_wrapper=True)
 def _next_mistake(g, b, y, order, start):  # pragma: no cover
     """The first position ``p >= start`` of ``order`` with ``y_i (g_i + b) <= 0``, else ``n``."""
     for p in range(start, order.shape[0]):

@@ -25,8 +25,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit
 
+from maxmargin._jit import njit
 from maxmargin.algorithms._nearest_point import examine, move, solve_hull_pair, sqdist
 from maxmargin.results import HullPairSolution
 from maxmargin.tolerances import MDM_TOL
@@ -36,7 +36,7 @@ __all__ = ["mdm_hulls", "mdm_loop", "MDM_TOL", "MDM_MAX_ITER"]
 MDM_MAX_ITER = 1_000_000
 
 
-@njit(cache=True)
+@njit(no_cfunc_wrapper=True)
 def mdm_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
     """MDM pairwise steps on ``conv(P) - conv(Q)`` (``P``: ``y = +1``, ``Q``: ``y = -1``).
 

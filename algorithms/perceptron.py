@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 import maxmargin.exceptions as exceptions
+from maxmargin._jit import njit
 from maxmargin._validation import (
     check_bool,
     check_choice,
@@ -151,7 +151,7 @@ def _train(
     )
 
 
-@njit(cache=True)
+@njit(no_cfunc_wrapper=True)
 def _perceptron_pass(X, y, order, eta, bias, w, b, counts, updates, n_updates):  # pragma: no cover
     """One pass of the textbook loop in the given order; updates ``w, counts, updates`` in place.
 

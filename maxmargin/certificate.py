@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numba import njit
 
+from maxmargin._jit import njit
 from maxmargin.kernels import Kernel, LinearKernel
 
 __all__ = [
@@ -187,7 +187,7 @@ def _bounds(C: Any) -> np.ndarray:
     return np.full(1, math.inf) if C is None else np.atleast_1d(np.asarray(C, dtype=np.float64))
 
 
-@njit(cache=True)
+@njit
 def _violation_and_box(alpha: np.ndarray, y: np.ndarray, g: np.ndarray,
                        upper: np.ndarray) -> tuple[float, float, float]:
     """``(max(0, m - M), max_i max(-alpha_i, alpha_i - C_i, 0), max_i C_i)`` in one pass
@@ -219,7 +219,7 @@ def minimise_hinge_over_b(r: np.ndarray, y: np.ndarray, c: np.ndarray) -> float:
     return float(_hinge_minimiser(r, y, c))
 
 
-@njit(cache=True)
+@njit
 def _hinge_minimiser(r: np.ndarray, y: np.ndarray, c: np.ndarray) -> float:
     """:func:`minimise_hinge_over_b`: the kinks of each class sorted, prefix sums of ``c r`` and
     ``c``; ``h`` at every kink (the positives', then the negatives', in sorted order; the

@@ -128,9 +128,14 @@ def _run(args: argparse.Namespace) -> Any:
             nnz = f", {case.X.nnz} non-zeros (sparse)" if hasattr(case.X, "nnz") else ""
             print(f"{case.name}: {case.tags[0]}; {n} rows x {d} features{nnz}; {case.tags[1]}",
                   file=sys.stderr)
-    if not args.quiet and numba_cache_is_cold():
-        print("compiling kernels (first run only; about a minute) ...", file=sys.stderr,
-              flush=True)
+    if args.scheduler is None and numba_cache_is_cold():
+        # an empty cache: compile on every core first (as `maxmargin compile`), then the
+        # cases, or the local Dask workers (--workers: one cache), load the compiled code
+        jobs = _default_jobs()
+        if not args.quiet:
+            print(f"compiling the Numba loops on {jobs} core{'s' if jobs > 1 else ''} (first "
+                  f"run only; {COMPILE_NOTICE}) ...", file=sys.stderr, flush=True)
+        _compile_all(jobs)
     resume = None
     if args.resume is not None and Path(args.resume).exists():
         from maxmargin.verification.table import load_rows
@@ -326,25 +331,81 @@ def _add_report(sub: Any) -> None:
     p.set_defaults(run=_report)
 
 
+def _jobs(text: str) -> int:
+    """``--jobs``: a positive number of processes."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--jobs must be at least 1, got {value}")
+    return value
+
+
+def _compile_lane(pieces: tuple[str, ...]) -> list[tuple[str, float, float]]:
+    """Warm ``pieces`` (keys of :data:`~maxmargin.verification.warmup.WARM_UPS`) up in turn
+    in this (worker) process: ``(piece, wall seconds, CPU seconds)`` each."""
+    import time
+
+    from maxmargin._jit import notices_off
+    from maxmargin.verification.warmup import warm_up
+
+    done = []
+    for piece in pieces:
+        wall, cpu = time.perf_counter(), time.process_time()
+        with notices_off():
+            warm_up([piece])
+        done.append((piece, time.perf_counter() - wall, time.process_time() - cpu))
+    return done
+
+
+#: How long the first run's compile takes (measured: docs/performance.md, "Start-up").
+COMPILE_NOTICE = "about 40 s on 2 idle cores, longer when they are busy"
+#: The pieces by independent lane, each lane's longest first: Platt's SMO after SMO, so that
+#: it loads the callees they share from the cache instead of compiling them again.
+COMPILE_LANES = (("smo", "platt"), ("nearest", "perceptron"))
+
+
+def _compile_all(jobs: int) -> list[tuple[str, float, float]]:
+    """Warm every piece up, the lanes of :data:`COMPILE_LANES` in ``jobs`` forked processes
+    (here when 1; the cache's lock keeps the entries they share whole):
+    :func:`_compile_lane`'s triples."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    if jobs == 1:
+        return _compile_lane(sum(COMPILE_LANES, ()))
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        return [t for lane in pool.map(_compile_lane, COMPILE_LANES) for t in lane]
+
+
+def _default_jobs() -> int:
+    """One process per available core, at most one per lane."""
+    import os
+
+    return min(len(os.sched_getaffinity(0)), len(COMPILE_LANES))
+
+
 def _compile(args: argparse.Namespace) -> int:
     import time
 
     import numba
 
-    from maxmargin._jit import notices_off
-    from maxmargin.verification.suite import numba_cache_is_cold, warm_up
+    from maxmargin.verification.suite import numba_cache_is_cold
 
     cold = numba_cache_is_cold()
     where = numba.config.CACHE_DIR or "the package's __pycache__ folders"
+    jobs = args.jobs or _default_jobs()
+    procs = f"{jobs} process{'es' if jobs > 1 else ''}"
     if not args.quiet:
-        print(("compiling" if cold else "loading") + f" the Numba loops (cache: {where}) ...",
-              file=sys.stderr, flush=True)
+        print(("compiling" if cold else "loading") + f" the Numba loops (cache: {where}; "
+              f"{procs}) ...", file=sys.stderr, flush=True)
     start = time.perf_counter()
-    with notices_off():
-        warm_up()
+    done = _compile_all(jobs)
+    if not args.quiet:
+        for piece, wall, cpu in done:
+            print(f"  {piece}: {wall:.1f} s ({cpu:.1f} s CPU)", file=sys.stderr)
     print(f"every compiled loop is in Numba's on-disk cache ({where}): "
-          f"{'compiled' if cold else 'loaded'} in {time.perf_counter() - start:.1f} s; "
-          "first calls in new processes now load it instead of compiling.")
+          f"{'compiled' if cold else 'loaded'} in {time.perf_counter() - start:.1f} s "
+          f"({sum(c for _, _, c in done):.1f} s CPU, {procs}); first calls in new "
+          "processes now load it instead of compiling.")
     return 0
 
 
@@ -352,9 +413,14 @@ def _add_compile(sub: Any) -> None:
     p = sub.add_parser("compile", help="compile every Numba loop into the on-disk cache "
                        "(once, after an install)",
                        description="Compile (ahead of use) every specialisation the algorithms "
-                       "use into Numba's on-disk cache, so that no later first call compiles. "
-                       "maxmargin verify warms up each case's loops before the case (on an "
-                       "empty cache its first cases compile them).")
+                       "use into Numba's on-disk cache, so that no later first call compiles; "
+                       "the independent entry points (SMO, Platt's SMO, the nearest-point "
+                       "methods, the perceptrons) compile in parallel processes. maxmargin "
+                       "verify warms up each case's loops before the case (on an empty cache "
+                       "its first cases compile them).")
+    p.add_argument("--jobs", type=_jobs, default=0,
+                   help="processes compiling at once (default: one per available core, at "
+                   "most 2: SMO's and the nearest-point methods' code)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=_compile)
 

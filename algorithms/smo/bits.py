@@ -9,8 +9,10 @@ integers and then find the position with :func:`last_of`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic
+
+from maxmargin._jit import INLINE, njit
 
 __all__ = ["bits", "as_float", "ordered", "unordered", "last_of", "SEARCH_BLOCK"]
 
@@ -43,7 +45,7 @@ def as_float(typingctx, b):  # noqa: ANN001, ANN202
     return types.float64(types.int64), codegen
 
 
-@njit(cache=True, inline="always")
+@njit(**INLINE)
 def ordered(x: float) -> int:
     """An int64 that orders as the float64 ``x`` does, signs included (the bits of a negative
     ``x`` with all but the sign flipped; ``-0.0`` below ``+0.0``)."""
@@ -51,13 +53,13 @@ def ordered(x: float) -> int:
     return b ^ ((b >> 63) & 0x7FFFFFFFFFFFFFFF)
 
 
-@njit(cache=True, inline="always")
+@njit(**INLINE)
 def unordered(o: int) -> float:
     """:func:`ordered`'s inverse (the same flip undoes it)."""
     return as_float(o ^ ((o >> 63) & 0x7FFFFFFFFFFFFFFF))
 
 
-@njit(cache=True, inline="always")
+@njit(**INLINE)
 def last_of(values: np.ndarray, top: float) -> int:
     """The last ``k`` with ``values[k] == top`` (``top`` must occur): blocks of ``SEARCH_BLOCK``
     from the end are tested with a loop that vectorises (an OR over the block), then the block

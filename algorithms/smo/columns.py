@@ -5,8 +5,8 @@ product when the Q-matrix has its buffers, :func:`~maxmargin.kernels.qmatrix.bla
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from maxmargin._jit import njit
 from maxmargin.algorithms._kernel_cache import (
     BLAS_BLOCK,
     MAX_BLOCK,
@@ -30,7 +30,7 @@ PREFETCH = MAX_BLOCK
 PREFETCH_BYTES = 8 * 2**20
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def prefetch(st: SolverState, c: ColumnCache, kd: QMatrix, i: int) -> bool:
     """If kernel values are dear, the features large and every column fits in the cache (see
     ``PREFETCH``), compute the missing column ``i`` together with those of the ``PREFETCH - 1``

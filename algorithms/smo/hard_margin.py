@@ -22,8 +22,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from maxmargin._jit import INLINE, INTERNAL, njit
 from maxmargin.algorithms.smo.state import SolverState
 
 __all__ = [
@@ -51,7 +51,7 @@ HULL_EPS = {
 SUM_CAP = 8.0 * (1.0 + 1e-6)
 
 
-@njit(cache=True, inline="always")
+@njit(**INLINE)
 def alpha_sum_proves_within(st: SolverState, bound2: float) -> bool:
     """``sum(alpha) bound2 > SUM_CAP`` with ``bound2 = (eps R)^2``: the hulls are within
     ``eps R`` by the sum alone (it stops runs whose alpha grows geometrically before float
@@ -59,7 +59,7 @@ def alpha_sum_proves_within(st: SolverState, bound2: float) -> bool:
     return st.hard and st.scalars.alpha_sum * bound2 > SUM_CAP
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(**INTERNAL, forceinline=True)
 def hulls_may_be_within(st: SolverState, bound2: float) -> bool:
     """May ``delta^2 = 4 ||w||^2 / sum(alpha)^2`` be at most ``bound2``? A screen with the
     tracked ``||w||^2 = 2 (sum(alpha) - D)``."""
@@ -68,7 +68,7 @@ def hulls_may_be_within(st: SolverState, bound2: float) -> bool:
         1.0 + 1e-6)
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(**INTERNAL)
 def hulls_within(st: SolverState, bound2: float) -> bool:
     """``delta^2 <= bound2`` confirmed with the full gradient, ``||w||^2 = sum_t alpha_t (G_t +
     1)`` (after :func:`~.shrinking.reconstruct_gradient`)."""

@@ -20,8 +20,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from maxmargin._jit import ENTRY, HELPER, njit
 from maxmargin.algorithms._kernel_cache import ColumnCache
 from maxmargin.algorithms.smo.hard_margin import (
     alpha_sum_proves_within,
@@ -34,7 +34,7 @@ from maxmargin.algorithms.smo.platt import (
     platt_examine_example,
 )
 from maxmargin.algorithms.smo.shrinking import do_shrinking, reconstruct_gradient
-from maxmargin.algorithms.smo.state import FREE, PERIODIC, SolverState, record_history
+from maxmargin.algorithms.smo.state import FINAL, FREE, PERIODIC, SolverState, record_history
 from maxmargin.algorithms.smo.working_set import (
     extremes,
     select_working_set,
@@ -51,6 +51,7 @@ __all__ = [
     "FLOOR_FRACTION",
     "Limits",
     "alpha_norm",
+    "record_final",
     "solve_pairs",
     "solve_platt",
 ]
@@ -72,7 +73,7 @@ class Limits(NamedTuple):
     floor_limit: float
 
 
-@njit(cache=True)
+@njit(**HELPER)
 def alpha_norm(st: SolverState) -> float:
     """``sqrt(sum_t alpha_t^2)``: times ``2^-24 max_t K_tt`` it estimates the rounding of ``G``
     with a float32 cache (each ``G_i = sum_j alpha_j Q_ij`` with every ``Q_ij`` rounded to
@@ -84,7 +85,16 @@ def alpha_norm(st: SolverState) -> float:
     return math.sqrt(s)
 
 
-@njit(cache=True, _nrt=False)
+@njit(**ENTRY)
+def record_final(st: SolverState, c: ColumnCache) -> float:
+    """``m - M`` over the active set at the end of a run, stored as the history's last point
+    (:func:`~.state.record_history`, forced); returned."""
+    gap = violation(st, c)
+    record_history(st, gap, FINAL)
+    return gap
+
+
+@njit(**ENTRY)
 def solve_pairs(
     st: SolverState, c: ColumnCache, kd: QMatrix, second_order: bool, shrinking: bool,
     limits: Limits,
@@ -96,38 +106,42 @@ def solve_pairs(
     period = min(n, 1000)
     counter = period + 1
     outcome = OPTIMAL
+    retry = False  # m - M < tol on the active set: select once more after reconstructing G
     while True:
-        if sc.iteration >= limits.max_iter:
-            outcome = MAX_ITER
-            break
-        if alpha_sum_proves_within(st, limits.hull_bound2):
-            outcome = INFEASIBLE
-            break
-        counter -= 1
-        if counter == 0:
-            counter = period
-            if shrinking:
-                g_up, _, g_low, _ = extremes(st, c)
-                if not sc.unshrunk and g_up + g_low <= 10.0 * st.tol:
-                    sc.unshrunk = True  # unshrink once, as LIBSVM, before the final steps
-                    reconstruct_gradient(st, c, kd)
-                do_shrinking(st, c, kd, g_up, g_low)
-            if st.hard and hulls_may_be_within(st, limits.hull_bound2):
-                reconstruct_gradient(st, c, kd)
-                if hulls_within(st, limits.hull_bound2):
-                    outcome = INFEASIBLE
-                    break
-            if limits.floor_coeff > 0.0 and (
-                    limits.floor_coeff * alpha_norm(st) > limits.floor_limit):
-                outcome = PRECISION
+        if not retry:
+            if sc.iteration >= limits.max_iter:
+                outcome = MAX_ITER
                 break
+            if alpha_sum_proves_within(st, limits.hull_bound2):
+                outcome = INFEASIBLE
+                break
+            counter -= 1
+            if counter == 0:
+                counter = period
+                if shrinking:
+                    g_up, _, g_low, _ = extremes(st, c)
+                    if not sc.unshrunk and g_up + g_low <= 10.0 * st.tol:
+                        sc.unshrunk = True  # unshrink once, as LIBSVM, before the final steps
+                        reconstruct_gradient(st, c, kd)
+                    do_shrinking(st, c, kd, g_up, g_low)
+                if st.hard and hulls_may_be_within(st, limits.hull_bound2):
+                    reconstruct_gradient(st, c, kd)
+                    if hulls_within(st, limits.hull_bound2):
+                        outcome = INFEASIBLE
+                        break
+                if limits.floor_coeff > 0.0 and (
+                        limits.floor_coeff * alpha_norm(st) > limits.floor_limit):
+                    outcome = PRECISION
+                    break
         i, j, gap = select_working_set(st, c, kd, second_order)
         if i < 0:
-            reconstruct_gradient(st, c, kd)
-            i, j, gap = select_working_set(st, c, kd, second_order)
-            if i < 0:
+            if retry:
                 break
+            reconstruct_gradient(st, c, kd)
+            retry = True
             counter = 1  # shrink at the next iteration
+            continue
+        retry = False
         if sc.iteration % sc.stride == 0:
             record_history(st, gap, PERIODIC)
         sc.iteration += 1
@@ -136,7 +150,7 @@ def solve_pairs(
     return outcome
 
 
-@njit(cache=True, _nrt=False)
+@njit(**ENTRY)
 def solve_platt(
     st: SolverState, c: ColumnCache, kd: QMatrix, limits: Limits, seed: int
 ) -> int:

@@ -21,8 +21,8 @@ a_j - a_i)``; ``y_i = y_j``: ``L = max(0, a_i + a_j - C)``, ``H = min(C, a_i + a
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from maxmargin._jit import INLINE, njit
 from maxmargin.algorithms._kernel_cache import ColumnCache, get_column
 from maxmargin.algorithms.smo.columns import prefetch
 from maxmargin.algorithms.smo.shrinking import update_G_bar
@@ -33,7 +33,7 @@ from maxmargin.kernels.qmatrix import QMatrix
 __all__ = ["two_variable_update", "update_pair", "take_step"]
 
 
-@njit(cache=True, inline="always")
+@njit(**INLINE)
 def two_variable_update(
     a_i: float, a_j: float, y_i: float, y_j: float, G_i: float, G_j: float, eta: float,
     C_i: float, C_j: float,
@@ -94,7 +94,7 @@ def two_variable_update(
     return ni, nj
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always")
 def update_pair(
     st: SolverState,
     c: ColumnCache,
@@ -140,7 +140,7 @@ def update_pair(
             update_G_bar(st, c, kd, t, -st.C[t] if was_upper else st.C[t])
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always")
 def take_step(st: SolverState, c: ColumnCache, kd: QMatrix, i: int, j: int) -> None:
     """One SMO iteration on the pair ``(i, j)``: columns from the cache, ``eta``, the
     two-variable update, then :func:`update_pair`."""

@@ -18,8 +18,8 @@ free one of the two, else the midpoint.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from maxmargin._jit import INTERNAL, njit
 from maxmargin.algorithms._kernel_cache import ColumnCache, get_column
 from maxmargin.algorithms.smo.pair import two_variable_update, update_pair
 from maxmargin.algorithms.smo.state import FREE, PERIODIC, SolverState, record_history
@@ -34,7 +34,7 @@ PLATT_EPS = 1e-12
 PLATT_PAIR_FRACTION = 0.1
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(**INTERNAL)
 def platt_take_step(st: SolverState, c: ColumnCache, kd: QMatrix, i1: int, i2: int) -> bool:
     """Platt's ``takeStep``: the two-variable update unless it makes no progress; updates ``b``.
 
@@ -78,7 +78,7 @@ def platt_take_step(st: SolverState, c: ColumnCache, kd: QMatrix, i1: int, i2: i
     return True
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(**INTERNAL)
 def platt_examine_example(st: SolverState, c: ColumnCache, kd: QMatrix, i2: int) -> int:
     """Platt's ``examineExample``: 1 if a step was taken with ``i2`` as the second variable."""
     y, alpha, G, status = st.y, st.alpha, st.G, st.status

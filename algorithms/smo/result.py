@@ -16,10 +16,8 @@ import numpy as np
 
 import maxmargin.exceptions as exceptions
 from maxmargin.algorithms._kernel_cache import S_HITS, S_MISSES, n_slots_for
-from maxmargin.algorithms.smo.loops import INFEASIBLE, MAX_ITER
+from maxmargin.algorithms.smo.loops import INFEASIBLE, MAX_ITER, record_final
 from maxmargin.algorithms.smo.solver import Solver
-from maxmargin.algorithms.smo.state import record_history
-from maxmargin.algorithms.smo.working_set import violation
 from maxmargin.certificate import Certificate, certify_infeasible, certify_svm, decision_values
 from maxmargin.kernels.formulas import KIND_LINEAR
 from maxmargin.results import SVMSolution, infeasible_svm, recover_intercept
@@ -43,8 +41,7 @@ def make_result(
         sv = np.flatnonzero(alpha != 0.0)
         g = decision_values(p.kernel, X, X[sv], (alpha * y)[sv])
         cert = certify_svm(alpha, X, y, C, p.kernel, g=g)
-    solver_gap = float(violation(st, cache))
-    record_history(st, solver_gap, True)
+    solver_gap = float(record_final(st, cache))
     h = int(st.scalars.n_hist)
     history = {
         "iteration": st.h_iter[:h].copy(),

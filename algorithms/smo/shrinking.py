@@ -19,8 +19,8 @@ paid when next needed (:func:`settle_G_bar`).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from maxmargin._jit import INTERNAL, njit
 from maxmargin.algorithms._kernel_cache import (
     S_LEN,
     S_SLOTS,
@@ -57,7 +57,7 @@ __all__ = [
 COMPACT_FRACTION = 0.8
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(**INTERNAL)
 def update_G_bar(st: SolverState, c: ColumnCache, kd: QMatrix, t: int, coef: float) -> None:
     """``G_bar += coef Q_:t`` (``alpha_t`` reached or left its upper bound ``C_t``).
 
@@ -79,7 +79,7 @@ def update_G_bar(st: SolverState, c: ColumnCache, kd: QMatrix, t: int, coef: flo
     st.pend[t] += coef
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(**INTERNAL)
 def settle_G_bar(st: SolverState, c: ColumnCache, kd: QMatrix) -> None:
     """Pay what :func:`update_G_bar` owes: ``G_bar_t += sum_j pend_j Q_tj`` for the rows ``t``
     outside the layout (columns computed there only, rounded to the cache's dtype)."""
@@ -97,7 +97,7 @@ def settle_G_bar(st: SolverState, c: ColumnCache, kd: QMatrix) -> None:
     st.scalars.n_pending = 0
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(**INTERNAL)
 def reconstruct_gradient(st: SolverState, c: ColumnCache, kd: QMatrix) -> None:
     """Exact ``G`` on the rows outside the layout, then make every variable active again.
 
@@ -145,7 +145,7 @@ def reconstruct_gradient(st: SolverState, c: ColumnCache, kd: QMatrix) -> None:
     st.scalars.i_max = STALE
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(**INTERNAL, forceinline=True)
 def be_shrunk(st: SolverState, k: int, g_up: float, g_low: float) -> bool:
     """The variable at position ``k`` is at a bound and its gradient keeps it out of every
     violating pair (``m = g_up``, ``-M = g_low``)."""
@@ -157,7 +157,7 @@ def be_shrunk(st: SolverState, k: int, g_up: float, g_low: float) -> bool:
     return False
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(inline="always")
 def do_shrinking(
     st: SolverState, c: ColumnCache, kd: QMatrix, g_up: float, g_low: float
 ) -> None:

@@ -18,8 +18,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from maxmargin._jit import INLINE, INTERNAL, njit
 from maxmargin.kernels.qmatrix import QMatrix
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "STALE",
     "HISTORY_CAP",
     "PERIODIC",
+    "FINAL",
     "SCALARS",
     "SolverState",
     "new_state",
@@ -46,6 +47,8 @@ HISTORY_CAP = 2048
 # and again for ``bool``; ``record_history`` is called with ``PERIODIC`` (a NumPy bool, which
 # Numba does not type as literal).
 PERIODIC = np.bool_(False)
+#: ``force`` for the final point (a NumPy bool too).
+FINAL = np.bool_(True)
 
 #: The scalars of the solver's state, in one record.
 SCALARS = np.dtype([
@@ -136,7 +139,7 @@ def new_state(
     )
 
 
-@njit(cache=True, inline="always")
+@njit(**INLINE)
 def update_alpha_status(st: SolverState, t: int) -> None:
     """LIBSVM's ``update_alpha_status``: the status of ``alpha_t`` and its membership of
     ``I_up`` / ``I_low``."""
@@ -149,7 +152,7 @@ def update_alpha_status(st: SolverState, t: int) -> None:
     st.in_low[k] = s != (LOWER if positive else UPPER)
 
 
-@njit(cache=True)
+@njit(**INTERNAL)
 def record_history(st: SolverState, gap: float, force: bool) -> None:
     """Store ``(iteration, gap, D)`` every ``stride`` iterations; thin by 2 when full (the
     stride doubles), so the history stays bounded; ``force`` stores the current point."""

@@ -20,8 +20,8 @@ Platt's heuristic is in :mod:`.platt`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from maxmargin._jit import INLINE, INTERNAL, njit
 from maxmargin.algorithms._kernel_cache import S_LEN, ColumnCache, get_column
 from maxmargin.algorithms.smo.bits import as_float, bits, last_of, ordered, unordered
 from maxmargin.algorithms.smo.columns import prefetch
@@ -43,7 +43,7 @@ __all__ = [
 TAU = 1e-12
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(**INTERNAL)
 def extremes(st: SolverState, c: ColumnCache) -> tuple[float, int, float, int]:
     """``m = max_{I_up} -y G`` and ``-M = max_{I_low} y G`` over the active set, with argmaxes
     (variables; -1 for an empty set)."""
@@ -60,14 +60,14 @@ def extremes(st: SolverState, c: ColumnCache) -> tuple[float, int, float, int]:
     return g_up, i_up, g_low, i_low
 
 
-@njit(cache=True)
+@njit(**INTERNAL)
 def violation(st: SolverState, c: ColumnCache) -> float:
     """``m(alpha) - M(alpha)`` over the active set."""
     g_up, _, g_low, _ = extremes(st, c)
     return g_up + g_low
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(**INTERNAL)
 def select_wss1(st: SolverState, c: ColumnCache) -> tuple[int, int, float]:
     """The maximal violating pair; ``(-1, -1, gap)`` when ``gap = m - M < tol``."""
     g_up, i, g_low, j = extremes(st, c)
@@ -77,7 +77,7 @@ def select_wss1(st: SolverState, c: ColumnCache) -> tuple[int, int, float]:
     return i, j, gap
 
 
-@njit(cache=True, inline="always")
+@njit(**INLINE)
 def second_order_j(
     G: np.ndarray, yT: np.ndarray, QDT: np.ndarray, in_low: np.ndarray, Q_i: np.ndarray,
     QD_i: float, y_i: float, g_max: float, score: np.ndarray,
@@ -108,7 +108,7 @@ def second_order_j(
     return last_of(score[: Q_i.shape[0]], top), as_float(gap)
 
 
-@njit(cache=True, inline="always")
+@njit(**INLINE)
 def argmax_up(
     G: np.ndarray, yT: np.ndarray, in_up: np.ndarray, score: np.ndarray,
 ) -> tuple[float, int]:
@@ -129,7 +129,7 @@ def argmax_up(
     return g_max, (last_of(up, g_max) if g_max > -np.inf else -1)
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always")
 def select_wss2(st: SolverState, c: ColumnCache, kd: QMatrix) -> tuple[int, int, float]:
     """LIBSVM's second-order working set; ``(-1, -1, gap)`` when ``gap = m - M < tol``.
 
@@ -154,7 +154,7 @@ def select_wss2(st: SolverState, c: ColumnCache, kd: QMatrix) -> tuple[int, int,
     return i, j, gap
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always")
 def select_working_set(
     st: SolverState, c: ColumnCache, kd: QMatrix, second_order: bool
 ) -> tuple[int, int, float]:

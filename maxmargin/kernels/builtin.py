@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numba import njit
 
+from maxmargin._jit import njit
 from maxmargin._validation import check_finite_scalar, check_positive, check_positive_int
 from maxmargin.kernels.base import Kernel, dot_block, row_norms2
 from maxmargin.kernels.formulas import (
@@ -32,7 +32,7 @@ from maxmargin.tolerances import CANCEL_RTOL
 __all__ = ["LinearKernel", "RBFKernel", "PolyKernel", "SigmoidKernel"]
 
 
-@njit(cache=True)
+@njit(no_cfunc_wrapper=True)
 def _rbf_weighted_rows(
     D: np.ndarray, A: np.ndarray, B: np.ndarray, a2: np.ndarray, b2: np.ndarray, gamma: float,
     coef: np.ndarray, out: np.ndarray,
@@ -64,14 +64,15 @@ def _rbf_weighted_rows(
                     d2[j] = s
         for j in range(k):
             d2[j] = max(d2[j], 0.0)
-        finish_values(KIND_RBF, gamma, 0.0, 1, d2, bits)
+        # int64, not literals: the one specialisation every caller shares
+        finish_values(np.int64(KIND_RBF), gamma, 0.0, np.int64(1), d2, bits)
         s = 0.0
         for j in range(k):
             s += coef[j] * d2[j]
         out[i] = s
 
 
-@njit(cache=True)
+@njit(no_cfunc_wrapper=True)
 def _poly_weighted_rows(
     D: np.ndarray, gamma: float, coef0: float, degree: int, coef: np.ndarray, out: np.ndarray
 ) -> None:
@@ -87,7 +88,7 @@ def _poly_weighted_rows(
         row = D[i]
         for j in range(k):
             values[j] = row[j]
-        finish_values(KIND_POLY, gamma, coef0, degree, values, bits)
+        finish_values(np.int64(KIND_POLY), gamma, coef0, degree, values, bits)  # not a literal
         s = 0.0
         for j in range(k):
             s += coef[j] * values[j]

@@ -25,7 +25,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from maxmargin._jit import ENTRY, HELPER, INLINE, INTERNAL, njit
 
 __all__ = [
     "KIND_LINEAR", "KIND_RBF", "KIND_POLY", "KIND_SIGMOID", "KIND_GRAM", "KINDS",
@@ -45,7 +46,7 @@ _INV_FACT = tuple(1.0 / math.factorial(m) for m in range(14))  # Taylor coeffici
 EXP_ZERO_BELOW = -708.3964
 
 
-@njit(cache=True, fastmath={"contract"})
+@njit(**INLINE, fastmath={"contract"})
 def exp_nonpositive(x: float) -> tuple[float, int]:
     """``exp(x) = p 2^k`` for ``x <= 0``: returns ``(p, k)``.
 
@@ -63,7 +64,7 @@ def exp_nonpositive(x: float) -> tuple[float, int]:
     return p, np.int64(k)
 
 
-@njit(cache=True)
+@njit(**ENTRY)
 def exp_scaled_inplace(values: np.ndarray, bits: np.ndarray, scale: float) -> None:
     """``values[k] <- exp(-scale values[k])`` in place for ``values >= 0`` (``bits``: an int64
     scratch of the same length), with index-free loops that vectorise: the polynomial part of
@@ -82,7 +83,7 @@ def exp_scaled_inplace(values: np.ndarray, bits: np.ndarray, scale: float) -> No
         values[k] *= powers[k]
 
 
-@njit(cache=True, inline="always")
+@njit(**INLINE)
 def power(base: float, degree: int) -> float:
     """``base^degree`` by ``degree - 1`` multiplications (the one order every path uses)."""
     v = base
@@ -91,7 +92,7 @@ def power(base: float, degree: int) -> float:
     return v
 
 
-@njit(cache=True)
+@njit(**INTERNAL)
 def finish_values(kind: int, gamma: float, coef0: float, degree: int, values: np.ndarray,
                   bits: np.ndarray) -> None:
     """Turn inner products into kernel values, in place (module table): ``values`` holds
@@ -112,7 +113,7 @@ def finish_values(kind: int, gamma: float, coef0: float, degree: int, values: np
             values[k] = np.tanh(gamma * values[k] + coef0)
 
 
-@njit(cache=True)
+@njit(no_cfunc_wrapper=True)
 def finish_block(kind: int, gamma: float, coef0: float, degree: int, block: np.ndarray) -> None:
     """:func:`finish_values` on every row of a C-contiguous 2-D block, in place."""
     bits = np.empty(block.shape[1], dtype=np.int64)
@@ -120,7 +121,7 @@ def finish_block(kind: int, gamma: float, coef0: float, degree: int, block: np.n
         finish_values(kind, gamma, coef0, degree, block[i], bits)
 
 
-@njit(cache=True)
+@njit(**HELPER)  # the tests call it from Python: its CPython wrapper stays
 def kernel_entry(kind: int, gamma: float, coef0: float, degree: int, dot: float, sq_a: float,
                  sq_b: float) -> float:
     """One kernel value from ``dot = a . b`` and the squared norms (``math.exp`` for rbf)."""

@@ -26,12 +26,13 @@ from typing import Any, NamedTuple
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import prange
 from numba.core import cgutils, types
 from numba.core.extending import intrinsic
 from numba.np.arrayobj import make_array
 from numba.np.linalg import call_xxgemm, ensure_blas
 
+from maxmargin._jit import ENTRY, INTERNAL, njit
 from maxmargin.kernels.base import Kernel
 from maxmargin.kernels.builtin import _poly_weighted_rows, _rbf_weighted_rows
 from maxmargin.kernels.formulas import (
@@ -149,7 +150,7 @@ def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray, blocks: bool = False) ->
                    coef0=float(coef0), degree=int(degree), **parts)
 
 
-@njit(cache=True)
+@njit
 def _centre_transpose(X: np.ndarray, centre: np.ndarray, out: np.ndarray,
                       XT: np.ndarray) -> None:
     """``out = X - centre`` (row by row; ``centre`` empty: ``X`` as it is, ``out`` may be ``X``)
@@ -166,13 +167,13 @@ def _centre_transpose(X: np.ndarray, centre: np.ndarray, out: np.ndarray,
                 XT[f, i] = out[i, f]
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(**INTERNAL)
 def is_dense(qm: QMatrix) -> bool:
     """Whether the columns come from dense features (``XT``)."""
     return qm.G.shape[0] == 0 and qm.indptr.shape[0] == 0
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(**INTERNAL)
 def expensive(qm: QMatrix) -> bool:
     """Whether a kernel value is dear: ``EXPENSIVE_FEATURES`` features (or non-zeros a row) or
     more; never for a stored Gram matrix."""
@@ -194,7 +195,7 @@ def value_cost(qm: QMatrix) -> int:
     return max(1, qm.XT.shape[0])
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(**INTERNAL)
 def _sparse_dot(qm: QMatrix, a: int, b: int) -> float:
     """``x_a . x_b`` of two CSR rows: a merge of their sorted non-zeros."""
     p, p_end = qm.indptr[a], qm.indptr[a + 1]
@@ -213,7 +214,7 @@ def _sparse_dot(qm: QMatrix, a: int, b: int) -> float:
     return s
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(**INTERNAL)
 def _layout_dots(qm: QMatrix, i: int, lo: int, hi: int) -> None:
     """``dots[k - lo]`` for the layout positions ``lo <= k < hi`` (``t = order[k]``):
     ``x_t . x_i`` (``||x_t - x_i||^2`` for rbf, clamped at 0), or ``K_ti`` itself from a stored
@@ -258,7 +259,7 @@ def _layout_dots(qm: QMatrix, i: int, lo: int, hi: int) -> None:
             qm.dots[k - lo] = max(sqT[k] + sq_i - 2.0 * qm.dots[k - lo], 0.0)
 
 
-@njit(cache=True)
+@njit(**ENTRY)
 def fill_column(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray) -> None:
     """``out[k] = y_i y_t K(x_t, x_i)``, ``t = order[k]``, for the positions ``lo <= k < hi``,
     rounded to ``out``'s dtype (the products are float64)."""
@@ -271,7 +272,7 @@ def fill_column(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray) -> None:
         o[k] = y_i * yT[k] * dots[k]
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(inline="always")
 def fill_columns(qm: QMatrix, cols: np.ndarray, nb: int, L: int, data: np.ndarray,
                  offsets: np.ndarray, acc: np.ndarray) -> None:
     """Columns ``cols[:nb]`` on the layout's ``L`` positions into
@@ -351,14 +352,14 @@ def gemm(typingctx: Any, a: Any, b: Any, out: Any) -> Any:
     return types.void(a, b, out), codegen
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(no_cpython_wrapper=True)
 def blas_columns(qm: QMatrix, L: int) -> bool:
     """Whether :func:`fill_columns` takes blocks of up to ``BLAS_BLOCK`` columns by BLAS: the
     buffers exist (wide data, ``blocks=True``) and the layout holds at least half the points."""
     return qm.block.shape[0] > 0 and 2 * L >= qm.XT.shape[1]
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(no_cpython_wrapper=True)
 def _blas_fill(qm: QMatrix, cols: np.ndarray, nb: int, L: int, data: np.ndarray,
                offsets: np.ndarray) -> None:
     """:func:`fill_columns` by one BLAS product: the inner products ``X[cols] XT`` of the
@@ -386,7 +387,7 @@ def _blas_fill(qm: QMatrix, cols: np.ndarray, nb: int, L: int, data: np.ndarray,
             out[k] = y_i * yT[k] * values[k]
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(**INTERNAL)
 def kernel_value(qm: QMatrix, i: int, j: int) -> float:
     """One entry ``K(x_i, x_j)`` in float64
     (:func:`~maxmargin.kernels.formulas.kernel_entry`)."""
@@ -402,7 +403,7 @@ def kernel_value(qm: QMatrix, i: int, j: int) -> float:
     return kernel_entry(qm.kind, qm.gamma, qm.coef0, qm.degree, s, qm.sq[i], qm.sq[j])
 
 
-@njit(cache=True)
+@njit(no_cfunc_wrapper=True)
 def diagonal(qm: QMatrix) -> np.ndarray:
     """``K(x_i, x_i)`` for every ``i`` (original order), from the same data as the columns:
     :func:`kernel_value`'s ``(i, i)`` entries, bit for bit (a sparse row's merge with itself
@@ -428,7 +429,7 @@ def diagonal(qm: QMatrix) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
+@njit(**ENTRY)
 def quadratic_form(qm: QMatrix, idx: np.ndarray, v: np.ndarray) -> float:
     """``v^T K[idx, idx] v`` in float64, row by row over the upper triangle:
     ``sum_g v_g (2 sum_{c >= g} v_c K_gc - v_g K_gg)``; ``O(m^2)`` kernel values."""
@@ -483,7 +484,7 @@ def weighted_sums(qm: QMatrix, idx: np.ndarray, coef: np.ndarray,
     return out
 
 
-@njit(cache=True)
+@njit
 def _weighted_rows(kind: int, gamma: float, coef0: float, degree: int, D: np.ndarray,
                    A: np.ndarray, S: np.ndarray, a2: np.ndarray, s2: np.ndarray,
                    coef: np.ndarray, out: np.ndarray) -> None:
@@ -509,7 +510,7 @@ def _weighted_rows(kind: int, gamma: float, coef0: float, degree: int, D: np.nda
             out[i] = total
 
 
-@njit(cache=True, parallel=True)
+@njit(parallel=True)
 def _weighted_rows_parallel(kind: int, gamma: float, coef0: float, degree: int, D: np.ndarray,
                             A: np.ndarray, S: np.ndarray, a2: np.ndarray, s2: np.ndarray,
                             coef: np.ndarray, out: np.ndarray) -> None:
