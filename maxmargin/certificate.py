@@ -212,24 +212,24 @@ def minimise_hinge_over_b(r: np.ndarray, y: np.ndarray, c: np.ndarray) -> float:
     """The ``b`` minimising ``h(b) = sum_{y_i=+1} c_i (r_i - b)_+ + sum_{y_i=-1} c_i (b - r_i)_+``.
 
     ``h`` is convex and piecewise linear with kinks at the ``r_i = y_i - g_i``, so its minimum is
-    at a kink: every kink is evaluated with sorted prefix sums, ``O(n log n)``.
+    at a kink: every kink is evaluated with sorted prefix sums, ``O(n log n)`` (the sort by
+    NumPy: a compiled sort would cost seconds of compile time on first use).
     """
     r, y = (np.ascontiguousarray(a, dtype=np.float64) for a in (r, y))
-    c = np.ascontiguousarray(np.broadcast_to(np.asarray(c, dtype=np.float64), r.shape))
-    return float(_hinge_minimiser(r, y, c))
+    c = np.broadcast_to(np.asarray(c, dtype=np.float64), r.shape)
+    pos, neg = y > 0, y < 0
+    rp, rn = r[pos], r[neg]
+    order_p, order_n = np.argsort(rp), np.argsort(rn)
+    return float(_hinge_minimiser(rp[order_p], np.ascontiguousarray(c[pos][order_p]),
+                                  rn[order_n], np.ascontiguousarray(c[neg][order_n])))
 
 
 @njit
-def _hinge_minimiser(r: np.ndarray, y: np.ndarray, c: np.ndarray) -> float:
-    """:func:`minimise_hinge_over_b`: the kinks of each class sorted, prefix sums of ``c r`` and
-    ``c``; ``h`` at every kink (the positives', then the negatives', in sorted order; the
-    positions in the sorted kinks, NumPy's ``searchsorted``, by sweeps), the first smallest
-    kept (a NaN, if any, as NumPy's ``argmin`` would)."""
-    pos, neg = y > 0, y < 0
-    rp_all, rn_all = r[pos], r[neg]
-    order_p, order_n = np.argsort(rp_all), np.argsort(rn_all)
-    rp, cp = rp_all[order_p], c[pos][order_p]
-    rn, cn = rn_all[order_n], c[neg][order_n]
+def _hinge_minimiser(rp: np.ndarray, cp: np.ndarray, rn: np.ndarray, cn: np.ndarray) -> float:
+    """:func:`minimise_hinge_over_b` on each class's kinks, sorted, with their weights: prefix
+    sums of ``c r`` and ``c``; ``h`` at every kink (the positives', then the negatives', in
+    sorted order; the positions in the sorted kinks, NumPy's ``searchsorted``, by sweeps), the
+    first smallest kept (a NaN, if any, as NumPy's ``argmin`` would)."""
     P, N = rp.shape[0], rn.shape[0]
     crp, cp_sum = np.zeros(P + 1), np.zeros(P + 1)
     for k in range(P):
@@ -303,7 +303,7 @@ def certify_svm(
             margin = mu
         else:
             c = np.broadcast_to(upper, alpha.shape)
-            b = float(_hinge_minimiser(y - g, y, np.ascontiguousarray(c)))
+            b = minimise_hinge_over_b(y - g, y, c)
             primal = 0.5 * vKv + float(c @ np.maximum(0.0, 1.0 - y * (g + b)))
             margin = nan
         if math.isfinite(primal):
