@@ -357,7 +357,7 @@ def _compile_lane(pieces: tuple[str, ...]) -> list[tuple[str, float, float]]:
 
 
 #: How long the first run's compile takes (measured: docs/performance.md, "Start-up").
-COMPILE_NOTICE = "about 40 s on 2 idle cores, longer when they are busy"
+COMPILE_NOTICE = "about 55 s on 2 idle cores, longer when they are busy"
 #: The pieces by independent lane, each lane's longest first: Platt's SMO after SMO, so that
 #: it loads the callees they share from the cache instead of compiling them again.
 COMPILE_LANES = (("smo", "platt"), ("nearest", "perceptron"))

@@ -146,7 +146,7 @@ class Solver:
             floor_limit=FLOOR_FRACTION * opt.tol,
         )
         platt = opt.working_set == "platt"
-        note_compile(solve_platt if platt else solve_pairs, "SMO's loops", "about 17 s of CPU")
+        note_compile(solve_platt if platt else solve_pairs, "SMO's loops", "about 22 s of CPU")
         if platt:
             return solve_platt(st, self.cache, kd, limits, 0)
         with self._blas_threads(kd.block.shape[0] > 0):  # the BLAS blocks of wide data
