@@ -357,10 +357,11 @@ def _compile_lane(pieces: tuple[str, ...]) -> list[tuple[str, float, float]]:
 
 
 #: How long the first run's compile takes (measured: docs/performance.md, "Start-up").
-COMPILE_NOTICE = "about 55 s on 2 idle cores, longer when they are busy"
-#: The pieces by independent lane, each lane's longest first: Platt's SMO after SMO, so that
-#: it loads the callees they share from the cache instead of compiling them again.
-COMPILE_LANES = (("smo", "platt"), ("nearest", "perceptron"))
+COMPILE_NOTICE = "about 40 s on 2 idle cores, longer when they are busy"
+#: The pieces by lane, balanced (CPU seconds on an empty cache: SMO 32; nearest points 22, then
+#: Platt's SMO 13, which by then loads most callees it shares with SMO from the cache, then
+#: the perceptrons): 38 s of wall time, against 54 s with Platt after SMO in one lane.
+COMPILE_LANES = (("smo",), ("nearest", "platt", "perceptron"))
 
 
 def _compile_all(jobs: int) -> list[tuple[str, float, float]]:
