@@ -25,8 +25,8 @@ from maxmargin.certificate import Certificate, certify_svm, decision_values
 from maxmargin.kernels.formulas import KIND_LINEAR
 
 __all__ = ["polish_alpha", "balance_alpha", "kernel_rows", "finish_alpha", "Finished",
-           "POLISH_EIG_RTOL", "POLISH_KKT_RTOL", "POLISH_REFINE", "FINISH_MAX_FREE",
-           "EIGH_WORK", "STEP_WORK"]
+           "POLISH_EIG_RTOL", "POLISH_EIG_RTOL_FINE", "POLISH_KKT_RTOL", "POLISH_REFINE",
+           "FINISH_MAX_FREE", "EIGH_WORK", "STEP_WORK"]
 
 
 def balance_alpha(alpha: np.ndarray, y: np.ndarray, C: float | np.ndarray | None) -> np.ndarray:
@@ -64,6 +64,11 @@ def balance_alpha(alpha: np.ndarray, y: np.ndarray, C: float | np.ndarray | None
 #: Relative size below which an eigenvalue of the (equilibrated) KKT matrix counts as zero in
 #: :func:`polish_alpha`; a null direction is one with ``Q_FF d = 0`` and ``y_F . d = 0``.
 POLISH_EIG_RTOL = 1e-12
+#: The cutoff of a second try (:func:`polish_alpha`'s ``eig_rtol``): about the round-off of
+#: ``eigh`` itself on the small free sets a polish meets (``(m + 1)`` machine epsilons). Where
+#: ``C`` is ``1e5``-``1e7`` times the Gram matrix's largest entries, eigenvalues of ``Q_FF``
+#: between the two cutoffs carry ``alpha``: dropping them leaves Newton steps that never settle.
+POLISH_EIG_RTOL_FINE = 1e-15
 #: Newton steps of iterative refinement on one free set in :func:`polish_alpha`.
 POLISH_REFINE = 2
 #: :func:`polish_alpha` stops when no bound multiplier is wrong by more than this (relative to
@@ -112,6 +117,7 @@ def polish_alpha(
     max_work: float | None = None,
     kkt_tol: float = 0.0,
     linear_X: np.ndarray | None = None,
+    eig_rtol: float = POLISH_EIG_RTOL,
 ) -> np.ndarray | None:
     r"""Finish an interior-point alpha by a primal active-set method started on its active set.
 
@@ -123,18 +129,18 @@ def polish_alpha(
 
         Q_{FF} d + y_F \lambda = -g_F, \qquad y_F^T d = 0
 
-    (equilibrated by ``sigma = max |Q_FF|``, by eigendecomposition, eigenvalues below
-    ``POLISH_EIG_RTOL`` dropped). If it is consistent, ``d`` is the Newton step (step length
-    ``<= 1``); if not, its least-squares residual is a direction with ``Q_FF d = 0``, ``y_F^T d
-    = 0`` and ``g_F^T d < 0`` (zero curvature, descent), followed to the first bound (Gram
-    matrices of low rank make these common). A blocking alpha joins its bound. At a stationary
-    point (``d`` below ``1e-12 (max alpha + max |g_F| / sigma)``, or after ``POLISH_REFINE``
-    steps of iterative refinement on this free set, the gradient recomputed) the bound
-    multipliers are ``r_i = g_i + lambda y_i`` (``= y_i f(x_i) - 1``): optimal when ``r_i >=
-    0`` at 0 and ``r_i <= 0`` at C (within ``POLISH_KKT_RTOL``), else the worst one is
-    released (an alpha whose release gave a step of length 0 is not released again until a
-    step moves: no cycling). When the free set is right from the start this is one
-    Newton step, like OSQP's polishing.
+    (equilibrated by ``sigma = max |Q_FF|``, by eigendecomposition, eigenvalues below ``eig_rtol``
+    times the largest dropped). If it is consistent, ``d`` is the Newton step (of length at most
+    1); if not, its least-squares residual is a direction with ``Q_FF d = 0``, ``y_F^T d = 0`` and
+    ``g_F^T d < 0`` (zero curvature, descent), followed to the first bound (Gram matrices of low
+    rank make these common). A blocking alpha joins its bound. At a stationary point (``d`` below
+    ``1e-12 (max alpha + max |g_F| / sigma)``, or after ``POLISH_REFINE`` steps of iterative
+    refinement on this free set, the gradient recomputed) the bound multipliers are
+    ``r_i = g_i + lambda y_i`` (``= y_i f(x_i) - 1``): optimal when ``r_i >= 0`` at 0 and
+    ``r_i <= 0`` at C (within ``POLISH_KKT_RTOL``), else the worst one is released (an alpha
+    whose release gave a step of length 0 is not released again until a step moves: no
+    cycling). When the free set is right from the start this is one Newton step, like OSQP's
+    polishing.
 
     ``gram_rows(idx)`` returns the rows ``K[idx, :]`` of the Gram matrix; with ``linear_X`` (the
     points of a linear kernel) products go through ``X`` instead, ``K[:, F] v = X (X_F^T v)`` and
@@ -191,7 +197,7 @@ def polish_alpha(
         refined = refined + 1 if same else 0
         if same:  # iterative refinement: the updated gradient has drifted by round-off
             g = gradient()
-        d, newton, lam, noise = _subproblem_step(free, y, g, gram_block)
+        d, newton, lam, noise = _subproblem_step(free, y, g, gram_block, eig_rtol)
         work += STEP_WORK + EIGH_WORK * (free.size + 1) ** 3
         scale = float(np.max(a, initial=0.0)) or float(np.min(upper))
         tiny = float(np.max(np.abs(d), initial=0.0)) <= 1e-12 * (
@@ -249,7 +255,7 @@ def _best_multiplier(g: np.ndarray, y: np.ndarray, at0: np.ndarray, atC: np.ndar
 
 def _subproblem_step(
     free: np.ndarray, y: np.ndarray, g: np.ndarray,
-    gram_block: Callable[[np.ndarray], np.ndarray],
+    gram_block: Callable[[np.ndarray], np.ndarray], eig_rtol: float = POLISH_EIG_RTOL,
 ) -> tuple[np.ndarray, bool, float | None, float]:
     """The step ``d`` of :func:`polish_alpha` on the free set, whether it is the Newton step
     (else a zero-curvature descent direction), the multiplier ``lambda`` of ``y . alpha = 0``
@@ -270,7 +276,7 @@ def _subproblem_step(
     rho = g_max / sigma
     rhs = np.append(-g[free] / g_max, 0.0)
     eig, V = np.linalg.eigh(M)
-    keep = np.abs(eig) > POLISH_EIG_RTOL * float(np.max(np.abs(eig)))
+    keep = np.abs(eig) > eig_rtol * float(np.max(np.abs(eig)))
     coef = V.T @ rhs
     residual = V[:, ~keep] @ coef[~keep]
     if (np.linalg.norm(residual) > 1e-10 * np.linalg.norm(rhs)

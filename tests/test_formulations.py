@@ -492,3 +492,33 @@ def test_polish_keeps_a_certified_stationary_point_when_steps_run_out():
     assert cert.meets(2e-7), cert.summary()
     ref = svm_dual(case.X, case.y, case.C, kern).solve()
     assert cert.dual_objective == pytest.approx(ref.dual_objective, rel=1e-8)
+
+
+def test_oracle_certifies_a_near_singular_free_set_with_the_finer_cutoff():
+    # conditioned_s32_i722: RBF on 241 points in one dimension, gamma 3e-6, C = 4.7e6, so the
+    # Gram matrix has 10 eigenvalues above 1e-12 of the largest and the free set's Q_FF is
+    # singular to that cutoff while C carries its smaller eigenvalues into the answer. The
+    # polish at POLISH_EIG_RTOL cycles (its Newton steps never settle) and returns None; at
+    # POLISH_EIG_RTOL_FINE it ends with m - M ~ 1e-9, so the oracle is certified, as PIQP on
+    # the plain dual (an outside solver) is, and it agrees with smo's objective.
+    from maxmargin.algorithms.active_set import POLISH_EIG_RTOL_FINE
+    from maxmargin.algorithms.smo import smo
+    from maxmargin.verification.campaign import conditioned_case
+
+    case = conditioned_case(32, 722)
+    kern = case.make_kernel()
+    K = kern.gram(case.X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ref = svm_dual(case.X, case.y, case.C, kern).solve()
+    assert ref.status == "optimal", ref.message
+    cert = certify_svm(ref.alpha, case.X, case.y, case.C, kern)
+    assert cert.meets(ORACLE_KKT, ORACLE_GAP), cert.summary()
+    rows = lambda idx: K[idx]  # noqa: E731
+    assert polish_alpha(ref.alpha, case.y, case.C, rows, max_iter=500) is None
+    again = polish_alpha(ref.alpha, case.y, case.C, rows, eig_rtol=POLISH_EIG_RTOL_FINE)
+    assert again is not None
+    assert certify_svm(again, case.X, case.y, case.C, kern).meets(ORACLE_KKT, ORACLE_GAP)
+    other = smo(case.X, case.y, C=case.C, kernel=kern, tol=1e-6)
+    assert other.status == "optimal"
+    assert other.dual_objective == pytest.approx(ref.dual_objective, rel=1e-7)
