@@ -123,7 +123,8 @@ class SMOBatch:
         solver = _SummarisingSolver(problem, options, state)
         outcome, g, cert = solve_certified(solver, first_precision(self.precision,
                                                                    problem.radius2))
-        return make_result(solver, outcome, g, cert, start, self.precision, solver.summary)
+        return make_result(solver, outcome, g, cert, start, self.precision, solver.summary,
+                           own_rows=True)  # X[idx]: a fresh copy
 
 
 class _SummarisingSolver(Solver):
