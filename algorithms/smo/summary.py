@@ -99,7 +99,7 @@ def summarise(alpha: np.ndarray, y: np.ndarray, g: np.ndarray, C: np.ndarray) ->
     n = alpha.shape[0]
     work, out = np.empty((6, n)), np.empty(8)
     n_pos = _one_pass(alpha, y, g, C, work, out)
-    violation, box, top, lo, hi = (float(x) for x in out[:5])
+    violation, box, top, lo, hi = out[:5].tolist()
     n_free, n_neg = int(out[5]), int(out[6])
     if out[7] == 0.0 or n_pos == 0 or n_neg == 0 or n_pos + n_neg != n:
         return None
@@ -111,7 +111,7 @@ def summarise(alpha: np.ndarray, y: np.ndarray, g: np.ndarray, C: np.ndarray) ->
     order_p, order_n = np.argsort(rp), np.argsort(rn)
     b_cert = float(_hinge_minimiser(rp[order_p], cp[order_p], rn[order_n], cn[order_n]))
     if n_free:
-        b = float(np.mean(work[1, :n_free]))
+        b = float(work[1, :n_free].sum()) / n_free  # np.mean's sum and division
         interval = (b, b)
     else:  # the KKT interval's midpoint (or its finite end)
         b = (0.5 * (lo + hi) if math.isfinite(lo) and math.isfinite(hi)
