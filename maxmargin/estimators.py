@@ -313,7 +313,7 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
         labels = [np.where(y_idx[idx] == (j if k == 2 else i), 1.0, -1.0)
                   for (i, j), idx in zip(pairs, members, strict=True)]
         self._orientation = -1.0 if k == 2 else 1.0  # our f times this is LIBSVM's
-        rng = LibsvmRandom(seed)
+        rng = LibsvmRandom(seed) if probability else None  # its set-up costs ~0.1 ms
         solve = self._binary_solver(spec, C, kern, max_iter, points, weights)
         solutions, prob_a, prob_b = [], [], []
         with warnings.catch_warnings(), self._threads(spec):
@@ -525,22 +525,24 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
         coefficient ``alpha y`` of a support vector of class ``i`` in the problem ``(i, j)`` is
         in row ``j - 1``, that of class ``j`` in row ``i``."""
         k, n = len(self.classes_), y_idx.size
+        rows = np.concatenate(members)  # every problem's samples, problem after problem
+        coef = np.concatenate([np.asarray(sol.alpha) * y_pair
+                               for sol, y_pair in zip(self.solutions_, labels, strict=True)])
+        sizes = [idx.size for idx in members]
+        first = np.repeat([i for i, _ in pairs], sizes)  # each entry's problem (i, j)
+        second = np.repeat([j for _, j in pairs], sizes)
+        sv = np.flatnonzero(coef != 0.0)
         used = np.zeros(n, dtype=bool)
-        for sol, idx in zip(self.solutions_, members, strict=True):
-            used[idx[np.asarray(sol.alpha) != 0.0]] = True
+        used[rows[sv]] = True
         order = np.lexsort((np.arange(n), y_idx))
         self.support_ = order[used[order]].astype(np.int32)
         self.n_support_ = np.bincount(y_idx[self.support_], minlength=k).astype(np.int32)
         column = np.full(n, -1)
         column[self.support_] = np.arange(self.support_.size)
         dual = np.zeros((max(k - 1, 1), self.support_.size))
-        for p, ((i, j), idx, y_pair) in enumerate(zip(pairs, members, labels, strict=True)):
-            coef = np.asarray(self.solutions_[p].alpha) * y_pair
-            nonzero = coef != 0.0
-            of_i = nonzero & (y_idx[idx] == i)
-            of_j = nonzero & (y_idx[idx] == j)
-            dual[0 if k == 2 else j - 1, column[idx[of_i]]] = coef[of_i]
-            dual[0 if k == 2 else i, column[idx[of_j]]] = coef[of_j]
+        of_first = y_idx[rows[sv]] == first[sv]
+        row = 0 if k == 2 else np.where(of_first, second[sv] - 1, first[sv])
+        dual[row, column[rows[sv]]] = coef[sv]
         intercept = np.array([float(s.b) for s in self.solutions_])
         if not (np.all(np.isfinite(dual)) and np.all(np.isfinite(intercept))):
             raise ValueError("The dual coefficients or intercepts are not finite. The input data "

@@ -31,6 +31,7 @@ __all__ = [
     "HullPairSolution",
     "PerceptronResult",
     "recover_intercept",
+    "adopt_training_rows",
     "join_messages",
     "infeasible_svm",
 ]
@@ -178,6 +179,15 @@ def recover_intercept(
     else:
         b = 0.0
     return b, (lo, hi)
+
+
+def adopt_training_rows(solution: SVMSolution, X: np.ndarray) -> SVMSolution:
+    """``solution`` (built with ``X_train=None``) holding ``X`` as its ``X_train``, made
+    read-only, without the copy the constructor makes: for a producer whose ``X`` is a fresh
+    float64 copy that nothing else holds (a batch's ``X[idx]``)."""
+    X.flags.writeable = False
+    object.__setattr__(solution, "X_train", X)
+    return solution
 
 
 def _decision_function(model: SVMSolution | PerceptronResult, X_new: Any) -> np.ndarray:

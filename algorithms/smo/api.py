@@ -28,7 +28,7 @@ from maxmargin.kernels.qmatrix import diagonal, make_qmatrix
 from maxmargin.results import SVMSolution
 from maxmargin.tolerances import CENTRE_OFFSET_RATIO
 
-__all__ = ["smo", "WORKING_SETS", "default_max_iter", "solve_checked"]
+__all__ = ["smo", "WORKING_SETS", "default_max_iter", "problem_of", "solve_checked"]
 
 WORKING_SETS = ("wss2", "wss1", "platt")
 
@@ -147,18 +147,24 @@ def default_max_iter(n: int) -> int:
     return max(10_000_000, 100 * n)
 
 
+def problem_of(X: Any, y: np.ndarray, C: float | None, sw: np.ndarray | None,
+               kern: Kernel) -> tuple[Problem, np.ndarray]:
+    """The :class:`Problem` of validated arguments (its Q-matrix; linear data far from the
+    origin centred) and its diagonal ``K_ii``."""
+    Xs = _centred_if_offset(X) if kern.kind == KIND_LINEAR else X
+    kd = make_qmatrix(kern, Xs, y, blocks=True)
+    QD = diagonal(kd)  # K_ii from the data the columns come from (centred for linear and rbf)
+    return Problem(Xs, y, C, sw, kern, kd, radius2=float(np.max(QD)), X_user=X), QD
+
+
 def solve_checked(X: Any, y: np.ndarray, C: float | None, sw: np.ndarray | None, kern: Kernel,
                   options: Options, precision: str, history_every: int) -> SVMSolution:
     """:func:`smo` on validated arguments: build the Q-matrix and the solver, run the precision
-    policy, report (:mod:`.batch` calls it for each problem of a batch)."""
-    Xs = _centred_if_offset(X) if kern.kind == KIND_LINEAR else X
-    kd = make_qmatrix(kern, Xs, y, blocks=True)
-
+    policy, report (:mod:`.batch` runs the same steps for each problem of a batch)."""
     start = time.perf_counter()
-    QD = diagonal(kd)  # K_ii from the data the columns come from (centred for linear and rbf)
-    problem = Problem(Xs, y, C, sw, kern, kd, radius2=float(np.max(QD)), X_user=X)
+    problem, QD = problem_of(X, y, C, sw, kern)
     first = first_precision(precision, problem.radius2)
     box = None if C is None else (C if sw is None else C * sw)
-    solver = Solver(problem, options, new_state(kd, QD, box, options.tol, history_every))
+    solver = Solver(problem, options, new_state(problem.kd, QD, box, options.tol, history_every))
     outcome, g, cert = solve_certified(solver, first)
     return make_result(solver, outcome, g, cert, start, precision)

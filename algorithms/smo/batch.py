@@ -5,11 +5,14 @@ multi-class fit and the folds of its probability model.
 once; :meth:`SMOBatch.solve` then solves the problem of the samples ``idx`` with labels ``y``
 as :func:`~maxmargin.algorithms.smo.smo` solves ``smo(X[idx], y, ..., n_jobs=1)`` -- the same
 Q-matrix, iterates, certificate and answer, bit for bit -- without validating ``X[idx]`` again.
+A soft margin's certificate, ``b`` and objectives come from one compiled pass
+(:mod:`.summary`, the same bits as ``smo``'s NumPy).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Any
 
 import numpy as np
@@ -25,9 +28,13 @@ from maxmargin._validation import (
     check_positive_int,
     check_sample_weight,
 )
-from maxmargin.algorithms.smo.api import WORKING_SETS, default_max_iter, solve_checked
-from maxmargin.algorithms.smo.precision import PRECISIONS
-from maxmargin.algorithms.smo.solver import Options
+from maxmargin.algorithms.smo.api import WORKING_SETS, default_max_iter, problem_of
+from maxmargin.algorithms.smo.precision import PRECISIONS, first_precision, solve_certified
+from maxmargin.algorithms.smo.result import make_result
+from maxmargin.algorithms.smo.solver import Certified, Options, Solver
+from maxmargin.algorithms.smo.state import new_state
+from maxmargin.algorithms.smo.summary import Summary, summarise
+from maxmargin.certificate import Certificate
 from maxmargin.kernels import Kernel, own_points
 from maxmargin.results import SVMSolution
 
@@ -109,8 +116,36 @@ class SMOBatch:
             if self._cap is None:
                 options = dataclasses.replace(options, max_iter=default_max_iter(n))
             self._options[n] = options
-        return solve_checked(self.X[idx], y, C, sample_weight, self.kernel, options,
-                             self.precision, self.history_every)
+        start = time.perf_counter()
+        problem, QD = problem_of(self.X[idx], y, C, sample_weight, self.kernel)
+        box = None if C is None else (C if sample_weight is None else C * sample_weight)
+        state = new_state(problem.kd, QD, box, options.tol, self.history_every)
+        solver = _SummarisingSolver(problem, options, state)
+        outcome, g, cert = solve_certified(solver, first_precision(self.precision,
+                                                                   problem.radius2))
+        return make_result(solver, outcome, g, cert, start, self.precision, solver.summary,
+                           own_rows=True)  # X[idx]: a fresh copy
+
+
+class _SummarisingSolver(Solver):
+    """A :class:`Solver` whose soft-margin certificates come from :func:`summarise`, with the
+    answer's ``b`` and objectives (kept as ``summary``)."""
+
+    summary: Summary | None = None
+
+    def _certified(
+        self, at: np.ndarray, g_at: np.ndarray | None, g: np.ndarray
+    ) -> tuple[np.ndarray, Certificate]:
+        p, alpha = self.problem, self.st.alpha
+        same_units = p.X_user is None or p.X_user is p.X
+        summary = summarise(alpha, p.y, g, self.box) if self.box is not None and same_units \
+            else None
+        if summary is None:
+            self.summary = None
+            return super()._certified(at, g_at, g)
+        self.last_certified = Certified(alpha.copy(), at, g_at, g)
+        self.summary = summary
+        return g, summary.certificate
 
 
 def _labels(y: Any, n: int) -> np.ndarray:

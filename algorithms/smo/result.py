@@ -18,9 +18,15 @@ import maxmargin.exceptions as exceptions
 from maxmargin.algorithms._kernel_cache import S_HITS, S_MISSES, n_slots_for
 from maxmargin.algorithms.smo.loops import INFEASIBLE, MAX_ITER, record_final
 from maxmargin.algorithms.smo.solver import Solver
+from maxmargin.algorithms.smo.summary import Summary
 from maxmargin.certificate import Certificate, certify_infeasible, certify_svm, decision_values
 from maxmargin.kernels.formulas import KIND_LINEAR
-from maxmargin.results import SVMSolution, infeasible_svm, recover_intercept
+from maxmargin.results import (
+    SVMSolution,
+    adopt_training_rows,
+    infeasible_svm,
+    recover_intercept,
+)
 
 __all__ = ["make_result", "status_and_message", "KAPPA_HINT"]
 
@@ -30,10 +36,14 @@ KAPPA_HINT = 1e3
 
 
 def make_result(
-    solver: Solver, outcome: int, g: np.ndarray, cert: Certificate, start: float, precision: str
+    solver: Solver, outcome: int, g: np.ndarray, cert: Certificate, start: float, precision: str,
+    summary: Summary | None = None, own_rows: bool = False,
 ) -> SVMSolution:
     """The run's :class:`SVMSolution` (module docstring); ``start`` is the run's
-    ``time.perf_counter()`` at its start (for ``runtime`` only)."""
+    ``time.perf_counter()`` at its start (for ``runtime`` only); ``summary``: ``b`` and the
+    objectives already computed from this ``g`` (:mod:`.summary`, the same bits);
+    ``own_rows``: the problem's data are the caller's fresh copy, which the solution keeps
+    (read-only) instead of copying them."""
     st, p, C, tol = solver.st, solver.problem, solver.box, solver.options.tol
     X, y, alpha, cache = p.X, p.y, st.alpha, solver.cache
     if p.X_user is not None and p.X_user is not X:  # centred for the solver: the answer and
@@ -41,18 +51,22 @@ def make_result(
         sv = np.flatnonzero(alpha != 0.0)
         g = decision_values(p.kernel, X, X[sv], (alpha * y)[sv])
         cert = certify_svm(alpha, X, y, C, p.kernel, g=g)
+        summary = None
     solver_gap = float(record_final(st, cache))
-    h = int(st.scalars.n_hist)
+    h = int(st.scalars["n_hist"])
     history = {
         "iteration": st.h_iter[:h].copy(),
         "violation": st.h_viol[:h].copy(),
         "dual_objective": st.h_dual[:h].copy(),
     }
-    b, interval = recover_intercept(alpha, y, g, C)
     w = X.T @ (alpha * y) if p.kernel.kind == KIND_LINEAR else None
-    w2 = max(float((alpha * y) @ g), 0.0)
-    slack = 0.0 if C is None else float(C @ np.maximum(0.0, 1.0 - y * (g + b)))
-    iterations = solver.iterations
+    if summary is not None and summary.g is g and summary.certificate is cert:
+        b, interval, w2, slack = summary.b, summary.interval, summary.w2, summary.slack
+    else:
+        b, interval = recover_intercept(alpha, y, g, C)
+        w2 = max(float((alpha * y) @ g), 0.0)
+        slack = 0.0 if C is None else float(C @ np.maximum(0.0, 1.0 - y * (g + b)))
+    iterations = int(st.scalars["iteration"])
     hits, misses = int(cache.state[S_HITS]), int(cache.state[S_MISSES])
     dtype = "float32" if cache.data.dtype == np.float32 else "float64"
     full = n_slots_for(alpha.shape[0], solver.options.cache_size, cache.data.dtype.itemsize)
@@ -70,14 +84,16 @@ def make_result(
         return infeasible_svm(X, y, p.kernel, f"smo/{solver.options.working_set}", message,
                               evidence, iterations=iterations, history=history,
                               runtime=time.perf_counter() - start)
-    return SVMSolution(
+    own_rows = own_rows and isinstance(X, np.ndarray) and X.dtype == np.float64
+    solution = SVMSolution(
         alpha=alpha, b=b, w=w, dual_objective=cert.dual_objective,
         primal_objective=0.5 * w2 + slack, status=status, iterations=iterations,
-        method=f"smo/{solver.options.working_set}", history=history, X_train=X, y_train=y,
-        kernel=p.kernel, C=p.C, b_interval=interval, message=message,
-        sample_weight=p.sample_weight, runtime=time.perf_counter() - start, certificate=cert,
-        tol=tol,
+        method=f"smo/{solver.options.working_set}", history=history,
+        X_train=None if own_rows else X, y_train=y, kernel=p.kernel, C=p.C, b_interval=interval,
+        message=message, sample_weight=p.sample_weight, runtime=time.perf_counter() - start,
+        certificate=cert, tol=tol,
     )
+    return adopt_training_rows(solution, X) if own_rows else solution
 
 
 def status_and_message(

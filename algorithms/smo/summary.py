@@ -1,0 +1,127 @@
+"""A soft-margin run's float64 summary in one compiled pass: the certificate's numbers
+(:func:`~maxmargin.certificate.certify_svm`) and the answer's ``b`` and objectives
+(:mod:`.result`), bit for bit as their NumPy computations, for the many small problems of a
+batch (:mod:`.batch`), whose per-problem cost is mostly NumPy's per-call overhead.
+
+With ``v = alpha o y``, ``r = y - g`` and the box ``C``:
+
+* ``v^T K v = v . g``, ``y . alpha``, ``sum(alpha)``, ``sum |alpha|`` and ``b = mean_{0 <
+  alpha_t < C_t} r_t`` are NumPy's, on the same values in the same order, as there;
+* ``m - M``, the box violation and the KKT interval are maxima and minima (exact in any order);
+* the certificate's ``b`` is :func:`~maxmargin.certificate.minimise_hinge_over_b`'s minimiser
+  on the same sorted kinks, and each slack ``C . max(0, 1 - y o (g + b))`` a NumPy dot product
+  of the same vector.
+
+Hard margins, non-finite values and any other shape take the NumPy path (None here).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from maxmargin._jit import njit
+from maxmargin.certificate import Certificate, _hinge_minimiser
+
+__all__ = ["Summary", "summarise"]
+
+
+class Summary(NamedTuple):
+    """What :func:`summarise` computes from ``g = K (alpha o y)``."""
+
+    certificate: Certificate
+    b: float  # LIBSVM's b (recover_intercept's)
+    interval: tuple[float, float]  # its KKT interval
+    w2: float  # ||w||^2 = max(v . g, 0)
+    slack: float  # C . max(0, 1 - y o (g + b))
+    g: np.ndarray  # the g it summarises
+
+
+@njit
+def _one_pass(alpha: np.ndarray, y: np.ndarray, g: np.ndarray, upper: np.ndarray,
+              work: np.ndarray, out: np.ndarray) -> int:
+    """Fill ``work`` (rows: ``v``, the free ``r``, the positives' kinks and bounds, the
+    negatives' kinks and bounds) and ``out``: ``m - M``, the box violation, ``max C``, the KKT
+    interval ``lo``, ``hi`` (of the non-free alphas), the number of free alphas and of
+    negatives, and 1 if every ``alpha_t`` and ``g_t`` is finite (else 0); returns the number
+    of positives."""
+    n = alpha.shape[0]
+    m, M, box, top = -np.inf, np.inf, 0.0, -np.inf
+    lo, hi = -np.inf, np.inf
+    n_free = n_pos = n_neg = 0
+    finite = True
+    for i in range(n):
+        a, u, yi, gi = alpha[i], upper[i], y[i], g[i]
+        finite = finite and math.isfinite(a) and math.isfinite(gi)
+        work[0, i] = a * yi
+        r = yi - gi
+        below, above = a < u, a > 0
+        if (below and yi > 0) or (above and yi < 0):
+            m = max(m, r)
+        if (below and yi < 0) or (above and yi > 0):
+            M = min(M, r)
+        box = max(box, max(max(-a, a - u), 0.0))
+        top = max(top, u)
+        if above and below:
+            work[1, n_free] = r
+            n_free += 1
+        elif (not above and yi > 0) or (above and yi < 0):  # b >= r_t
+            lo = max(lo, r)
+        else:
+            hi = min(hi, r)
+        if yi > 0:
+            work[2, n_pos], work[3, n_pos] = r, u
+            n_pos += 1
+        elif yi < 0:
+            work[4, n_neg], work[5, n_neg] = r, u
+            n_neg += 1
+    out[0] = 0.0 if m == -np.inf or M == np.inf else max(0.0, m - M)
+    out[1], out[2], out[3], out[4] = box, top, lo, hi
+    out[5], out[6], out[7] = n_free, n_neg, 1.0 if finite else 0.0
+    return n_pos
+
+
+@njit
+def _hinges(y: np.ndarray, g: np.ndarray, b_cert: float, b: float, out: np.ndarray) -> None:
+    """``out[0] = max(0, 1 - y o (g + b_cert))``, ``out[1]`` the same at ``b``."""
+    for i in range(y.shape[0]):
+        out[0, i] = max(0.0, 1.0 - y[i] * (g[i] + b_cert))
+        out[1, i] = max(0.0, 1.0 - y[i] * (g[i] + b))
+
+
+def summarise(alpha: np.ndarray, y: np.ndarray, g: np.ndarray, C: np.ndarray) -> Summary | None:
+    """The :class:`Summary` of ``alpha`` (labels ``y``, ``g = K (alpha o y)``, per-sample bounds
+    ``C``, all float64 of one length): ``certify_svm(alpha, X, y, C, kernel, g=g)`` and
+    :func:`~maxmargin.results.recover_intercept`'s ``b``, bit for bit; None when a value is not
+    finite or ``y`` is not -1/+1 (the NumPy path then)."""
+    n = alpha.shape[0]
+    work, out = np.empty((6, n)), np.empty(8)
+    n_pos = _one_pass(alpha, y, g, C, work, out)
+    violation, box, top, lo, hi = out[:5].tolist()
+    n_free, n_neg = int(out[5]), int(out[6])
+    if out[7] == 0.0 or n_pos == 0 or n_neg == 0 or n_pos + n_neg != n:
+        return None
+    vKv = max(float(work[0] @ g), 0.0)
+    dual = float(alpha.sum()) - 0.5 * vKv
+    feas = max(box / max(top, 1e-300), abs(float(y @ alpha)) / max(float(np.abs(alpha).sum()),
+                                                                    1e-300))
+    rp, cp, rn, cn = work[2, :n_pos], work[3, :n_pos], work[4, :n_neg], work[5, :n_neg]
+    order_p, order_n = np.argsort(rp), np.argsort(rn)
+    b_cert = float(_hinge_minimiser(rp[order_p], cp[order_p], rn[order_n], cn[order_n]))
+    if n_free:
+        b = float(work[1, :n_free].sum()) / n_free  # np.mean's sum and division
+        interval = (b, b)
+    else:  # the KKT interval's midpoint (or its finite end)
+        b = (0.5 * (lo + hi) if math.isfinite(lo) and math.isfinite(hi)
+             else lo if math.isfinite(lo) else hi if math.isfinite(hi) else 0.0)
+        interval = (lo, hi)
+    hinge = work[:2]
+    _hinges(y, g, b_cert, b, hinge)
+    primal = 0.5 * vKv + float(C @ hinge[0])
+    gap = (primal - dual) / max(1.0, abs(primal)) if math.isfinite(primal) else math.inf
+    if not math.isfinite(dual):
+        gap = math.nan
+    cert = Certificate(violation, gap, primal, dual, b_cert, feas, math.nan)
+    return Summary(cert, b, interval, vKv, float(C @ hinge[1]), g)
