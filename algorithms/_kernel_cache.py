@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import DTypeLike
 
-from maxmargin._jit import HELPER, INLINE, INTERNAL, njit
+from maxmargin._jit import INLINE, INTERNAL, njit
 from maxmargin.kernels.qmatrix import (
     BLAS_BLOCK,
     BLOCK_ROWS,
@@ -313,7 +313,7 @@ def compact_layout(c: ColumnCache, kd: QMatrix, perm: np.ndarray, new_len: int) 
     st[S_COMPACTIONS] += 1
 
 
-@njit(**HELPER)
+@njit(**INTERNAL)
 def grow_layout(c: ColumnCache, kd: QMatrix, new_len: int) -> None:
     """Lengthen the layout to ``new_len`` positions (the order is kept).
 

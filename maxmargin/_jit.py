@@ -19,10 +19,13 @@ cache), with two guards (:class:`GuardedCache`):
 
 **Options.** :data:`HELPER` is for functions that allocate nothing (no reference counting,
 no C-callback wrapper; their CPython wrapper stays, so Python and the tests may call them);
-:data:`INLINE` is for small ones, inlined by LLVM into every caller (Numba's own inlining
-copies and retypes the callee at every call site, which costs compile time); :data:`ENTRY`,
-the same options as :data:`HELPER`, names the drivers Python calls; :data:`INTERNAL` is for
-functions only compiled code calls (no CPython wrapper: calling one from Python crashes).
+:data:`ENTRY`, the same options, names the drivers Python calls; :data:`INTERNAL` is for
+functions only compiled code calls (no CPython wrapper: calling one from Python crashes);
+:data:`INLINE` is for small ones of those, inlined by LLVM into every caller (Numba's own
+inlining copies and retypes the callee at every call site, which costs compile time; tests
+call them through a compiled lambda). A CPython wrapper unboxes every array of its
+arguments' tuples: for the solver's state, cache and Q-matrix it is the largest function of
+a small helper's module.
 """
 
 from __future__ import annotations
@@ -61,13 +64,13 @@ __all__ = [
 #: Options of functions that compiled code calls and that allocate nothing (Python may call
 #: them too: tests do).
 HELPER: dict[str, Any] = {"no_cfunc_wrapper": True, "_nrt": False}
-#: Options of small helpers that LLVM inlines into every caller.
-INLINE: dict[str, Any] = {**HELPER, "forceinline": True}
 #: Options of the drivers Python calls (they allocate nothing either).
 ENTRY: dict[str, Any] = HELPER
 #: Options of functions only compiled code calls: no CPython wrapper either (calling one from
 #: Python crashes the interpreter).
 INTERNAL: dict[str, Any] = {**HELPER, "no_cpython_wrapper": True}
+#: Options of small helpers that only compiled code calls and LLVM inlines into every caller.
+INLINE: dict[str, Any] = {**INTERNAL, "forceinline": True}
 #: Modules without compiled code whose constants compiled code reads (part of the stamp of
 #: the modules that import them).
 CONSTANT_MODULES = frozenset({"maxmargin.tolerances"})

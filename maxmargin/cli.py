@@ -357,11 +357,12 @@ def _compile_lane(pieces: tuple[str, ...]) -> list[tuple[str, float, float]]:
 
 
 #: How long the first run's compile takes (measured: docs/performance.md, "Start-up").
-COMPILE_NOTICE = "about 40 s on 2 idle cores, longer when they are busy"
-#: The pieces by lane, balanced (CPU seconds on an empty cache: SMO 32; nearest points 22, then
-#: Platt's SMO 13, which by then loads most callees it shares with SMO from the cache, then
-#: the perceptrons): 38 s of wall time, against 54 s with Platt after SMO in one lane.
-COMPILE_LANES = (("smo",), ("nearest", "platt", "perceptron"))
+COMPILE_NOTICE = "about 40 s on 2 idle cores, up to two minutes when they are busy"
+#: The pieces by lane, balanced (CPU seconds on an empty cache, load 4.5: SMO 27, then SMO's
+#: driver for wide data 20, which loads the callees it shares with SMO from the cache; nearest
+#: points 26, then Platt's SMO 23, then the perceptrons): 117 s of wall time with the cores
+#: busy (38 s on idle cores before the wide-data driver was a piece of its own).
+COMPILE_LANES = (("smo", "smo_wide"), ("nearest", "platt", "perceptron"))
 
 
 def _compile_all(jobs: int) -> list[tuple[str, float, float]]:
@@ -415,8 +416,9 @@ def _add_compile(sub: Any) -> None:
                        "(once, after an install)",
                        description="Compile (ahead of use) every specialisation the algorithms "
                        "use into Numba's on-disk cache, so that no later first call compiles; "
-                       "the independent entry points (SMO, Platt's SMO, the nearest-point "
-                       "methods, the perceptrons) compile in parallel processes. maxmargin "
+                       "the independent entry points (SMO, its driver for wide data, Platt's "
+                       "SMO, the nearest-point methods, the perceptrons) compile in parallel "
+                       "processes. maxmargin "
                        "verify warms up each case's loops before the case (on an empty cache "
                        "its first cases compile them).")
     p.add_argument("--jobs", type=_jobs, default=0,

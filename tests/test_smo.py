@@ -15,6 +15,7 @@ import time
 import warnings
 from collections.abc import Iterator
 
+import numba
 import numpy as np
 import pytest
 from fixtures import ALL_BOUND, LI_HANG, TWO_POINTS, XOR_POLY, XOR_X, XOR_Y
@@ -32,7 +33,7 @@ from maxmargin.algorithms.smo import (
     state,
     working_set,
 )
-from maxmargin.algorithms.smo.pair import two_variable_update
+from maxmargin.algorithms.smo.pair import two_variable_update as _two_variable_update
 from maxmargin.algorithms.smo.solver import Options, Problem, Solver
 from maxmargin.datasets import load_heart_scale
 from maxmargin.exceptions import ConvergenceWarning
@@ -42,6 +43,12 @@ from maxmargin.kernels import LinearKernel, PolyKernel, RBFKernel, make_kernel
 from maxmargin.kernels import qmatrix as qmx
 from maxmargin.kernels.formulas import KIND_GRAM
 from maxmargin.verification.kkt import kkt_residuals
+
+# compiled callers only: the small helpers have no CPython wrapper
+two_variable_update = njit(
+    lambda a_i, a_j, y_i, y_j, G_i, G_j, eta, C_i, C_j: _two_variable_update(
+        a_i, a_j, y_i, y_j, G_i, G_j, eta, C_i, C_j))
+grow_layout = njit(lambda c, kd, new_len: kc.grow_layout(c, kd, new_len))
 
 RULES = WORKING_SETS  # ("wss2", "wss1", "platt")
 OBJ_RTOL = 1e-6  # dual objective agreement at tol = 1e-6 (relative)
@@ -578,7 +585,7 @@ def test_cache_columns_are_exact_q_columns(kernel, dtype) -> None:
         col = kc.get_column(cache, kd, i)
         assert col.shape == (20,)
         np.testing.assert_allclose(col, Q[keep, i].astype(dtype), rtol=rtol, atol=atol)
-    kc.grow_layout(cache, kd, 70)  # cached prefixes are completed on demand
+    grow_layout(cache, kd, 70)  # cached prefixes are completed on demand
     for i in (13, 5, 40):
         col = kc.get_column(cache, kd, i)
         np.testing.assert_allclose(col, Q[kd.order, i].astype(dtype), rtol=rtol, atol=atol)
@@ -610,7 +617,7 @@ def test_cache_layout_against_brute_force(ops, budget, d) -> None:
             perm = np.concatenate([keep, np.setdiff1d(np.arange(L), keep)]).astype(np.int64)
             kc.compact_layout(cache, kd, perm, new_len)
         elif op == 1:
-            kc.grow_layout(cache, kd, int(rng.integers(L, n + 1)))
+            grow_layout(cache, kd, int(rng.integers(L, n + 1)))
         else:
             i = int(rng.integers(0, n))
             col = kc.get_column(cache, kd, i)
@@ -676,7 +683,8 @@ def test_shrunk_partial_columns_are_used_and_exact() -> None:
     kd = qmx.make_qmatrix(kern, X, y)
     st = state.new_state(kd, kern.diag(X), 10.0, 1e-6, 1)
     cache = kc.make_cache(n, 0.05)
-    outcome = loops.solve_pairs(st, cache, kd, True, True, loops.Limits(10**6, 0.0, 0.0, 0.0))
+    outcome = loops.solve_pairs(st, cache, kd, True, True, loops.Limits(10**6, 0.0, 0.0, 0.0),
+                                loops.prefetching_for(kd))
     assert outcome == loops.OPTIMAL
     rows_computed, misses = int(cache.state[kc.S_ROWS]), int(cache.state[kc.S_MISSES])
     assert rows_computed < n * misses  # some columns were short (the active rows only)
@@ -880,6 +888,41 @@ def test_columns_computed_ahead_leave_the_iterates_unchanged() -> None:
     assert big.status == small.status == "optimal"
     assert big.iterations == small.iterations
     assert np.array_equal(big.alpha, small.alpha)
+
+
+def _driver_functions(prefetching: bool | None) -> set[str]:
+    """The functions in the machine code of ``solve_pairs`` (float32 cache) compiled for
+    ``prefetching``'s type (None or a bool)."""
+    want = numba.typeof(prefetching)
+    for sig, cres in loops.solve_pairs.overloads.items():
+        if sig[-1] == want and sig[1].types[0].dtype == numba.float32:
+            module = cres.library._get_module_for_linking()
+            return {f.name for f in module.functions if not f.is_declaration}
+    raise AssertionError(f"no driver compiled for prefetching={prefetching}")
+
+
+def test_the_prefetch_is_compiled_only_for_wide_data() -> None:
+    """``prefetching_for`` offers columns computed ahead only where ``prefetch`` can act (at
+    least 64 features and 8 MiB of them); with None the driver's code holds no prefetch at all
+    (Numba drops the branches before typing), and on data where it cannot act both drivers
+    take the same steps, bit for bit."""
+    kern = RBFKernel(0.5)
+    for shape, expected in (((1024, 1024), True), ((1023, 1024), None), ((4096, 63), None)):
+        X = np.zeros(shape)
+        y = np.where(np.arange(shape[0]) % 2 == 0, 1.0, -1.0)
+        assert loops.prefetching_for(qmx.make_qmatrix(kern, X, y, blocks=True)) is expected
+    X, y = clouds(300, 5, sep=1.0, seed=2)
+    runs = []
+    for prefetching in (None, True):
+        kd = qmx.make_qmatrix(kern, X, y, blocks=True)
+        st = state.new_state(kd, kern.diag(X), 1.0, 1e-3, 1)
+        cache = kc.make_cache(300, 200.0)
+        limits = loops.Limits(10**6, 0.0, 0.0, 0.0)
+        assert loops.solve_pairs(st, cache, kd, True, True, limits, prefetching) == loops.OPTIMAL
+        runs.append((st.alpha.copy(), int(st.scalars.iteration)))
+    assert runs[0][1] == runs[1][1] and np.array_equal(runs[0][0], runs[1][0])
+    assert not any("prefetch" in name for name in _driver_functions(None))
+    assert any("prefetch" in name for name in _driver_functions(True))
 
 
 _scores = njit(  # compiled callers only

@@ -20,8 +20,8 @@ from maxmargin.kernels import make_kernel
 from maxmargin.kernels import qmatrix as qmx
 
 # compiled callers only: these steps have no CPython wrapper (or are inlined)
-_take_step = njit(lambda st_, c, kd, i, j: take_step(st_, c, kd, i, j))
-_select = njit(lambda st_, c, kd, second: select_working_set(st_, c, kd, second))
+_take_step = njit(lambda st_, c, kd, i, j: take_step(st_, c, kd, i, j, None))
+_select = njit(lambda st_, c, kd, second: select_working_set(st_, c, kd, second, None))
 
 
 def problem(seed: int, n: int, kernel: str, C: float | None):
@@ -110,7 +110,7 @@ def test_select_working_set_is_the_textbook_rule(seed, n, kernel, C, iters, seco
     0`` that maximises ``b_it^2 / a_it`` (``a_it = Q_ii + Q_tt - 2 y_i y_t Q_it``, TAU if not
     positive); the gap is ``m - M``; no pair exactly when ``m - M < tol``."""
     _, Q, kd, state, cache = problem(seed, n, kernel, C)
-    loops.solve_pairs(state, cache, kd, True, False, loops.Limits(iters, 0.0, 0.0, 0.0))
+    loops.solve_pairs(state, cache, kd, True, False, loops.Limits(iters, 0.0, 0.0, 0.0), None)
     state.scalars.i_max = -2  # STALE: recomputed by the selection itself
     i, j, gap = _select(state, cache, kd, second_order)
     y, alpha = state.y, state.alpha
@@ -149,7 +149,7 @@ def test_shrinking_and_reconstruction_leave_the_exact_gradient(seed, n, kernel, 
     shrinking."""
     _, Q, kd, state, _ = problem(seed, n, kernel, C)
     cache = kc.make_cache(n, cache_mb, np.float64)
-    loops.solve_pairs(state, cache, kd, True, True, loops.Limits(iters, 0.0, 0.0, 0.0))
+    loops.solve_pairs(state, cache, kd, True, True, loops.Limits(iters, 0.0, 0.0, 0.0), None)
     alpha, Cs = state.alpha, state.C
     scale = 1.0 + np.abs(Q).max() * max(1.0, alpha.sum())
     assert int(cache.state[kc.S_LEN]) == n and state.scalars.n_active == n

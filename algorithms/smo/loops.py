@@ -2,9 +2,11 @@
 
 ``solve_pairs`` (``"wss2"``, ``"wss1"``) is, per iteration: select the working set; if ``m - M
 < tol`` on the active set, reconstruct the gradient and select again (stop if still optimal);
-take the step. Every ``min(n, 1000)`` iterations it shrinks, checks the hard margin's
-infeasibility rule (:mod:`.hard_margin`) and, in a float32 phase of ``precision="auto"``, the
-cache's rounding floor (:mod:`.precision`).
+take the step. On wide data a missing column comes with the columns most likely to be asked
+for next (:mod:`.columns`); on other data that code is not compiled at all
+(:func:`prefetching_for`). Every ``min(n, 1000)`` iterations it shrinks, checks the hard
+margin's infeasibility rule (:mod:`.hard_margin`) and, in a float32 phase of
+``precision="auto"``, the cache's rounding floor (:mod:`.precision`).
 
 The drivers are compiled without Numba's reference counting (``_nrt=False``): they allocate
 nothing, and every array of the state outlives them (with it, each access to a tuple's array
@@ -22,7 +24,8 @@ from typing import NamedTuple
 import numpy as np
 
 from maxmargin._jit import ENTRY, HELPER, njit
-from maxmargin.algorithms._kernel_cache import ColumnCache
+from maxmargin.algorithms._kernel_cache import ColumnCache, make_cache
+from maxmargin.algorithms.smo.columns import PREFETCH_BYTES
 from maxmargin.algorithms.smo.hard_margin import (
     alpha_sum_proves_within,
     hulls_may_be_within,
@@ -34,14 +37,22 @@ from maxmargin.algorithms.smo.platt import (
     platt_examine_example,
 )
 from maxmargin.algorithms.smo.shrinking import do_shrinking, reconstruct_gradient
-from maxmargin.algorithms.smo.state import FINAL, FREE, PERIODIC, SolverState, record_history
+from maxmargin.algorithms.smo.state import (
+    FINAL,
+    FREE,
+    PERIODIC,
+    SolverState,
+    new_state,
+    record_history,
+)
 from maxmargin.algorithms.smo.working_set import (
     extremes,
     select_working_set,
     select_wss1,
     violation,
 )
-from maxmargin.kernels.qmatrix import QMatrix
+from maxmargin.kernels import RBFKernel
+from maxmargin.kernels.qmatrix import EXPENSIVE_FEATURES, QMatrix, diagonal, make_qmatrix
 
 __all__ = [
     "OPTIMAL",
@@ -51,9 +62,11 @@ __all__ = [
     "FLOOR_FRACTION",
     "Limits",
     "alpha_norm",
+    "prefetching_for",
     "record_final",
     "solve_pairs",
     "solve_platt",
+    "warm_prefetching",
 ]
 
 #: How a driver stopped: ``m - M < tol``, the iteration cap, the hard margin's infeasibility
@@ -69,19 +82,43 @@ class Limits(NamedTuple):
 
     max_iter: int  # MAX_ITER at this iteration count (counted over all phases)
     hull_bound2: float  # hard margin: INFEASIBLE when the hulls are within sqrt(hull_bound2)
-    floor_coeff: float  # > 0: PRECISION when floor_coeff * alpha_norm(st) > floor_limit
+    floor_coeff: float  # > 0: PRECISION when floor_coeff * alpha_norm(alpha) > floor_limit
     floor_limit: float
 
 
+def prefetching_for(kd: QMatrix) -> bool | None:
+    """:func:`solve_pairs`' ``prefetching``: True when :func:`~.columns.prefetch` may apply
+    (dense data of at least ``EXPENSIVE_FEATURES`` features, ``PREFETCH_BYTES`` of them in
+    all), else None, for which Numba drops its calls before typing (``x is None`` on an
+    argument typed ``none`` is decided at compile time): the first call on other data does not
+    compile the prefetch and its BLAS blocks."""
+    d, n = kd.XT.shape
+    return True if d >= EXPENSIVE_FEATURES and 8 * d * n >= PREFETCH_BYTES else None
+
+
+def warm_prefetching() -> None:
+    """Compile (or load from Numba's on-disk cache) :func:`solve_pairs`' specialisations for
+    wide data (``prefetching=True``), with float32 and float64 caches, by running it on a
+    four-point problem: no small problem selects them, so ``maxmargin compile`` warms them up
+    this way (the arguments have the types :func:`~maxmargin.algorithms.smo.smo` passes)."""
+    X = np.array([[0.0, 0.0], [1.0, 0.2], [2.0, 2.0], [3.0, 2.5]])
+    y = np.array([-1.0, -1.0, 1.0, 1.0])
+    kd = make_qmatrix(RBFKernel(1.0), X, y, blocks=True)
+    limits = Limits(max_iter=1000, hull_bound2=0.0, floor_coeff=0.0, floor_limit=0.0)
+    for dtype in (np.float32, np.float64):
+        st = new_state(kd, diagonal(kd), 1.0, 1e-3, 1)
+        solve_pairs(st, make_cache(X.shape[0], 1.0, dtype), kd, True, True, limits, True)
+
+
 @njit(**HELPER)
-def alpha_norm(st: SolverState) -> float:
+def alpha_norm(alpha: np.ndarray) -> float:
     """``sqrt(sum_t alpha_t^2)``: times ``2^-24 max_t K_tt`` it estimates the rounding of ``G``
     with a float32 cache (each ``G_i = sum_j alpha_j Q_ij`` with every ``Q_ij`` rounded to
     relative ``2^-24``, ``|Q_ij| <= max_t K_tt``; independent roundings add up like a random
     walk)."""
     s = 0.0
-    for t in range(st.alpha.shape[0]):
-        s += st.alpha[t] * st.alpha[t]
+    for t in range(alpha.shape[0]):
+        s += alpha[t] * alpha[t]
     return math.sqrt(s)
 
 
@@ -97,10 +134,12 @@ def record_final(st: SolverState, c: ColumnCache) -> float:
 @njit(**ENTRY)
 def solve_pairs(
     st: SolverState, c: ColumnCache, kd: QMatrix, second_order: bool, shrinking: bool,
-    limits: Limits,
+    limits: Limits, prefetching: bool | None,
 ) -> int:
     """LIBSVM's ``Solver::Solve`` loop with the ``wss2`` (``second_order``) or ``wss1`` working
-    set, until ``m - M < tol`` or a limit; returns the outcome."""
+    set, until ``m - M < tol`` or a limit; returns the outcome. ``prefetching`` (True or None,
+    :func:`prefetching_for`): whether missing columns are offered to
+    :func:`~.columns.prefetch` (None compiles a driver without it)."""
     n = st.alpha.shape[0]
     sc = st.scalars
     period = min(n, 1000)
@@ -130,10 +169,10 @@ def solve_pairs(
                         outcome = INFEASIBLE
                         break
                 if limits.floor_coeff > 0.0 and (
-                        limits.floor_coeff * alpha_norm(st) > limits.floor_limit):
+                        limits.floor_coeff * alpha_norm(st.alpha) > limits.floor_limit):
                     outcome = PRECISION
                     break
-        i, j, gap = select_working_set(st, c, kd, second_order)
+        i, j, gap = select_working_set(st, c, kd, second_order, prefetching)
         if i < 0:
             if retry:
                 break
@@ -145,7 +184,7 @@ def solve_pairs(
         if sc.iteration % sc.stride == 0:
             record_history(st, gap, PERIODIC)
         sc.iteration += 1
-        take_step(st, c, kd, i, j)
+        take_step(st, c, kd, i, j, prefetching)
     reconstruct_gradient(st, c, kd)
     return outcome
 
@@ -156,7 +195,8 @@ def solve_platt(
 ) -> int:
     """Platt's outer loop (:mod:`.platt`) with the honest ``m - M < tol`` stop: when a sweep
     over all examples takes no step and ``m - M >= tol`` still (pairs rejected by ``tau``), one
-    maximal-violating-pair step is taken."""
+    maximal-violating-pair step is taken (its missing column offered to
+    :func:`~.columns.prefetch`: one driver for all data)."""
     np.random.seed(seed)  # noqa: NPY002 (Numba's generator is the legacy global one)
     n = st.alpha.shape[0]
     sc = st.scalars
@@ -186,7 +226,7 @@ def solve_platt(
                 i, j, gap = select_wss1(st, c)
                 record_history(st, gap, PERIODIC)
                 sc.iteration += 1
-                take_step(st, c, kd, i, j)
+                take_step(st, c, kd, i, j, True)
             examine_all = False
         elif changed == 0:
             examine_all = True

@@ -141,10 +141,13 @@ def update_pair(
 
 
 @njit(inline="always")
-def take_step(st: SolverState, c: ColumnCache, kd: QMatrix, i: int, j: int) -> None:
+def take_step(
+    st: SolverState, c: ColumnCache, kd: QMatrix, i: int, j: int, prefetching: bool | None
+) -> None:
     """One SMO iteration on the pair ``(i, j)``: columns from the cache, ``eta``, the
-    two-variable update, then :func:`update_pair`."""
-    if c.slot_of[j] < 0:  # before Q_i is taken: load_columns may reuse any slot
+    two-variable update, then :func:`update_pair`. A missing column ``j`` is first offered to
+    :func:`~.columns.prefetch` unless ``prefetching`` is None (:func:`~.loops.solve_pairs`)."""
+    if prefetching is not None and c.slot_of[j] < 0:  # before Q_i: any slot may be reused
         prefetch(st, c, kd, j)
     Q_i = get_column(c, kd, i)
     Q_j = get_column(c, kd, j)

@@ -92,7 +92,7 @@ def solve_certified(solver: Solver, first: str) -> tuple[int, np.ndarray, Certif
             or (outcome == PRECISION and solver.phases[-1] == "float32")))
         solver.restart_from(g)
         if refine:  # the floor estimate, calibrated by the error measured at this alpha
-            solver.floor_coeff = drift / max(alpha_norm(st), 1e-300)
+            solver.floor_coeff = drift / max(alpha_norm(st.alpha), 1e-300)
             outcome = solver.solve("auto", refine=True)
             refinements += 1
         else:

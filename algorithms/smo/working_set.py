@@ -130,11 +130,14 @@ def argmax_up(
 
 
 @njit(inline="always")
-def select_wss2(st: SolverState, c: ColumnCache, kd: QMatrix) -> tuple[int, int, float]:
+def select_wss2(
+    st: SolverState, c: ColumnCache, kd: QMatrix, prefetching: bool | None
+) -> tuple[int, int, float]:
     """LIBSVM's second-order working set; ``(-1, -1, gap)`` when ``gap = m - M < tol``.
 
     ``i = argmax_{I_up} -y_t G_t`` comes from the previous pair update when it is fresh; ``j``
-    by :func:`second_order_j`.
+    by :func:`second_order_j`. A missing column ``i`` is offered to
+    :func:`~.columns.prefetch` unless ``prefetching`` is None (:func:`~.loops.solve_pairs`).
     """
     i = st.scalars.i_max
     g_max = st.scalars.g_max
@@ -142,7 +145,7 @@ def select_wss2(st: SolverState, c: ColumnCache, kd: QMatrix) -> tuple[int, int,
         g_max, i, _, _ = extremes(st, c)
     gap, j = -np.inf, -1
     if i >= 0:
-        if c.slot_of[i] < 0:
+        if prefetching is not None and c.slot_of[i] < 0:
             prefetch(st, c, kd, i)
         Q_i = get_column(c, kd, i)
         k, gap = second_order_j(st.G, st.yT, st.QDT, st.in_low, Q_i, st.QD[i], st.y[i], g_max,
@@ -156,10 +159,10 @@ def select_wss2(st: SolverState, c: ColumnCache, kd: QMatrix) -> tuple[int, int,
 
 @njit(inline="always")
 def select_working_set(
-    st: SolverState, c: ColumnCache, kd: QMatrix, second_order: bool
+    st: SolverState, c: ColumnCache, kd: QMatrix, second_order: bool, prefetching: bool | None
 ) -> tuple[int, int, float]:
     """``(i, j, m - M)`` by ``"wss2"`` (``second_order``) or ``"wss1"``; ``i = j = -1`` when
-    ``m - M < tol`` (optimal on the active set)."""
+    ``m - M < tol`` (optimal on the active set). ``prefetching``: as in :func:`select_wss2`."""
     if second_order:
-        return select_wss2(st, c, kd)
+        return select_wss2(st, c, kd, prefetching)
     return select_wss1(st, c)
