@@ -74,6 +74,9 @@ _SMO_SOLVE = METHODS["smo"].solve
 _EARLY = ("Solver terminated early (max_iter={}).  Consider pre-processing your data with "
           "StandardScaler or MinMaxScaler.")
 _DONE = ("optimal", "converged")
+#: The binary problems' samples are found for blocks of pairs whose ``(pairs, n)`` mask holds
+#: at most this many entries.
+PAIR_MASK_ENTRIES = 2**22
 
 
 class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
@@ -306,12 +309,8 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
                              f"got {kern.describe()!r}.")
         k = len(self.classes_)
         pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
-        kept = [(y_idx == c) & (weights > 0) for c in range(k)]  # each class's samples
-        members = [np.flatnonzero(kept[i] | kept[j]) for i, j in pairs]
+        members, labels = _pair_samples(y_idx, weights > 0, pairs)
         self._check_weights_apply(spec, C, weights, members)
-        # binary: classes_[1] is +1 (f > 0 predicts it); one-vs-one: class i is +1 (LIBSVM)
-        labels = [np.where(y_idx[idx] == (j if k == 2 else i), 1.0, -1.0)
-                  for (i, j), idx in zip(pairs, members, strict=True)]
         self._orientation = -1.0 if k == 2 else 1.0  # our f times this is LIBSVM's
         rng = LibsvmRandom(seed) if probability else None  # its set-up costs ~0.1 ms
         solve = self._binary_solver(spec, C, kern, max_iter, points, weights)
@@ -739,6 +738,30 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = not pairwise
         tags.input_tags.pairwise = pairwise
         return tags
+
+
+def _pair_samples(y_idx: np.ndarray, kept: np.ndarray, pairs: list[tuple[int, int]]
+                  ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Each binary problem's samples (the ``kept`` samples of its two classes, in the data's
+    order) and their -1/+1 labels: for two classes ``classes_[1]`` is +1 (``f > 0`` predicts
+    it); one-vs-one, class ``i`` of the pair ``(i, j)`` (LIBSVM). Built for a block of pairs
+    at a time from one ``(pairs, n)`` mask; the arrays are views of the block's."""
+    n = y_idx.shape[0]
+    cls = np.where(kept, y_idx, -1)  # -1: left out
+    plus_second = len(pairs) == 1
+    members: list[np.ndarray] = []
+    labels: list[np.ndarray] = []
+    step = max(1, PAIR_MASK_ENTRIES // max(n, 1))
+    for start in range(0, len(pairs), step):
+        first, second = np.array(pairs[start:start + step]).T
+        mask = (cls == first[:, None]) | (cls == second[:, None])
+        rows, cols = np.nonzero(mask)
+        plus = second if plus_second else first
+        y = np.where(cls[cols] == plus[rows], 1.0, -1.0)
+        cuts = np.cumsum(np.count_nonzero(mask, axis=1))[:-1]
+        members += np.split(cols, cuts)
+        labels += np.split(y, cuts)
+    return members, labels
 
 
 def _iterations(sol: SVMSolution | PerceptronResult) -> int:

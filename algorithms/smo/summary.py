@@ -37,6 +37,7 @@ class Summary(NamedTuple):
     w2: float  # ||w||^2 = max(v . g, 0)
     slack: float  # C . max(0, 1 - y o (g + b))
     g: np.ndarray  # the g it summarises
+    box_max: float  # max_t C_t
 
 
 @njit
@@ -124,4 +125,4 @@ def summarise(alpha: np.ndarray, y: np.ndarray, g: np.ndarray, C: np.ndarray) ->
     if not math.isfinite(dual):
         gap = math.nan
     cert = Certificate(violation, gap, primal, dual, b_cert, feas, math.nan)
-    return Summary(cert, b, interval, vKv, float(C @ hinge[1]), g)
+    return Summary(cert, b, interval, vKv, float(C @ hinge[1]), g, top)
