@@ -462,10 +462,17 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
                              shrinking=self.shrinking, precision=self.precision,
                              finish=max_iter is None,  # a user's cap stops SMO as LIBSVM's
                              n_jobs=self.n_jobs, checked=True, **spec.options)
+            if hard:
+                fixed: tuple[float | None, None] | None = (None, None)
+            elif np.all(weights == weights[0]):  # equal weights (the default): one C for all
+                fixed = (check_C(C * float(weights[0])), None)
+            else:
+                fixed = None
 
             def solve_smo(idx: np.ndarray, y: np.ndarray) -> SVMSolution:
-                C_pair, w = (None, None) if hard else fold_weights(C, weights[idx])
-                # idx and y are the fit's (checked); C and the weights as batch.solve's
+                if fixed is not None:
+                    return batch.solve_checked(idx, y, *fixed)
+                C_pair, w = fold_weights(C, weights[idx])  # idx, y: the fit's (checked)
                 return batch.solve_checked(idx, y, check_C(C_pair), check_sample_weight(w, y))
 
             return solve_smo
@@ -525,8 +532,7 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
         in row ``j - 1``, that of class ``j`` in row ``i``."""
         k, n = len(self.classes_), y_idx.size
         rows = np.concatenate(members)  # every problem's samples, problem after problem
-        coef = np.concatenate([np.asarray(sol.alpha) * y_pair
-                               for sol, y_pair in zip(self.solutions_, labels, strict=True)])
+        coef = np.concatenate([sol.alpha for sol in self.solutions_]) * np.concatenate(labels)
         sizes = [idx.size for idx in members]
         first = np.repeat([i for i, _ in pairs], sizes)  # each entry's problem (i, j)
         second = np.repeat([j for _, j in pairs], sizes)
@@ -747,20 +753,22 @@ def _pair_samples(y_idx: np.ndarray, kept: np.ndarray, pairs: list[tuple[int, in
     it); one-vs-one, class ``i`` of the pair ``(i, j)`` (LIBSVM). Built for a block of pairs
     at a time from one ``(pairs, n)`` mask; the arrays are views of the block's."""
     n = y_idx.shape[0]
-    cls = np.where(kept, y_idx, -1)  # -1: left out
-    plus_second = len(pairs) == 1
+    member = np.zeros((pairs[-1][1] + 1, n), dtype=bool)  # member[c, t]: t kept, of class c
+    member[y_idx[kept], np.flatnonzero(kept)] = True
+    counts = np.count_nonzero(member, axis=1)
     members: list[np.ndarray] = []
     labels: list[np.ndarray] = []
-    step = max(1, PAIR_MASK_ENTRIES // max(n, 1))
+    step = max(1, PAIR_MASK_ENTRIES // n)
     for start in range(0, len(pairs), step):
         first, second = np.array(pairs[start:start + step]).T
-        mask = (cls == first[:, None]) | (cls == second[:, None])
-        rows, cols = np.nonzero(mask)
-        plus = second if plus_second else first
-        y = np.where(cls[cols] == plus[rows], 1.0, -1.0)
-        cuts = np.cumsum(np.count_nonzero(mask, axis=1))[:-1]
-        members += np.split(cols, cuts)
-        labels += np.split(y, cuts)
+        at = np.flatnonzero(member[first] | member[second])  # pair p's sample t at p n + t
+        plus = second if len(pairs) == 1 else first
+        y = np.where(member[plus].ravel()[at], 1.0, -1.0)
+        idx = at % n
+        ends = np.cumsum(counts[first] + counts[second]).tolist()
+        for lo, hi in zip([0, *ends[:-1]], ends, strict=True):
+            members.append(idx[lo:hi])
+            labels.append(y[lo:hi])
     return members, labels
 
 
