@@ -14,6 +14,7 @@ from sklearn.datasets import load_digits
 import maxmargin.estimators as estimators
 from maxmargin import MaxMarginClassifier
 from maxmargin._validation import MAX_MAGNITUDE, check_estimator_X
+from maxmargin.algorithms.smo.batch import SMOBatch
 from maxmargin.algorithms.smo.summary import summarise
 from maxmargin.certificate import certify_svm
 from maxmargin.kernels import make_kernel
@@ -116,3 +117,20 @@ def test_the_summary_with_negative_alphas_is_the_numpy_certificate(seed, n) -> N
     got = summarise(alpha, y, g, C)
     want = certify_svm(alpha, None, y, C, make_kernel("linear"), g=g)
     assert got is not None and got.certificate == want and got.box_max == float(np.max(C))
+
+
+def test_a_batch_leaves_the_callers_labels_and_weights_writeable() -> None:
+    """``solve_checked`` adopts only what the batch made (the rows, ``alpha``, the history):
+    the caller's labels and weights stay writeable, and solving again with them gives the same
+    answer."""
+    X, y = load_digits(return_X_y=True)
+    idx = np.flatnonzero((y == 3) | (y == 5))
+    labels = np.where(y[idx] == 3, 1.0, -1.0)
+    weights = np.linspace(0.5, 2.0, idx.size)
+    batch = SMOBatch(X, make_kernel("rbf", gamma="scale", X=X))
+    first = batch.solve_checked(idx, labels, 1.0, weights)
+    assert labels.flags.writeable and weights.flags.writeable
+    assert not first.y_train.flags.writeable and not first.alpha.flags.writeable
+    again = batch.solve_checked(idx, labels, 1.0, weights)
+    np.testing.assert_array_equal(first.alpha, again.alpha)
+    assert first.b == again.b and first.sample_weight is not weights

@@ -42,9 +42,9 @@ def make_result(
     """The run's :class:`SVMSolution` (module docstring); ``start`` is the run's
     ``time.perf_counter()`` at its start (for ``runtime`` only); ``summary``: ``b`` and the
     objectives already computed from this ``g`` (:mod:`.summary`, the same bits);
-    ``own_rows``: the problem's arrays (data, labels, weights) are the caller's fresh copies,
-    which the solution keeps (read-only) instead of copying them, with the solver's ``alpha``
-    and the history."""
+    ``own_rows``: the problem's data are the caller's fresh copy, which the solution keeps
+    (read-only) instead of copying it, with the solver's ``alpha`` and the history (the labels
+    and weights, the caller's, are copied)."""
     st, p, C, tol = solver.st, solver.problem, solver.box, solver.options.tol
     X, y, alpha, cache = p.X, p.y, st.alpha, solver.cache
     if p.X_user is not None and p.X_user is not X:  # centred for the solver: the answer and
@@ -87,13 +87,15 @@ def make_result(
         return infeasible_svm(X, y, p.kernel, f"smo/{solver.options.working_set}", message,
                               evidence, iterations=iterations, history=history,
                               runtime=time.perf_counter() - start)
+    sw = p.sample_weight
+    if own_rows:  # adopted below: the caller's labels and weights stay theirs, writeable
+        y, sw = y.copy(), None if sw is None else sw.copy()
     return (adopt_svm_solution if own_rows else SVMSolution)(
         alpha=alpha, b=b, w=w, dual_objective=cert.dual_objective,
         primal_objective=0.5 * w2 + slack, status=status, iterations=iterations,
         method=f"smo/{solver.options.working_set}", history=history, X_train=X, y_train=y,
-        kernel=p.kernel, C=p.C, b_interval=interval, message=message,
-        sample_weight=p.sample_weight, runtime=time.perf_counter() - start, certificate=cert,
-        tol=tol,
+        kernel=p.kernel, C=p.C, b_interval=interval, message=message, sample_weight=sw,
+        runtime=time.perf_counter() - start, certificate=cert, tol=tol,
     )
 
 
