@@ -426,13 +426,15 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
                 f"`y` must contain at least two classes to fit a classifier (the number of "
                 f"classes has to be greater than one); got one class ({_label(self.classes_[0])})."
             )
-        self.class_weight_ = compute_class_weight(self.class_weight, classes=self.classes_, y=y)
+        self.class_weight_ = (np.ones(len(self.classes_)) if self.class_weight is None  # its ones
+                              else compute_class_weight(self.class_weight, classes=self.classes_,
+                                                        y=y))
         given = _sample_weights(sample_weight, n)
         weights = np.where(given > 0, given, 0.0) * self.class_weight_[y_idx]
         if not np.any(weights > 0):
             raise ValueError("`sample_weight`/`class_weight`: Invalid input - all samples have "
                              "zero or negative weights.")
-        if np.unique(y_idx[weights > 0]).size < 2:
+        if np.count_nonzero(np.bincount(y_idx[weights > 0], minlength=2)) < 2:
             raise ValueError("`sample_weight`/`class_weight`: Invalid input - all samples with "
                              "positive weights belong to the same class.")
         return y_idx, weights
@@ -539,7 +541,7 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
         sv = np.flatnonzero(coef != 0.0)
         used = np.zeros(n, dtype=bool)
         used[rows[sv]] = True
-        order = np.lexsort((np.arange(n), y_idx))
+        order = np.argsort(y_idx, kind="stable")  # by class, then index
         self.support_ = order[used[order]].astype(np.int32)
         self.n_support_ = np.bincount(y_idx[self.support_], minlength=k).astype(np.int32)
         column = np.full(n, -1)
