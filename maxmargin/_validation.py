@@ -31,6 +31,7 @@ __all__ = [
     "check_max_iter",
     "check_choice",
     "check_finite_scalar",
+    "check_magnitude",
     "check_bool",
     "check_kernel_input",
     "check_sparse",
@@ -141,14 +142,20 @@ def check_array(
         bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
         raise ValueError(f"`{name}` must be finite; got {bad} NaN or infinite value(s).")
     if ndim == 2:
-        top = float(np.max(np.abs(arr)))
-        if top > MAX_MAGNITUDE:
-            raise ValueError(
-                f"`{name}` has entries up to {top:.3g} in magnitude: squared norms and kernel "
-                f"values would overflow float64 (limit {MAX_MAGNITUDE:g}); rescale the features "
-                "(for the linear SVM, X / s with C s^2 has the same solution up to w -> w / s)."
-            )
+        check_magnitude(arr, name)
     return arr
+
+
+def check_magnitude(arr: np.ndarray, name: str) -> None:
+    """Refuse a finite float64 array with an entry above ``MAX_MAGNITUDE`` in magnitude (its
+    squared norms and kernel values would overflow float64)."""
+    top = max(float(arr.max()), -float(arr.min()))  # max |x| without a copy
+    if top > MAX_MAGNITUDE:
+        raise ValueError(
+            f"`{name}` has entries up to {top:.3g} in magnitude: squared norms and kernel "
+            f"values would overflow float64 (limit {MAX_MAGNITUDE:g}); rescale the features "
+            "(for the linear SVM, X / s with C s^2 has the same solution up to w -> w / s)."
+        )
 
 
 def check_Xy(
@@ -412,6 +419,9 @@ def check_estimator_X(estimator: Any, X: Any, *, reset: bool, points: Any = None
                           accept_sparse="csr")
     except ValueError as exc:
         raise ValueError(f"`X`: {exc}") from None
+    if isinstance(X, np.ndarray):  # finite float64, C-ordered, >= 1 row and column already
+        check_magnitude(X, "X")
+        return X
     return check_array(X, "X", ndim=2, copy=False, sparse=True)
 
 

@@ -74,6 +74,9 @@ _SMO_SOLVE = METHODS["smo"].solve
 _EARLY = ("Solver terminated early (max_iter={}).  Consider pre-processing your data with "
           "StandardScaler or MinMaxScaler.")
 _DONE = ("optimal", "converged")
+#: The binary problems' samples are found for blocks of pairs whose ``(pairs, n)`` mask holds
+#: at most this many entries.
+PAIR_MASK_ENTRIES = 2**22
 
 
 class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
@@ -306,12 +309,8 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
                              f"got {kern.describe()!r}.")
         k = len(self.classes_)
         pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
-        kept = [(y_idx == c) & (weights > 0) for c in range(k)]  # each class's samples
-        members = [np.flatnonzero(kept[i] | kept[j]) for i, j in pairs]
+        members, labels = _pair_samples(y_idx, weights > 0, pairs)
         self._check_weights_apply(spec, C, weights, members)
-        # binary: classes_[1] is +1 (f > 0 predicts it); one-vs-one: class i is +1 (LIBSVM)
-        labels = [np.where(y_idx[idx] == (j if k == 2 else i), 1.0, -1.0)
-                  for (i, j), idx in zip(pairs, members, strict=True)]
         self._orientation = -1.0 if k == 2 else 1.0  # our f times this is LIBSVM's
         rng = LibsvmRandom(seed) if probability else None  # its set-up costs ~0.1 ms
         solve = self._binary_solver(spec, C, kern, max_iter, points, weights)
@@ -427,13 +426,15 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
                 f"`y` must contain at least two classes to fit a classifier (the number of "
                 f"classes has to be greater than one); got one class ({_label(self.classes_[0])})."
             )
-        self.class_weight_ = compute_class_weight(self.class_weight, classes=self.classes_, y=y)
+        self.class_weight_ = (np.ones(len(self.classes_)) if self.class_weight is None  # its ones
+                              else compute_class_weight(self.class_weight, classes=self.classes_,
+                                                        y=y))
         given = _sample_weights(sample_weight, n)
         weights = np.where(given > 0, given, 0.0) * self.class_weight_[y_idx]
         if not np.any(weights > 0):
             raise ValueError("`sample_weight`/`class_weight`: Invalid input - all samples have "
                              "zero or negative weights.")
-        if np.unique(y_idx[weights > 0]).size < 2:
+        if np.count_nonzero(np.bincount(y_idx[weights > 0], minlength=2)) < 2:
             raise ValueError("`sample_weight`/`class_weight`: Invalid input - all samples with "
                              "positive weights belong to the same class.")
         return y_idx, weights
@@ -463,10 +464,17 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
                              shrinking=self.shrinking, precision=self.precision,
                              finish=max_iter is None,  # a user's cap stops SMO as LIBSVM's
                              n_jobs=self.n_jobs, checked=True, **spec.options)
+            if hard:
+                fixed: tuple[float | None, None] | None = (None, None)
+            elif np.all(weights == weights[0]):  # equal weights (the default): one C for all
+                fixed = (check_C(C * float(weights[0])), None)
+            else:
+                fixed = None
 
             def solve_smo(idx: np.ndarray, y: np.ndarray) -> SVMSolution:
-                C_pair, w = (None, None) if hard else fold_weights(C, weights[idx])
-                # idx and y are the fit's (checked); C and the weights as batch.solve's
+                if fixed is not None:
+                    return batch.solve_checked(idx, y, *fixed)
+                C_pair, w = fold_weights(C, weights[idx])  # idx, y: the fit's (checked)
                 return batch.solve_checked(idx, y, check_C(C_pair), check_sample_weight(w, y))
 
             return solve_smo
@@ -526,15 +534,14 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
         in row ``j - 1``, that of class ``j`` in row ``i``."""
         k, n = len(self.classes_), y_idx.size
         rows = np.concatenate(members)  # every problem's samples, problem after problem
-        coef = np.concatenate([np.asarray(sol.alpha) * y_pair
-                               for sol, y_pair in zip(self.solutions_, labels, strict=True)])
+        coef = np.concatenate([sol.alpha for sol in self.solutions_]) * np.concatenate(labels)
         sizes = [idx.size for idx in members]
         first = np.repeat([i for i, _ in pairs], sizes)  # each entry's problem (i, j)
         second = np.repeat([j for _, j in pairs], sizes)
         sv = np.flatnonzero(coef != 0.0)
         used = np.zeros(n, dtype=bool)
         used[rows[sv]] = True
-        order = np.lexsort((np.arange(n), y_idx))
+        order = np.argsort(y_idx, kind="stable")  # by class, then index
         self.support_ = order[used[order]].astype(np.int32)
         self.n_support_ = np.bincount(y_idx[self.support_], minlength=k).astype(np.int32)
         column = np.full(n, -1)
@@ -739,6 +746,32 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = not pairwise
         tags.input_tags.pairwise = pairwise
         return tags
+
+
+def _pair_samples(y_idx: np.ndarray, kept: np.ndarray, pairs: list[tuple[int, int]]
+                  ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Each binary problem's samples (the ``kept`` samples of its two classes, in the data's
+    order) and their -1/+1 labels: for two classes ``classes_[1]`` is +1 (``f > 0`` predicts
+    it); one-vs-one, class ``i`` of the pair ``(i, j)`` (LIBSVM). Built for a block of pairs
+    at a time from one ``(pairs, n)`` mask; the arrays are views of the block's."""
+    n = y_idx.shape[0]
+    member = np.zeros((pairs[-1][1] + 1, n), dtype=bool)  # member[c, t]: t kept, of class c
+    member[y_idx[kept], np.flatnonzero(kept)] = True
+    counts = np.count_nonzero(member, axis=1)
+    members: list[np.ndarray] = []
+    labels: list[np.ndarray] = []
+    step = max(1, PAIR_MASK_ENTRIES // n)
+    for start in range(0, len(pairs), step):
+        first, second = np.array(pairs[start:start + step]).T
+        at = np.flatnonzero(member[first] | member[second])  # pair p's sample t at p n + t
+        plus = second if len(pairs) == 1 else first
+        y = np.where(member[plus].ravel()[at], 1.0, -1.0)
+        idx = at % n
+        ends = np.cumsum(counts[first] + counts[second]).tolist()
+        for lo, hi in zip([0, *ends[:-1]], ends, strict=True):
+            members.append(idx[lo:hi])
+            labels.append(y[lo:hi])
+    return members, labels
 
 
 def _iterations(sol: SVMSolution | PerceptronResult) -> int:

@@ -12,6 +12,7 @@ read-only mapping of read-only arrays. One sign convention everywhere:
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -31,7 +32,7 @@ __all__ = [
     "HullPairSolution",
     "PerceptronResult",
     "recover_intercept",
-    "adopt_training_rows",
+    "adopt_svm_solution",
     "join_messages",
     "infeasible_svm",
 ]
@@ -42,20 +43,25 @@ SVM_STATUSES = ("optimal", "inaccurate", "infeasible", "max_iter", "solver_error
 PERCEPTRON_STATUSES = ("converged", "max_iter")
 
 
-def _frozen_array(value: Any) -> Any:
-    """A read-only float64 copy (a scipy.sparse matrix stays sparse, its arrays read-only)."""
+#: Set while :func:`adopt_svm_solution` constructs a solution (per thread).
+_adopting = threading.local()
+
+
+def _frozen_array(value: Any, copy: bool = True) -> Any:
+    """A read-only float64 copy (a scipy.sparse matrix stays sparse, its arrays read-only);
+    ``copy=False``: ``value`` itself made read-only where it is already of that kind."""
     if value is None:
         return None
     if isinstance(value, np.ndarray) and value.dtype == object:  # strings of a string kernel
-        out = value.copy()
+        out = value.copy() if copy else value
         out.flags.writeable = False
         return out
     if hasattr(value, "tocsr"):
-        out = value.tocsr().astype(np.float64, copy=True)
+        out = value.tocsr().astype(np.float64, copy=copy)
         for part in (out.data, out.indices, out.indptr):
             part.flags.writeable = False
         return out
-    arr = np.array(value, dtype=np.float64, copy=True)
+    arr = np.array(value, dtype=np.float64, copy=True if copy else None)
     arr.flags.writeable = False
     return arr
 
@@ -65,10 +71,10 @@ class FrozenHistory(Mapping[str, np.ndarray]):
 
     __slots__ = ("_data",)
 
-    def __init__(self, history: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, history: Mapping[str, Any] | None = None, copy: bool = True) -> None:
         data = {}
         for key, value in ({} if history is None else history).items():
-            arr = np.array(value, copy=True)
+            arr = np.array(value, copy=True if copy else None)
             arr.flags.writeable = False
             data[str(key)] = arr
         object.__setattr__(self, "_data", MappingProxyType(data))
@@ -95,9 +101,10 @@ class _Frozen:
     _ARRAYS: tuple[str, ...] = ()
 
     def _freeze(self) -> None:
+        copy = not getattr(_adopting, "active", False)
         for name in self._ARRAYS:
-            object.__setattr__(self, name, _frozen_array(getattr(self, name)))
-        object.__setattr__(self, "history", FrozenHistory(self.history))
+            object.__setattr__(self, name, _frozen_array(getattr(self, name), copy))
+        object.__setattr__(self, "history", FrozenHistory(self.history, copy))
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         for key, value in state.items():
@@ -181,13 +188,15 @@ def recover_intercept(
     return b, (lo, hi)
 
 
-def adopt_training_rows(solution: SVMSolution, X: np.ndarray) -> SVMSolution:
-    """``solution`` (built with ``X_train=None``) holding ``X`` as its ``X_train``, made
-    read-only, without the copy the constructor makes: for a producer whose ``X`` is a fresh
-    float64 copy that nothing else holds (a batch's ``X[idx]``)."""
-    X.flags.writeable = False
-    object.__setattr__(solution, "X_train", X)
-    return solution
+def adopt_svm_solution(**fields: Any) -> SVMSolution:
+    """``SVMSolution(**fields)`` whose arrays (and history's) are fresh ones that nothing else
+    holds (a batch problem's ``X[idx]``, labels, ``alpha``): made read-only in place instead
+    of copied."""
+    _adopting.active = True
+    try:
+        return SVMSolution(**fields)
+    finally:
+        _adopting.active = False
 
 
 def _decision_function(model: SVMSolution | PerceptronResult, X_new: Any) -> np.ndarray:

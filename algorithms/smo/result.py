@@ -23,7 +23,7 @@ from maxmargin.certificate import Certificate, certify_infeasible, certify_svm, 
 from maxmargin.kernels.formulas import KIND_LINEAR
 from maxmargin.results import (
     SVMSolution,
-    adopt_training_rows,
+    adopt_svm_solution,
     infeasible_svm,
     recover_intercept,
 )
@@ -43,7 +43,8 @@ def make_result(
     ``time.perf_counter()`` at its start (for ``runtime`` only); ``summary``: ``b`` and the
     objectives already computed from this ``g`` (:mod:`.summary`, the same bits);
     ``own_rows``: the problem's data are the caller's fresh copy, which the solution keeps
-    (read-only) instead of copying them."""
+    (read-only) instead of copying it, with the solver's ``alpha`` and the history (the labels
+    and weights, the caller's, are copied)."""
     st, p, C, tol = solver.st, solver.problem, solver.box, solver.options.tol
     X, y, alpha, cache = p.X, p.y, st.alpha, solver.cache
     if p.X_user is not None and p.X_user is not X:  # centred for the solver: the answer and
@@ -62,10 +63,12 @@ def make_result(
     w = X.T @ (alpha * y) if p.kernel.kind == KIND_LINEAR else None
     if summary is not None and summary.g is g and summary.certificate is cert:
         b, interval, w2, slack = summary.b, summary.interval, summary.w2, summary.slack
+        C_max = summary.box_max
     else:
         b, interval = recover_intercept(alpha, y, g, C)
         w2 = max(float((alpha * y) @ g), 0.0)
         slack = 0.0 if C is None else float(C @ np.maximum(0.0, 1.0 - y * (g + b)))
+        C_max = math.inf if C is None else float(np.max(C))
     iterations = int(st.scalars["iteration"])
     hits, misses = int(cache.state[S_HITS]), int(cache.state[S_MISSES])
     dtype = "float32" if cache.data.dtype == np.float32 else "float64"
@@ -76,7 +79,7 @@ def make_result(
         f"more as the active set shrinks ({hits} hits, {misses} misses)"
         f"{solver.exact_finish_note}; {cert.summary()}"
     )
-    kappa = (math.inf if C is None else float(np.max(C))) * p.radius2
+    kappa = C_max * p.radius2
     status, message = status_and_message(outcome, cert, tol, precision, iterations,
                                           solver.hull_eps, dtype, stats, kappa)
     if status == "infeasible":  # the one infeasible shape, with its float64 evidence
@@ -84,16 +87,16 @@ def make_result(
         return infeasible_svm(X, y, p.kernel, f"smo/{solver.options.working_set}", message,
                               evidence, iterations=iterations, history=history,
                               runtime=time.perf_counter() - start)
-    own_rows = own_rows and isinstance(X, np.ndarray) and X.dtype == np.float64
-    solution = SVMSolution(
+    sw = p.sample_weight
+    if own_rows:  # adopted below: the caller's labels and weights stay theirs, writeable
+        y, sw = y.copy(), None if sw is None else sw.copy()
+    return (adopt_svm_solution if own_rows else SVMSolution)(
         alpha=alpha, b=b, w=w, dual_objective=cert.dual_objective,
         primal_objective=0.5 * w2 + slack, status=status, iterations=iterations,
-        method=f"smo/{solver.options.working_set}", history=history,
-        X_train=None if own_rows else X, y_train=y, kernel=p.kernel, C=p.C, b_interval=interval,
-        message=message, sample_weight=p.sample_weight, runtime=time.perf_counter() - start,
-        certificate=cert, tol=tol,
+        method=f"smo/{solver.options.working_set}", history=history, X_train=X, y_train=y,
+        kernel=p.kernel, C=p.C, b_interval=interval, message=message, sample_weight=sw,
+        runtime=time.perf_counter() - start, certificate=cert, tol=tol,
     )
-    return adopt_training_rows(solution, X) if own_rows else solution
 
 
 def status_and_message(

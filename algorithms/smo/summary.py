@@ -37,6 +37,7 @@ class Summary(NamedTuple):
     w2: float  # ||w||^2 = max(v . g, 0)
     slack: float  # C . max(0, 1 - y o (g + b))
     g: np.ndarray  # the g it summarises
+    box_max: float  # max_t C_t
 
 
 @njit
@@ -45,16 +46,17 @@ def _one_pass(alpha: np.ndarray, y: np.ndarray, g: np.ndarray, upper: np.ndarray
     """Fill ``work`` (rows: ``v``, the free ``r``, the positives' kinks and bounds, the
     negatives' kinks and bounds) and ``out``: ``m - M``, the box violation, ``max C``, the KKT
     interval ``lo``, ``hi`` (of the non-free alphas), the number of free alphas and of
-    negatives, and 1 if every ``alpha_t`` and ``g_t`` is finite (else 0); returns the number
-    of positives."""
+    negatives, 1 if every ``alpha_t`` and ``g_t`` is finite (else 0) and 1 if an ``alpha_t``
+    is negative (else 0); returns the number of positives."""
     n = alpha.shape[0]
     m, M, box, top = -np.inf, np.inf, 0.0, -np.inf
     lo, hi = -np.inf, np.inf
     n_free = n_pos = n_neg = 0
-    finite = True
+    finite, negative = True, False
     for i in range(n):
         a, u, yi, gi = alpha[i], upper[i], y[i], g[i]
         finite = finite and math.isfinite(a) and math.isfinite(gi)
+        negative = negative or a < 0.0
         work[0, i] = a * yi
         r = yi - gi
         below, above = a < u, a > 0
@@ -80,7 +82,20 @@ def _one_pass(alpha: np.ndarray, y: np.ndarray, g: np.ndarray, upper: np.ndarray
     out[0] = 0.0 if m == -np.inf or M == np.inf else max(0.0, m - M)
     out[1], out[2], out[3], out[4] = box, top, lo, hi
     out[5], out[6], out[7] = n_free, n_neg, 1.0 if finite else 0.0
+    out[8] = 1.0 if negative else 0.0
     return n_pos
+
+
+@njit
+def _sorted_minimiser(work: np.ndarray, n_pos: int, n_neg: int, order_p: np.ndarray,
+                      order_n: np.ndarray) -> float:
+    """:func:`~maxmargin.certificate._hinge_minimiser` on the kinks and bounds of ``work``'s
+    rows 2 to 5 taken in the orders ``order_p`` and ``order_n`` (gathered into rows 6 to 9)."""
+    for k in range(n_pos):
+        work[6, k], work[7, k] = work[2, order_p[k]], work[3, order_p[k]]
+    for k in range(n_neg):
+        work[8, k], work[9, k] = work[4, order_n[k]], work[5, order_n[k]]
+    return _hinge_minimiser(work[6, :n_pos], work[7, :n_pos], work[8, :n_neg], work[9, :n_neg])
 
 
 @njit
@@ -97,19 +112,19 @@ def summarise(alpha: np.ndarray, y: np.ndarray, g: np.ndarray, C: np.ndarray) ->
     :func:`~maxmargin.results.recover_intercept`'s ``b``, bit for bit; None when a value is not
     finite or ``y`` is not -1/+1 (the NumPy path then)."""
     n = alpha.shape[0]
-    work, out = np.empty((6, n)), np.empty(8)
+    work, out = np.empty((10, n)), np.empty(9)
     n_pos = _one_pass(alpha, y, g, C, work, out)
-    violation, box, top, lo, hi = out[:5].tolist()
-    n_free, n_neg = int(out[5]), int(out[6])
-    if out[7] == 0.0 or n_pos == 0 or n_neg == 0 or n_pos + n_neg != n:
+    violation, box, top, lo, hi, n_free, n_neg, finite, negative = out.tolist()
+    n_free, n_neg = int(n_free), int(n_neg)
+    if finite == 0.0 or n_pos == 0 or n_neg == 0 or n_pos + n_neg != n:
         return None
     vKv = max(float(work[0] @ g), 0.0)
-    dual = float(alpha.sum()) - 0.5 * vKv
-    feas = max(box / max(top, 1e-300), abs(float(y @ alpha)) / max(float(np.abs(alpha).sum()),
-                                                                    1e-300))
-    rp, cp, rn, cn = work[2, :n_pos], work[3, :n_pos], work[4, :n_neg], work[5, :n_neg]
-    order_p, order_n = np.argsort(rp), np.argsort(rn)
-    b_cert = float(_hinge_minimiser(rp[order_p], cp[order_p], rn[order_n], cn[order_n]))
+    total = float(alpha.sum())
+    dual = total - 0.5 * vKv
+    l1 = float(np.abs(alpha).sum()) if negative else total  # |alpha| = alpha when none is < 0
+    feas = max(box / max(top, 1e-300), abs(float(y @ alpha)) / max(l1, 1e-300))
+    b_cert = _sorted_minimiser(work, n_pos, n_neg, np.argsort(work[2, :n_pos]),
+                               np.argsort(work[4, :n_neg]))
     if n_free:
         b = float(work[1, :n_free].sum()) / n_free  # np.mean's sum and division
         interval = (b, b)
@@ -124,4 +139,4 @@ def summarise(alpha: np.ndarray, y: np.ndarray, g: np.ndarray, C: np.ndarray) ->
     if not math.isfinite(dual):
         gap = math.nan
     cert = Certificate(violation, gap, primal, dual, b_cert, feas, math.nan)
-    return Summary(cert, b, interval, vKv, float(C @ hinge[1]), g)
+    return Summary(cert, b, interval, vKv, float(C @ hinge[1]), g, top)
