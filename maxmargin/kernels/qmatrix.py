@@ -22,6 +22,8 @@ column and every entry, so ``Q_ij = Q_ji`` bit for bit.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import numba
@@ -49,7 +51,8 @@ __all__ = [
     "COMPILED", "GRAM_MAX_BYTES", "EXPENSIVE_FEATURES", "QMatrix", "make_qmatrix", "fill_column",
     "fill_columns", "kernel_value", "diagonal", "quadratic_form", "is_dense", "expensive",
     "value_cost", "weighted_sums", "has_weighted_sums", "blas_columns",
-    "MAX_BLOCK", "BLOCK_ROWS", "SUM_BLOCK_VALUES", "SUM_CHUNK", "BLAS_BLOCK", "BLAS_BYTES",
+    "MAX_BLOCK", "BLOCK_ROWS", "SUM_BLOCK_VALUES", "SUM_CHUNK", "SUM_TILE_ROWS",
+    "SUM_TILE_POINTS", "SUM_FUSED_FEATURES", "BLAS_BLOCK", "BLAS_BYTES",
 ]
 
 #: The formulas computed here from the data (any other kernel is read from its Gram matrix).
@@ -62,8 +65,13 @@ EXPENSIVE_FEATURES = 64
 #: at a time (their partial sums, 8 x 256 float64, stay in L1).
 MAX_BLOCK, BLOCK_ROWS = 8, 256
 #: :func:`weighted_sums` evaluates at most this many kernel values at once (a block of rows),
-#: and on several threads chunks of ``SUM_CHUNK`` rows.
+#: and on several threads chunks of ``SUM_CHUNK`` rows; on narrow data tiles of
+#: ``SUM_TILE_ROWS`` rows and ``SUM_TILE_POINTS`` points (their values and partial sums in L1).
 SUM_BLOCK_VALUES, SUM_CHUNK = 2**20, 64
+SUM_TILE_ROWS, SUM_TILE_POINTS = 4, 256
+#: :func:`weighted_sums` fuses products and kernel values on data of fewer features than this
+#: (BLAS products are no faster there, and the passes need no BLAS threads).
+SUM_FUSED_FEATURES = 32
 #: Wide dense data (``d >= EXPENSIVE_FEATURES`` and the features of all points at least
 #: ``BLAS_BYTES``), built with ``blocks=True``: :func:`fill_columns` computes up to
 #: ``BLAS_BLOCK`` columns by one BLAS product ``X[cols] XT`` while the layout holds at least
@@ -452,36 +460,129 @@ def weighted_sums(qm: QMatrix, idx: np.ndarray, coef: np.ndarray,
                   threads: int = 1) -> np.ndarray:
     """``g_t = sum_k coef_k K(x_t, x_{idx_k})`` for every point ``t`` (original order), in
     float64, from the Q-matrix's dense data (:func:`has_weighted_sums`; rbf data are centred
-    already and their squared norms known): blocks of rows of the products ``X S^T``
-    (``S = X[idx]``) by BLAS, then one compiled pass per row (:func:`_weighted_rows`).
+    already and their squared norms known).
 
-    ``threads > 1``: the rows' passes run on that many threads, in chunks of ``SUM_CHUNK``
-    rows fixed by the data (each row summed by one thread, in order): the same values for every
-    thread count (the BLAS products run on the caller's BLAS threads, whose count can change
-    their last bits). Values are not checked finite here."""
+    Narrow data (``d < SUM_FUSED_FEATURES``): one compiled pass over tiles of rows and points
+    (:func:`_fused_rows`; rbf distances summed from the differences), no product matrix in
+    memory. Wide data: blocks of rows of the products ``X S^T`` (``S = X[idx]``) by BLAS, then
+    one compiled pass per row (:func:`_weighted_rows`).
+
+    ``threads > 1``: the rows run on that many threads, in chunks of ``SUM_CHUNK`` rows fixed
+    by the data (each row summed by one thread, in one order): the same values for every
+    thread count, except that wide data's BLAS products run on the caller's BLAS threads,
+    whose count can change their last bits. Values are not checked finite here."""
     X, sq = qm.X, qm.sq
     n, m = X.shape[0], idx.shape[0]
     out = np.zeros(n)
     if m == 0:
         return out
+    params = (qm.kind, qm.gamma, qm.coef0, qm.degree)
+    coef = np.ascontiguousarray(coef, dtype=np.float64)
+    if X.shape[1] < SUM_FUSED_FEATURES:
+        ST = np.ascontiguousarray(X[idx].T)
+        if threads > 1 and n > SUM_CHUNK:
+            with _numba_threads(threads):
+                _fused_rows_parallel(*params, X, ST, coef, out)
+        else:
+            _fused_rows(*params, X, ST, coef, np.int64(0), np.int64(n), out)
+        return out
     S = X[idx]
     s2 = sq[idx]
     rows = max(1, SUM_BLOCK_VALUES // m)
-    params = (qm.kind, qm.gamma, qm.coef0, qm.degree)
     for b0 in range(0, n, rows):
         b1 = min(n, b0 + rows)
         A = X[b0:b1]
         D = A @ S.T
         if threads > 1 and b1 - b0 > SUM_CHUNK:
-            previous = numba.get_num_threads()
-            numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-            try:
+            with _numba_threads(threads):
                 _weighted_rows_parallel(*params, D, A, S, sq[b0:b1], s2, coef, out[b0:b1])
-            finally:
-                numba.set_num_threads(previous)
         else:
             _weighted_rows(*params, D, A, S, sq[b0:b1], s2, coef, out[b0:b1])
     return out
+
+
+@contextlib.contextmanager
+def _numba_threads(threads: int) -> Iterator[None]:
+    """Numba's parallel loops on ``threads`` threads (at most its pool's) inside the block."""
+    previous = numba.get_num_threads()
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
+
+
+@njit(no_cfunc_wrapper=True)
+def _fused_rows(kind: int, gamma: float, coef0: float, degree: int, X: np.ndarray,
+                ST: np.ndarray, coef: np.ndarray, r0: int, r1: int, out: np.ndarray) -> None:
+    """``out[t] = sum_k coef_k K(x_t, s_k)`` for the rows ``r0 <= t < r1`` of ``X``, the points
+    ``s_k`` being the columns of ``ST`` (``d x m``), tile by tile: ``SUM_TILE_ROWS`` rows
+    against ``SUM_TILE_POINTS`` points, their inner products (rbf: ``||x_t - s_k||^2`` summed
+    from the differences, exact of cancellation) four features a pass into ``acc`` (L1),
+    :func:`~maxmargin.kernels.formulas.finish_values`, then ``coef_k K_tk`` added into ``part``
+    by position in the tile; a row's sum is its ``part`` summed in order. One order for each
+    row whatever rows the call holds."""
+    d, m = ST.shape
+    R, P = SUM_TILE_ROWS, SUM_TILE_POINTS
+    acc = np.empty((R, P))
+    part = np.empty((R, P))
+    bits = np.empty(P, dtype=np.int64)
+    rbf = kind == KIND_RBF
+    for t0 in range(r0, r1, R):
+        nr = min(r1, t0 + R) - t0
+        for r in range(nr):
+            part[r, :] = 0.0
+        for c0 in range(0, m, P):
+            w = min(m, c0 + P) - c0
+            for r in range(nr):
+                acc[r, :w] = 0.0
+            f = 0
+            while f + 4 <= d:  # each tile of ST read once for the rows, from L1
+                s0, s1 = ST[f, c0 : c0 + w], ST[f + 1, c0 : c0 + w]
+                s2, s3 = ST[f + 2, c0 : c0 + w], ST[f + 3, c0 : c0 + w]
+                for r in range(nr):
+                    a, x = acc[r, :w], X[t0 + r]
+                    x0, x1, x2, x3 = x[f], x[f + 1], x[f + 2], x[f + 3]
+                    if rbf:
+                        for k in range(w):
+                            e0, e1, e2, e3 = s0[k] - x0, s1[k] - x1, s2[k] - x2, s3[k] - x3
+                            a[k] = a[k] + e0 * e0 + e1 * e1 + e2 * e2 + e3 * e3
+                    else:
+                        for k in range(w):
+                            a[k] = a[k] + s0[k] * x0 + s1[k] * x1 + s2[k] * x2 + s3[k] * x3
+                f += 4
+            for rest in range(f, d):
+                s0 = ST[rest, c0 : c0 + w]
+                for r in range(nr):
+                    a, xf = acc[r, :w], X[t0 + r, rest]
+                    if rbf:
+                        for k in range(w):
+                            e0 = s0[k] - xf
+                            a[k] += e0 * e0
+                    else:
+                        for k in range(w):
+                            a[k] += s0[k] * xf
+            c = coef[c0 : c0 + w]
+            for r in range(nr):
+                a, p = acc[r, :w], part[r, :w]
+                finish_values(kind, gamma, coef0, degree, a, bits[:w])
+                for k in range(w):
+                    p[k] += c[k] * a[k]
+        for r in range(nr):
+            s = 0.0
+            for k in range(min(m, P)):
+                s += part[r, k]
+            out[t0 + r] = s
+
+
+@njit(parallel=True, no_cfunc_wrapper=True)
+def _fused_rows_parallel(kind: int, gamma: float, coef0: float, degree: int, X: np.ndarray,
+                         ST: np.ndarray, coef: np.ndarray, out: np.ndarray) -> None:
+    """:func:`_fused_rows` on chunks of ``SUM_CHUNK`` rows in parallel."""
+    n = X.shape[0]
+    for c in prange((n + SUM_CHUNK - 1) // SUM_CHUNK):
+        c0 = c * SUM_CHUNK
+        _fused_rows(kind, gamma, coef0, degree, X, ST, coef, c0, min(n, c0 + SUM_CHUNK), out)
 
 
 @njit
