@@ -152,7 +152,7 @@ def solve_checked(X: Any, y: np.ndarray, C: float | None, sw: np.ndarray | None,
     """:func:`smo` on validated arguments: build the Q-matrix and the solver, run the precision
     policy, report (:mod:`.batch` calls it for each problem of a batch)."""
     Xs = _centred_if_offset(X) if kern.kind == KIND_LINEAR else X
-    kd = make_qmatrix(kern, Xs, y, blocks=True)
+    kd = make_qmatrix(kern, Xs, y, blocks=True, threads=options.threads or 1)
 
     start = time.perf_counter()
     QD = diagonal(kd)  # K_ii from the data the columns come from (centred for linear and rbf)

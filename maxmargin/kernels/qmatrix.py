@@ -30,7 +30,7 @@ import numba
 import numpy as np
 from numba import prange
 from numba.core import cgutils, types
-from numba.core.extending import intrinsic
+from numba.core.extending import intrinsic, overload
 from numba.np.arrayobj import make_array
 from numba.np.linalg import call_xxgemm, ensure_blas
 
@@ -52,7 +52,8 @@ __all__ = [
     "fill_columns", "kernel_value", "diagonal", "quadratic_form", "is_dense", "expensive",
     "value_cost", "weighted_sums", "has_weighted_sums", "blas_columns",
     "MAX_BLOCK", "BLOCK_ROWS", "SUM_BLOCK_VALUES", "SUM_CHUNK", "SUM_TILE_ROWS",
-    "SUM_TILE_POINTS", "SUM_FUSED_FEATURES", "BLAS_BLOCK", "BLAS_BYTES",
+    "SUM_TILE_POINTS", "SUM_FUSED_FEATURES", "BLAS_BLOCK", "BLAS_BYTES", "BLAS_BUFFER_BYTES",
+    "blas_block_rows", "THREAD_WORK",
 ]
 
 #: The formulas computed here from the data (any other kernel is read from its Gram matrix).
@@ -72,11 +73,16 @@ SUM_TILE_ROWS, SUM_TILE_POINTS = 4, 256
 #: :func:`weighted_sums` fuses products and kernel values on data of fewer features than this
 #: (BLAS products are no faster there, and the passes need no BLAS threads).
 SUM_FUSED_FEATURES = 32
+#: A column of dense data goes to several threads (a Q-matrix built for them) when its
+#: positions times ``d + 32`` (its products and its kernel formula) reach this.
+THREAD_WORK = 2**17
 #: Wide dense data (``d >= EXPENSIVE_FEATURES`` and the features of all points at least
 #: ``BLAS_BYTES``), built with ``blocks=True``: :func:`fill_columns` computes up to
 #: ``BLAS_BLOCK`` columns by one BLAS product ``X[cols] XT`` while the layout holds at least
-#: half the points (the product covers all of them).
-BLAS_BLOCK, BLAS_BYTES = 32, 8 * 2**20
+#: half the points (the product covers all of them; each product reads all of ``XT``, so the
+#: more columns a product, the fewer passes over the features). The product's buffer takes at
+#: most ``BLAS_BUFFER_BYTES``: fewer columns a product above 65,536 points.
+BLAS_BLOCK, BLAS_BYTES, BLAS_BUFFER_BYTES = 64, 8 * 2**20, 32 * 2**20
 
 
 class QMatrix(NamedTuple):
@@ -104,14 +110,18 @@ class QMatrix(NamedTuple):
     degree: int
     dots: np.ndarray  # (n,) float64 scratch
     bits: np.ndarray  # (n,) int64 scratch
-    panel: np.ndarray  # (BLAS_BLOCK, d) float64: the points of a BLAS block (wide data), or (0, 0)
-    block: np.ndarray  # (BLAS_BLOCK, n) float64: their products with XT, or (0, 0)
+    panel: np.ndarray  # (b, d) float64: the points of a BLAS block (wide data), or (0, 0)
+    block: np.ndarray  # (b, n) float64: their products with XT, or (0, 0); b = blas_block_rows
+    pool: np.ndarray  # int64: (threads, 2) for columns on several threads, else (0,) (its type
+    #                   selects the compiled column code: see fill_column)
 
 
-def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray, blocks: bool = False) -> QMatrix:
+def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray, blocks: bool = False,
+                 threads: int = 1) -> QMatrix:
     """The :class:`QMatrix` of a validated kernel and data set, in the identity layout;
     ``blocks``: with the buffers of :func:`fill_columns`' BLAS products on wide data
-    (``BLAS_BLOCK``)."""
+    (:func:`blas_block_rows`); ``threads > 1``: long columns of dense data computed on that many
+    threads (:func:`fill_column`; compiled callers then compile a specialisation of their own)."""
     n = X.shape[0] if hasattr(X, "shape") else len(X)
     y = np.ascontiguousarray(y, dtype=np.float64)
     ints, none2 = np.zeros(0, dtype=np.int64), np.zeros((0, 0))
@@ -121,7 +131,10 @@ def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray, blocks: bool = False) ->
         "bits": np.empty(n, dtype=np.int64), "X": none2, "XT": np.zeros((0, n)),
         "indptr": ints, "indices": ints, "values": np.zeros(0), "G": none2,
         "panel": none2, "block": none2,
+        "pool": np.zeros((threads, 2), dtype=np.int64) if threads > 1 else ints,
     }
+    if threads > 1:  # start Numba's thread pool: compiled code loaded from the cache calls it
+        numba.get_num_threads()
     gamma, coef0, degree = kernel.params
     kind = kernel.kind if kernel.kind in COMPILED else KIND_GRAM
     if kind == KIND_GRAM:
@@ -153,9 +166,16 @@ def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray, blocks: bool = False) ->
         parts.update(X=Xd, XT=XT)
         d = Xd.shape[1]
         if blocks and d >= EXPENSIVE_FEATURES and 8 * d * n >= BLAS_BYTES:
-            parts.update(panel=np.empty((BLAS_BLOCK, d)), block=np.empty((BLAS_BLOCK, n)))
+            rows = blas_block_rows(n)
+            parts.update(panel=np.empty((rows, d)), block=np.empty((rows, n)))
     return QMatrix(sq=sq, sqT=sq.copy(), kind=int(kind), gamma=float(gamma),
                    coef0=float(coef0), degree=int(degree), **parts)
+
+
+def blas_block_rows(n: int) -> int:
+    """The columns of one BLAS product of :func:`fill_columns` on ``n`` points: ``BLAS_BLOCK``,
+    fewer where its buffer would pass ``BLAS_BUFFER_BYTES`` (at least ``MAX_BLOCK``)."""
+    return int(min(BLAS_BLOCK, max(MAX_BLOCK, BLAS_BUFFER_BYTES // (8 * max(n, 1)))))
 
 
 @njit
@@ -223,29 +243,30 @@ def _sparse_dot(qm: QMatrix, a: int, b: int) -> float:
 
 
 @njit(**INTERNAL)
-def _layout_dots(qm: QMatrix, i: int, lo: int, hi: int) -> None:
-    """``dots[k - lo]`` for the layout positions ``lo <= k < hi`` (``t = order[k]``):
+def _layout_dots(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray) -> None:
+    """``out[k - lo]`` for the layout positions ``lo <= k < hi`` (``t = order[k]``):
     ``x_t . x_i`` (``||x_t - x_i||^2`` for rbf, clamped at 0), or ``K_ti`` itself from a stored
     Gram matrix.
 
     Dense data: over ``XT`` with unit stride, four features a pass over blocks of 512 rows (kept
-    in L1), summed in feature order for every column (so ``Q_ij = Q_ji`` bit for bit).
+    in L1), summed in feature order for every column (so ``Q_ij = Q_ji`` bit for bit; each entry
+    the same whatever range it is computed in).
     """
     if qm.G.shape[0] > 0:
         row = qm.G[i]
         for k in range(lo, hi):
-            qm.dots[k - lo] = row[qm.order[k]]
+            out[k - lo] = row[qm.order[k]]
         return
     if qm.indptr.shape[0] > 0:
         for k in range(lo, hi):
-            qm.dots[k - lo] = _sparse_dot(qm, qm.order[k], i)
+            out[k - lo] = _sparse_dot(qm, qm.order[k], i)
     else:
         XT = qm.XT
         xi = qm.X[i]
         for b0 in range(lo, hi, 512):
             b1 = min(hi, b0 + 512)
             m = b1 - b0
-            dots = qm.dots[b0 - lo : b1 - lo]
+            dots = out[b0 - lo : b1 - lo]
             for k in range(m):
                 dots[k] = 0.0
             f, d = 0, XT.shape[0]
@@ -264,27 +285,73 @@ def _layout_dots(qm: QMatrix, i: int, lo: int, hi: int) -> None:
         sq_i = qm.sq[i]
         sqT = qm.sqT
         for k in range(lo, hi):
-            qm.dots[k - lo] = max(sqT[k] + sq_i - 2.0 * qm.dots[k - lo], 0.0)
+            out[k - lo] = max(sqT[k] + sq_i - 2.0 * out[k - lo], 0.0)
+
+
+@njit(**INTERNAL)
+def _column_range(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray, dots: np.ndarray,
+                  bits: np.ndarray) -> None:
+    """:func:`fill_column` on the positions ``lo <= k < hi`` with the scratch ``dots``, ``bits``
+    (``hi - lo`` long)."""
+    m = hi - lo
+    _layout_dots(qm, i, lo, hi, dots)
+    finish_values(qm.kind, qm.gamma, qm.coef0, qm.degree, dots, bits)
+    o, yT = out[lo:hi], qm.yT[lo:hi]
+    y_i = qm.y[i]
+    for k in range(m):
+        o[k] = y_i * yT[k] * dots[k]
+
+
+@njit(parallel=True, no_cfunc_wrapper=True)
+def _column_threads(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray) -> None:
+    """:func:`_column_range` on ``len(qm.pool)`` ranges of whole blocks of 512 positions, one a
+    thread (each on its part of the scratch): every entry as on one thread, bit for bit."""
+    parts = qm.pool.shape[0]
+    step = ((hi - lo + parts - 1) // parts + 511) // 512 * 512
+    for p in prange(parts):
+        a = lo + p * step
+        b = min(hi, a + step)
+        if a < b:
+            _column_range(qm, i, a, b, out, qm.dots[a - lo : b - lo], qm.bits[a - lo : b - lo])
+
+
+def _fill(qm, i, lo, hi, out):  # noqa: ANN001, ANN202 (an overload's names must match)
+    """Compiled code's :func:`fill_column` body, chosen by the Q-matrix's type (overloaded)."""
+    raise NotImplementedError("compiled code only")
+
+
+@overload(_fill)
+def _fill_by_type(qm, i, lo, hi, out):  # noqa: ANN001, ANN202
+    """A Q-matrix built for several threads (``pool`` 2-D) computes long columns of dense data
+    on them (:func:`_column_threads`, where ``(hi - lo) (d + 32) >= THREAD_WORK``); any other
+    takes one thread, and its callers compile no parallel code."""
+    if qm.types[qm.fields.index("pool")].ndim == 2:
+        def threaded(qm, i, lo, hi, out):  # noqa: ANN001, ANN202
+            if (qm.G.shape[0] == 0 and qm.indptr.shape[0] == 0
+                    and (hi - lo) * (qm.XT.shape[0] + 32) >= THREAD_WORK):
+                _column_threads(qm, i, lo, hi, out)
+            else:
+                _column_range(qm, i, lo, hi, out, qm.dots[: hi - lo], qm.bits[: hi - lo])
+        return threaded
+
+    def serial(qm, i, lo, hi, out):  # noqa: ANN001, ANN202
+        _column_range(qm, i, lo, hi, out, qm.dots[: hi - lo], qm.bits[: hi - lo])
+    return serial
 
 
 @njit(**ENTRY)
 def fill_column(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray) -> None:
     """``out[k] = y_i y_t K(x_t, x_i)``, ``t = order[k]``, for the positions ``lo <= k < hi``,
-    rounded to ``out``'s dtype (the products are float64)."""
-    m = hi - lo
-    _layout_dots(qm, i, lo, hi)
-    finish_values(qm.kind, qm.gamma, qm.coef0, qm.degree, qm.dots[:m], qm.bits[:m])
-    dots, o, yT = qm.dots[:m], out[lo:hi], qm.yT[lo:hi]
-    y_i = qm.y[i]
-    for k in range(m):
-        o[k] = y_i * yT[k] * dots[k]
+    rounded to ``out``'s dtype (the products are float64); on several threads when the
+    Q-matrix was built for them (``make_qmatrix(threads=k)``) and the column is long."""
+    _fill(qm, i, lo, hi, out)
 
 
 @njit(inline="always")
 def fill_columns(qm: QMatrix, cols: np.ndarray, nb: int, L: int, data: np.ndarray,
                  offsets: np.ndarray, acc: np.ndarray) -> None:
     """Columns ``cols[:nb]`` on the layout's ``L`` positions into
-    ``data[offsets[b] : offsets[b] + L]``. With :func:`blas_columns` (``nb <= BLAS_BLOCK``):
+    ``data[offsets[b] : offsets[b] + L]``. With :func:`blas_columns` (``nb <= len(qm.block)``):
     one BLAS product (:func:`_blas_fill`). Otherwise (``nb <= MAX_BLOCK``), on dense data in one
     pass over ``XT`` (each block of ``BLOCK_ROWS`` rows of every feature read once for all
     ``nb`` columns, ``acc`` their partial sums), bit for bit the values of
@@ -362,7 +429,7 @@ def gemm(typingctx: Any, a: Any, b: Any, out: Any) -> Any:
 
 @njit(no_cpython_wrapper=True)
 def blas_columns(qm: QMatrix, L: int) -> bool:
-    """Whether :func:`fill_columns` takes blocks of up to ``BLAS_BLOCK`` columns by BLAS: the
+    """Whether :func:`fill_columns` takes blocks of up to ``len(qm.block)`` columns by BLAS: the
     buffers exist (wide data, ``blocks=True``) and the layout holds at least half the points."""
     return qm.block.shape[0] > 0 and 2 * L >= qm.XT.shape[1]
 
