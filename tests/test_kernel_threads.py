@@ -129,3 +129,26 @@ def test_threaded_loop_loads_from_the_cache_in_a_fresh_process() -> None:
                            timeout=900)
     assert fresh.returncode == 0, fresh.stderr[-2000:]
     assert fresh.stdout == here.stdout and len(here.stdout.splitlines()) == 2
+
+
+@pytest.mark.parametrize("kind", KINDS[1:])
+@pytest.mark.parametrize("points", ["all", "repeated", "some"])
+def test_wide_sums_from_the_triangle(kind, points) -> None:
+    """Wide data: the rows of the points themselves come from the upper triangle of their
+    products (each value once, added to two sums); every point, a subset, and a list with
+    repeated points (then every row against every listed point) all give the kernel object's
+    sums to float64 rounding, including near-duplicate points (rbf's cancellation fix)."""
+    rng = np.random.default_rng(6)
+    n, d = 700, 48
+    X = rng.normal(size=(n, d)) + 3.0
+    X[5] = X[9] + 1e-9  # a near duplicate of a listed point
+    kern = _kernel(kind, d, X)
+    kd = qmx.make_qmatrix(kern, X, np.ones(n))
+    idx = {"all": rng.permutation(n), "repeated": np.r_[np.arange(0, n, 3), 9, 9],
+           "some": rng.choice(n, size=301, replace=False)}[points]
+    idx = np.r_[idx, 9] if points == "some" and 9 not in idx else idx
+    coef = rng.normal(size=idx.size)
+    got = qmx.weighted_sums(kd, idx, coef)
+    expected = decision_values(kern, X, X[idx], coef)
+    scale = np.abs(kern(X, X[idx])) @ np.abs(coef)
+    assert np.all(np.abs(got - expected) <= 1e-12 * scale)

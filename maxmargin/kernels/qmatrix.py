@@ -46,6 +46,7 @@ from maxmargin.kernels.formulas import (
     finish_values,
     kernel_entry,
 )
+from maxmargin.tolerances import CANCEL_RTOL
 
 __all__ = [
     "COMPILED", "GRAM_MAX_BYTES", "EXPENSIVE_FEATURES", "QMatrix", "make_qmatrix", "fill_column",
@@ -532,7 +533,8 @@ def weighted_sums(qm: QMatrix, idx: np.ndarray, coef: np.ndarray,
     Narrow data (``d < SUM_FUSED_FEATURES``): one compiled pass over tiles of rows and points
     (:func:`_fused_rows`; rbf distances summed from the differences), no product matrix in
     memory. Wide data: blocks of rows of the products ``X S^T`` (``S = X[idx]``) by BLAS, then
-    one compiled pass per row (:func:`_weighted_rows`).
+    one compiled pass per row (:func:`_weighted_rows`); the rows of the points ``idx`` (when
+    distinct) from the upper triangle of ``S S^T`` only (:func:`_symmetric_sums`).
 
     ``threads > 1``: the rows run on that many threads, in chunks of ``SUM_CHUNK`` rows fixed
     by the data (each row summed by one thread, in one order): the same values for every
@@ -555,17 +557,50 @@ def weighted_sums(qm: QMatrix, idx: np.ndarray, coef: np.ndarray,
         return out
     S = X[idx]
     s2 = sq[idx]
-    rows = max(1, SUM_BLOCK_VALUES // m)
-    for b0 in range(0, n, rows):
-        b1 = min(n, b0 + rows)
-        A = X[b0:b1]
-        D = A @ S.T
+    inside = np.zeros(n, dtype=bool)
+    inside[idx] = True
+    if np.count_nonzero(inside) < m:  # repeated points: every row against all of them
+        _product_rows(params, X, sq, S, s2, coef, out, threads)
+        return out
+    rest = np.flatnonzero(~inside)
+    part = np.zeros(rest.shape[0])
+    _product_rows(params, X[rest], sq[rest], S, s2, coef, part, threads)
+    out[rest] = part
+    out[idx] = _symmetric_sums(params, S, s2, coef)
+    return out
+
+
+def _product_rows(params: tuple, A: np.ndarray, a2: np.ndarray, S: np.ndarray, s2: np.ndarray,
+                  coef: np.ndarray, out: np.ndarray, threads: int) -> None:
+    """``out[i] = sum_k coef_k K(a_i, s_k)``: blocks of rows of ``A S^T`` by BLAS, then
+    :func:`_weighted_rows` (on ``threads`` threads, chunks of ``SUM_CHUNK`` rows)."""
+    rows = max(1, SUM_BLOCK_VALUES // S.shape[0])
+    for b0 in range(0, A.shape[0], rows):
+        b1 = min(A.shape[0], b0 + rows)
+        D = A[b0:b1] @ S.T
         if threads > 1 and b1 - b0 > SUM_CHUNK:
             with _numba_threads(threads):
-                _weighted_rows_parallel(*params, D, A, S, sq[b0:b1], s2, coef, out[b0:b1])
+                _weighted_rows_parallel(*params, D, A[b0:b1], S, a2[b0:b1], s2, coef,
+                                        out[b0:b1])
         else:
-            _weighted_rows(*params, D, A, S, sq[b0:b1], s2, coef, out[b0:b1])
-    return out
+            _weighted_rows(*params, D, A[b0:b1], S, a2[b0:b1], s2, coef, out[b0:b1])
+
+
+def _symmetric_sums(params: tuple, S: np.ndarray, s2: np.ndarray,
+                    coef: np.ndarray) -> np.ndarray:
+    """``g_j = sum_k coef_k K(s_j, s_k)`` for the points themselves, from the upper triangle
+    only (half the products): blocks of rows ``S[j0:j1] S[j0:]^T`` by BLAS, then
+    :func:`_triangle_rows` (each value ``K_jk``, ``k >= j``, computed once and added to both
+    sums, in an order fixed by the data)."""
+    m = S.shape[0]
+    rows_sum, cols_sum = np.zeros(m), np.zeros(m)
+    rows = max(1, SUM_BLOCK_VALUES // m)
+    for j0 in range(0, m, rows):
+        j1 = min(m, j0 + rows)
+        D = S[j0:j1] @ S[j0:].T
+        _triangle_rows(*params, D, S[j0:j1], S[j0:], s2[j0:j1], s2[j0:], coef[j0:j1],
+                       coef[j0:], rows_sum[j0:j1], cols_sum[j0:])
+    return rows_sum + cols_sum
 
 
 @contextlib.contextmanager
@@ -676,6 +711,45 @@ def _weighted_rows(kind: int, gamma: float, coef0: float, degree: int, D: np.nda
             for k in range(m):
                 total += coef[k] * values[k]
             out[i] = total
+
+
+@njit(no_cfunc_wrapper=True)
+def _triangle_rows(kind: int, gamma: float, coef0: float, degree: int, D: np.ndarray,
+                   A: np.ndarray, B: np.ndarray, a2: np.ndarray, b2: np.ndarray,
+                   ca: np.ndarray, cb: np.ndarray, rows_sum: np.ndarray,
+                   cols_sum: np.ndarray) -> None:
+    """For the rows ``r`` of ``D = A B^T`` whose points are ``B``'s first ones (``a_r = b_r``):
+    the kernel values ``K_rk``, ``k >= r``, as :func:`_weighted_rows` computes them (rbf
+    distances with the cancellation fix), then ``rows_sum[r] += sum_{k >= r} cb_k K_rk`` and
+    ``cols_sum[k] += ca_r K_rk`` for ``k > r``, row after row."""
+    w = D.shape[1]
+    d2 = np.empty(w)
+    bits = np.empty(w, dtype=np.int64)
+    for r in range(D.shape[0]):
+        m = w - r
+        v = d2[:m]
+        row = D[r, r:]
+        if kind == KIND_RBF:
+            a2_r = a2[r]
+            for k in range(m):
+                t = a2_r + b2[r + k] - 2.0 * row[k]
+                if t < CANCEL_RTOL * (a2_r + b2[r + k]):  # near duplicates: from differences
+                    t = 0.0
+                    for f in range(A.shape[1]):
+                        e = A[r, f] - B[r + k, f]
+                        t += e * e
+                v[k] = max(t, 0.0)
+        else:
+            for k in range(m):
+                v[k] = row[k]
+        finish_values(kind, gamma, coef0, degree, v, bits[:m])
+        s = 0.0
+        for k in range(m):
+            s += cb[r + k] * v[k]
+        rows_sum[r] += s
+        c_r = ca[r]
+        for k in range(1, m):
+            cols_sum[r + k] += c_r * v[k]
 
 
 @njit(parallel=True)
