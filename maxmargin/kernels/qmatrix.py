@@ -316,13 +316,18 @@ def _column_threads(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray) -> N
             _column_range(qm, i, a, b, out, qm.dots[a - lo : b - lo], qm.bits[a - lo : b - lo])
 
 
-def _fill(qm, i, lo, hi, out):  # noqa: ANN001, ANN202 (an overload's names must match)
-    """Compiled code's :func:`fill_column` body, chosen by the Q-matrix's type (overloaded)."""
-    raise NotImplementedError("compiled code only")
+def fill_column(qm, i, lo, hi, out):  # noqa: ANN001, ANN201 (an overload's names must match)
+    """``out[k] = y_i y_t K(x_t, x_i)``, ``t = order[k]``, for the positions ``lo <= k < hi``,
+    rounded to ``out``'s dtype (the products are float64); on several threads when the
+    Q-matrix was built for them (``make_qmatrix(threads=k)``) and the column is long.
+
+    Compiled callers get the code of the Q-matrix's type (:func:`_fill_column_by_type`, no
+    call in between); Python callers go through :func:`_fill_column_entry`."""
+    _fill_column_entry(qm, i, lo, hi, out)
 
 
-@overload(_fill)
-def _fill_by_type(qm, i, lo, hi, out):  # noqa: ANN001, ANN202
+@overload(fill_column)
+def _fill_column_by_type(qm, i, lo, hi, out):  # noqa: ANN001, ANN202
     """A Q-matrix built for several threads (``pool`` 2-D) computes long columns of dense data
     on them (:func:`_column_threads`, where ``(hi - lo) (d + 32) >= THREAD_WORK``); any other
     takes one thread, and its callers compile no parallel code."""
@@ -334,18 +339,24 @@ def _fill_by_type(qm, i, lo, hi, out):  # noqa: ANN001, ANN202
             else:
                 _column_range(qm, i, lo, hi, out, qm.dots[: hi - lo], qm.bits[: hi - lo])
         return threaded
+    return _column_range_serial
 
-    def serial(qm, i, lo, hi, out):  # noqa: ANN001, ANN202
-        _column_range(qm, i, lo, hi, out, qm.dots[: hi - lo], qm.bits[: hi - lo])
-    return serial
+
+def _column_range_serial(qm, i, lo, hi, out):  # noqa: ANN001, ANN202
+    m = hi - lo  # _column_range on the Q-matrix's own scratch, without a call in between
+    dots = qm.dots[:m]
+    _layout_dots(qm, i, lo, hi, dots)
+    finish_values(qm.kind, qm.gamma, qm.coef0, qm.degree, dots, qm.bits[:m])
+    o, yT = out[lo:hi], qm.yT[lo:hi]
+    y_i = qm.y[i]
+    for k in range(m):
+        o[k] = y_i * yT[k] * dots[k]
 
 
 @njit(**ENTRY)
-def fill_column(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray) -> None:
-    """``out[k] = y_i y_t K(x_t, x_i)``, ``t = order[k]``, for the positions ``lo <= k < hi``,
-    rounded to ``out``'s dtype (the products are float64); on several threads when the
-    Q-matrix was built for them (``make_qmatrix(threads=k)``) and the column is long."""
-    _fill(qm, i, lo, hi, out)
+def _fill_column_entry(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray) -> None:
+    """:func:`fill_column` for Python callers."""
+    fill_column(qm, i, lo, hi, out)
 
 
 @njit(inline="always")
