@@ -106,15 +106,15 @@ def smo(
     n_jobs : int or None
         Threads (opt-in; -1 for every core). None (default): the loop on one thread, the
         certificate from the kernel object's blocks. ``k``: the certificate from the
-        Q-matrix's compiled blocks, whose passes, the long kernel columns of dense data (bit
-        for bit the one-thread columns) and every BLAS call (the certificate's products on
-        wide data, the kernel columns of wide data) run on ``k`` threads. BLAS splits its sums
-        by thread count, so on wide data the last bits of kernel values and of the
-        certificate's sums (and from them ``b``, and the iterates after a continuation) may
-        differ between values of ``k`` and from the default (rbf, poly and sigmoid on dense
-        data of fewer than 32 features: none, every ``k`` gives the ``n_jobs=1`` bits); every
-        answer is certified in float64 all the same, and a given ``k`` gives the same bits on
-        every run.
+        Q-matrix's compiled blocks, whose passes and BLAS products, and the long kernel
+        columns of dense data (bit for bit the one-thread columns), run on ``k`` threads (the
+        BLAS blocks of kernel columns of wide data run on one thread whatever ``k``). BLAS
+        splits its sums by thread count, so on wide data the last bits of the certificate's
+        sums (and from them ``b``, and the iterates after a continuation) may differ between
+        values of ``k`` and from the default (rbf, poly and sigmoid on dense data of fewer
+        than 32 features: none, every ``k`` gives the ``n_jobs=1`` bits); every answer is
+        certified in float64 all the same, and a given ``k`` gives the same bits on every
+        run.
 
     Returns
     -------
