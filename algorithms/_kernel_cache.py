@@ -231,7 +231,7 @@ def load_column(c: ColumnCache, kd: QMatrix, i: int) -> int:
 @njit(inline="always")
 def load_columns(c: ColumnCache, kd: QMatrix, nb: int) -> None:
     """Compute the uncached columns ``c.picks[0, :nb]`` (compiled kernels; ``nb <=
-    BLAS_BLOCK`` when :func:`~maxmargin.kernels.qmatrix.blas_columns`, else ``nb <=
+    len(kd.block)`` when :func:`~maxmargin.kernels.qmatrix.blas_columns`, else ``nb <=
     MAX_BLOCK``) on the layout's ``L`` positions by
     :func:`~maxmargin.kernels.qmatrix.fill_columns`: one BLAS product on wide data, else one
     pass over ``XT`` (each block of ``BLOCK_ROWS`` rows of every feature read once for all

@@ -106,12 +106,15 @@ def smo(
     n_jobs : int or None
         Threads (opt-in; -1 for every core). None (default): the loop on one thread, the
         certificate from the kernel object's blocks. ``k``: the certificate from the
-        Q-matrix's compiled blocks, whose passes and every BLAS call (the certificate's
-        products, the kernel columns of wide data) run on ``k`` threads. BLAS splits its sums
-        by thread count, so the last bits of kernel values and of the certificate's sums (and
-        from them ``b``, and the iterates after a continuation) may differ between values of
-        ``k`` and from the default; every answer is certified in float64 all the same, and a
-        given ``k`` gives the same bits on every run.
+        Q-matrix's compiled blocks, whose passes and BLAS products, and the long kernel
+        columns of dense data (bit for bit the one-thread columns), run on ``k`` threads (the
+        BLAS blocks of kernel columns of wide data run on one thread whatever ``k``). BLAS
+        splits its sums by thread count, so on wide data the last bits of the certificate's
+        sums (and from them ``b``, and the iterates after a continuation) may differ between
+        values of ``k`` and from the default (rbf, poly and sigmoid on dense data of fewer
+        than 32 features: none, every ``k`` gives the ``n_jobs=1`` bits); every answer is
+        certified in float64 all the same, and a given ``k`` gives the same bits on every
+        run.
 
     Returns
     -------
@@ -148,11 +151,11 @@ def default_max_iter(n: int) -> int:
 
 
 def problem_of(X: Any, y: np.ndarray, C: float | None, sw: np.ndarray | None,
-               kern: Kernel) -> tuple[Problem, np.ndarray]:
-    """The :class:`Problem` of validated arguments (its Q-matrix; linear data far from the
-    origin centred) and its diagonal ``K_ii``."""
+               kern: Kernel, threads: int = 1) -> tuple[Problem, np.ndarray]:
+    """The :class:`Problem` of validated arguments (its Q-matrix, long columns on ``threads``
+    threads; linear data far from the origin centred) and its diagonal ``K_ii``."""
     Xs = _centred_if_offset(X) if kern.kind == KIND_LINEAR else X
-    kd = make_qmatrix(kern, Xs, y, blocks=True)
+    kd = make_qmatrix(kern, Xs, y, blocks=True, threads=threads)
     QD = diagonal(kd)  # K_ii from the data the columns come from (centred for linear and rbf)
     return Problem(Xs, y, C, sw, kern, kd, radius2=float(np.max(QD)), X_user=X), QD
 
@@ -162,7 +165,7 @@ def solve_checked(X: Any, y: np.ndarray, C: float | None, sw: np.ndarray | None,
     """:func:`smo` on validated arguments: build the Q-matrix and the solver, run the precision
     policy, report (:mod:`.batch` runs the same steps for each problem of a batch)."""
     start = time.perf_counter()
-    problem, QD = problem_of(X, y, C, sw, kern)
+    problem, QD = problem_of(X, y, C, sw, kern, options.threads or 1)
     first = first_precision(precision, problem.radius2)
     box = None if C is None else (C if sw is None else C * sw)
     solver = Solver(problem, options, new_state(problem.kd, QD, box, options.tol, history_every))

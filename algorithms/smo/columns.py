@@ -8,7 +8,6 @@ import numpy as np
 
 from maxmargin._jit import njit
 from maxmargin.algorithms._kernel_cache import (
-    BLAS_BLOCK,
     MAX_BLOCK,
     S_LEN,
     S_SLOTS,
@@ -23,7 +22,8 @@ __all__ = ["PREFETCH", "PREFETCH_BYTES", "prefetch"]
 #: When kernel values are dear, the layout's features outgrow the processor's caches
 #: (``PREFETCH_BYTES`` of float64) and the cache holds every column at the layout's length, a
 #: missing column is computed together with the columns of up to ``PREFETCH - 1`` more of the
-#: most violating uncached variables (``BLAS_BLOCK - 1`` more by BLAS); only the cache's content
+#: most violating uncached variables (by BLAS, as many more as a product computes,
+#: :func:`~maxmargin.kernels.qmatrix.blas_block_rows`); only the cache's content
 #: changes (the one-pass columns are bit for bit those computed one at a time; the BLAS ones
 #: may differ in the last bits of float64, see ``qmatrix._blas_fill``).
 PREFETCH = MAX_BLOCK
@@ -34,16 +34,16 @@ PREFETCH_BYTES = 8 * 2**20
 def prefetch(st: SolverState, c: ColumnCache, kd: QMatrix, i: int) -> bool:
     """If kernel values are dear, the features large and every column fits in the cache (see
     ``PREFETCH``), compute the missing column ``i`` together with those of the ``PREFETCH - 1``
-    (by BLAS ``BLAS_BLOCK - 1``) most violating uncached active variables (largest ``-y_t G_t``
-    over ``I_up``, ``y_t G_t`` over ``I_low``: the candidates of the next working sets) by
-    :func:`load_columns`; False (nothing done) otherwise."""
+    (by BLAS, the product's columns less one) most violating uncached active variables
+    (largest ``-y_t G_t`` over ``I_up``, ``y_t G_t`` over ``I_low``: the candidates of the next
+    working sets) by :func:`load_columns`; False (nothing done) otherwise."""
     n, d, L = st.alpha.shape[0], kd.XT.shape[0], c.state[S_LEN]
     if (d < EXPENSIVE_FEATURES or 8 * d * L < PREFETCH_BYTES or c.state[S_SLOTS] < n
             or c.slot_of[i] >= 0):
         return False
     G, yT, in_up, in_low, act = st.G, st.yT, st.in_up, st.in_low, st.act
     cols, score = c.picks[0], c.score
-    limit = BLAS_BLOCK if blas_columns(kd, L) else PREFETCH
+    limit = kd.block.shape[0] if blas_columns(kd, L) else PREFETCH
     cols[0] = i
     nb = np.int64(1)  # not a literal (see state.PERIODIC)
     for k in range(L):

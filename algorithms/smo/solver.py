@@ -66,10 +66,11 @@ class Options:
     max_iter: int
     cache_size: float
     exact_finish: bool
-    #: None: the certificate from the kernel object's blocks (BLAS as the process has it) and
-    #: the loop's BLAS blocks on one thread; k: the certificate from the Q-matrix's compiled
-    #: blocks (:func:`~maxmargin.kernels.qmatrix.weighted_sums`) and every BLAS call on k
-    #: threads (``smo``'s ``n_jobs`` says what changes with k)
+    #: None: the certificate from the kernel object's blocks (BLAS as the process has it); k:
+    #: the certificate from the Q-matrix's compiled blocks
+    #: (:func:`~maxmargin.kernels.qmatrix.weighted_sums`) and its BLAS calls on k threads, long
+    #: kernel columns split over k threads; the loop's BLAS blocks on one thread either way
+    #: (``smo``'s ``n_jobs`` says what changes with k)
     threads: int | None = None
 
 
@@ -150,7 +151,9 @@ class Solver:
         note_compile(solve_platt if platt else solve_pairs, "SMO's loops", "about 16 s of CPU")
         if platt:
             return solve_platt(st, self.cache, kd, limits, 0)
-        with self._blas_threads(kd.block.shape[0] > 0):  # the BLAS blocks of wide data
+        # the BLAS blocks of wide data on one thread whatever n_jobs (its threads split long
+        # columns instead): two pools on two shared cores took 3x the time
+        with blas_threads(1) if kd.block.shape[0] > 0 else contextlib.nullcontext():
             return solve_pairs(st, self.cache, kd, opt.working_set == "wss2", opt.shrinking,
                                limits, prefetching_for(kd))
 

@@ -22,13 +22,15 @@ column and every entry, so ``Q_ij = Q_ji`` bit for bit.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import numba
 import numpy as np
 from numba import prange
 from numba.core import cgutils, types
-from numba.core.extending import intrinsic
+from numba.core.extending import intrinsic, overload
 from numba.np.arrayobj import make_array
 from numba.np.linalg import call_xxgemm, ensure_blas
 
@@ -44,12 +46,15 @@ from maxmargin.kernels.formulas import (
     finish_values,
     kernel_entry,
 )
+from maxmargin.tolerances import CANCEL_RTOL
 
 __all__ = [
     "COMPILED", "GRAM_MAX_BYTES", "EXPENSIVE_FEATURES", "QMatrix", "make_qmatrix", "fill_column",
     "fill_columns", "kernel_value", "diagonal", "quadratic_form", "is_dense", "expensive",
     "value_cost", "weighted_sums", "has_weighted_sums", "blas_columns",
-    "MAX_BLOCK", "BLOCK_ROWS", "SUM_BLOCK_VALUES", "SUM_CHUNK", "BLAS_BLOCK", "BLAS_BYTES",
+    "MAX_BLOCK", "BLOCK_ROWS", "SUM_BLOCK_VALUES", "SUM_CHUNK", "SUM_TILE_ROWS",
+    "SUM_TILE_POINTS", "SUM_FUSED_FEATURES", "BLAS_BLOCK", "BLAS_BYTES", "BLAS_BUFFER_BYTES",
+    "blas_block_rows", "THREAD_WORK",
 ]
 
 #: The formulas computed here from the data (any other kernel is read from its Gram matrix).
@@ -62,13 +67,23 @@ EXPENSIVE_FEATURES = 64
 #: at a time (their partial sums, 8 x 256 float64, stay in L1).
 MAX_BLOCK, BLOCK_ROWS = 8, 256
 #: :func:`weighted_sums` evaluates at most this many kernel values at once (a block of rows),
-#: and on several threads chunks of ``SUM_CHUNK`` rows.
+#: and on several threads chunks of ``SUM_CHUNK`` rows; on narrow data tiles of
+#: ``SUM_TILE_ROWS`` rows and ``SUM_TILE_POINTS`` points (their values and partial sums in L1).
 SUM_BLOCK_VALUES, SUM_CHUNK = 2**20, 64
+SUM_TILE_ROWS, SUM_TILE_POINTS = 4, 256
+#: :func:`weighted_sums` fuses products and kernel values on data of fewer features than this
+#: (BLAS products are no faster there, and the passes need no BLAS threads).
+SUM_FUSED_FEATURES = 32
+#: A column of dense data goes to several threads (a Q-matrix built for them) when its
+#: positions times ``d + 32`` (its products and its kernel formula) reach this.
+THREAD_WORK = 2**17
 #: Wide dense data (``d >= EXPENSIVE_FEATURES`` and the features of all points at least
 #: ``BLAS_BYTES``), built with ``blocks=True``: :func:`fill_columns` computes up to
 #: ``BLAS_BLOCK`` columns by one BLAS product ``X[cols] XT`` while the layout holds at least
-#: half the points (the product covers all of them).
-BLAS_BLOCK, BLAS_BYTES = 32, 8 * 2**20
+#: half the points (the product covers all of them; each product reads all of ``XT``, so the
+#: more columns a product, the fewer passes over the features). The product's buffer takes at
+#: most ``BLAS_BUFFER_BYTES``: fewer columns a product above 65,536 points.
+BLAS_BLOCK, BLAS_BYTES, BLAS_BUFFER_BYTES = 64, 8 * 2**20, 32 * 2**20
 
 
 class QMatrix(NamedTuple):
@@ -96,14 +111,18 @@ class QMatrix(NamedTuple):
     degree: int
     dots: np.ndarray  # (n,) float64 scratch
     bits: np.ndarray  # (n,) int64 scratch
-    panel: np.ndarray  # (BLAS_BLOCK, d) float64: the points of a BLAS block (wide data), or (0, 0)
-    block: np.ndarray  # (BLAS_BLOCK, n) float64: their products with XT, or (0, 0)
+    panel: np.ndarray  # (b, d) float64: the points of a BLAS block (wide data), or (0, 0)
+    block: np.ndarray  # (b, n) float64: their products with XT, or (0, 0); b = blas_block_rows
+    pool: np.ndarray  # int64: (threads, 2) for columns on several threads, else (0,) (its type
+    #                   selects the compiled column code: see fill_column)
 
 
-def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray, blocks: bool = False) -> QMatrix:
+def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray, blocks: bool = False,
+                 threads: int = 1) -> QMatrix:
     """The :class:`QMatrix` of a validated kernel and data set, in the identity layout;
     ``blocks``: with the buffers of :func:`fill_columns`' BLAS products on wide data
-    (``BLAS_BLOCK``)."""
+    (:func:`blas_block_rows`); ``threads > 1``: long columns of dense data computed on that many
+    threads (:func:`fill_column`; compiled callers then compile a specialisation of their own)."""
     n = X.shape[0] if hasattr(X, "shape") else len(X)
     y = np.ascontiguousarray(y, dtype=np.float64)
     ints, none2 = np.zeros(0, dtype=np.int64), np.zeros((0, 0))
@@ -113,7 +132,10 @@ def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray, blocks: bool = False) ->
         "bits": np.empty(n, dtype=np.int64), "X": none2, "XT": np.zeros((0, n)),
         "indptr": ints, "indices": ints, "values": np.zeros(0), "G": none2,
         "panel": none2, "block": none2,
+        "pool": np.zeros((threads, 2), dtype=np.int64) if threads > 1 else ints,
     }
+    if threads > 1:  # start Numba's thread pool: compiled code loaded from the cache calls it
+        numba.get_num_threads()
     gamma, coef0, degree = kernel.params
     kind = kernel.kind if kernel.kind in COMPILED else KIND_GRAM
     if kind == KIND_GRAM:
@@ -145,9 +167,16 @@ def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray, blocks: bool = False) ->
         parts.update(X=Xd, XT=XT)
         d = Xd.shape[1]
         if blocks and d >= EXPENSIVE_FEATURES and 8 * d * n >= BLAS_BYTES:
-            parts.update(panel=np.empty((BLAS_BLOCK, d)), block=np.empty((BLAS_BLOCK, n)))
+            rows = blas_block_rows(n)
+            parts.update(panel=np.empty((rows, d)), block=np.empty((rows, n)))
     return QMatrix(sq=sq, sqT=sq.copy(), kind=int(kind), gamma=float(gamma),
                    coef0=float(coef0), degree=int(degree), **parts)
+
+
+def blas_block_rows(n: int) -> int:
+    """The columns of one BLAS product of :func:`fill_columns` on ``n`` points: ``BLAS_BLOCK``,
+    fewer where its buffer would pass ``BLAS_BUFFER_BYTES`` (at least ``MAX_BLOCK``)."""
+    return int(min(BLAS_BLOCK, max(MAX_BLOCK, BLAS_BUFFER_BYTES // (8 * max(n, 1)))))
 
 
 @njit
@@ -215,29 +244,30 @@ def _sparse_dot(qm: QMatrix, a: int, b: int) -> float:
 
 
 @njit(**INTERNAL)
-def _layout_dots(qm: QMatrix, i: int, lo: int, hi: int) -> None:
-    """``dots[k - lo]`` for the layout positions ``lo <= k < hi`` (``t = order[k]``):
+def _layout_dots(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray) -> None:
+    """``out[k - lo]`` for the layout positions ``lo <= k < hi`` (``t = order[k]``):
     ``x_t . x_i`` (``||x_t - x_i||^2`` for rbf, clamped at 0), or ``K_ti`` itself from a stored
     Gram matrix.
 
     Dense data: over ``XT`` with unit stride, four features a pass over blocks of 512 rows (kept
-    in L1), summed in feature order for every column (so ``Q_ij = Q_ji`` bit for bit).
+    in L1), summed in feature order for every column (so ``Q_ij = Q_ji`` bit for bit; each entry
+    the same whatever range it is computed in).
     """
     if qm.G.shape[0] > 0:
         row = qm.G[i]
         for k in range(lo, hi):
-            qm.dots[k - lo] = row[qm.order[k]]
+            out[k - lo] = row[qm.order[k]]
         return
     if qm.indptr.shape[0] > 0:
         for k in range(lo, hi):
-            qm.dots[k - lo] = _sparse_dot(qm, qm.order[k], i)
+            out[k - lo] = _sparse_dot(qm, qm.order[k], i)
     else:
         XT = qm.XT
         xi = qm.X[i]
         for b0 in range(lo, hi, 512):
             b1 = min(hi, b0 + 512)
             m = b1 - b0
-            dots = qm.dots[b0 - lo : b1 - lo]
+            dots = out[b0 - lo : b1 - lo]
             for k in range(m):
                 dots[k] = 0.0
             f, d = 0, XT.shape[0]
@@ -256,27 +286,84 @@ def _layout_dots(qm: QMatrix, i: int, lo: int, hi: int) -> None:
         sq_i = qm.sq[i]
         sqT = qm.sqT
         for k in range(lo, hi):
-            qm.dots[k - lo] = max(sqT[k] + sq_i - 2.0 * qm.dots[k - lo], 0.0)
+            out[k - lo] = max(sqT[k] + sq_i - 2.0 * out[k - lo], 0.0)
 
 
-@njit(**ENTRY)
-def fill_column(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray) -> None:
-    """``out[k] = y_i y_t K(x_t, x_i)``, ``t = order[k]``, for the positions ``lo <= k < hi``,
-    rounded to ``out``'s dtype (the products are float64)."""
+@njit(**INTERNAL)
+def _column_range(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray, dots: np.ndarray,
+                  bits: np.ndarray) -> None:
+    """:func:`fill_column` on the positions ``lo <= k < hi`` with the scratch ``dots``, ``bits``
+    (``hi - lo`` long)."""
     m = hi - lo
-    _layout_dots(qm, i, lo, hi)
-    finish_values(qm.kind, qm.gamma, qm.coef0, qm.degree, qm.dots[:m], qm.bits[:m])
-    dots, o, yT = qm.dots[:m], out[lo:hi], qm.yT[lo:hi]
+    _layout_dots(qm, i, lo, hi, dots)
+    finish_values(qm.kind, qm.gamma, qm.coef0, qm.degree, dots, bits)
+    o, yT = out[lo:hi], qm.yT[lo:hi]
     y_i = qm.y[i]
     for k in range(m):
         o[k] = y_i * yT[k] * dots[k]
+
+
+@njit(parallel=True, no_cfunc_wrapper=True)
+def _column_threads(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray) -> None:
+    """:func:`_column_range` on ``len(qm.pool)`` ranges of whole blocks of 512 positions, one a
+    thread (each on its part of the scratch): every entry as on one thread, bit for bit."""
+    parts = qm.pool.shape[0]
+    step = ((hi - lo + parts - 1) // parts + 511) // 512 * 512
+    for p in prange(parts):
+        a = lo + p * step
+        b = min(hi, a + step)
+        if a < b:
+            _column_range(qm, i, a, b, out, qm.dots[a - lo : b - lo], qm.bits[a - lo : b - lo])
+
+
+def fill_column(qm, i, lo, hi, out):  # noqa: ANN001, ANN201 (an overload's names must match)
+    """``out[k] = y_i y_t K(x_t, x_i)``, ``t = order[k]``, for the positions ``lo <= k < hi``,
+    rounded to ``out``'s dtype (the products are float64); on several threads when the
+    Q-matrix was built for them (``make_qmatrix(threads=k)``) and the column is long.
+
+    Compiled callers get the code of the Q-matrix's type (:func:`_fill_column_by_type`, no
+    call in between); Python callers go through :func:`_fill_column_entry`."""
+    _fill_column_entry(qm, i, lo, hi, out)
+
+
+@overload(fill_column)
+def _fill_column_by_type(qm, i, lo, hi, out):  # noqa: ANN001, ANN202
+    """A Q-matrix built for several threads (``pool`` 2-D) computes long columns of dense data
+    on them (:func:`_column_threads`, where ``(hi - lo) (d + 32) >= THREAD_WORK``); any other
+    takes one thread, and its callers compile no parallel code."""
+    if qm.types[qm.fields.index("pool")].ndim == 2:
+        def threaded(qm, i, lo, hi, out):  # noqa: ANN001, ANN202
+            if (qm.G.shape[0] == 0 and qm.indptr.shape[0] == 0
+                    and (hi - lo) * (qm.XT.shape[0] + 32) >= THREAD_WORK):
+                _column_threads(qm, i, lo, hi, out)
+            else:
+                _column_range(qm, i, lo, hi, out, qm.dots[: hi - lo], qm.bits[: hi - lo])
+        return threaded
+    return _column_range_serial
+
+
+def _column_range_serial(qm, i, lo, hi, out):  # noqa: ANN001, ANN202
+    m = hi - lo  # _column_range on the Q-matrix's own scratch, without a call in between
+    dots = qm.dots[:m]
+    _layout_dots(qm, i, lo, hi, dots)
+    finish_values(qm.kind, qm.gamma, qm.coef0, qm.degree, dots, qm.bits[:m])
+    o, yT = out[lo:hi], qm.yT[lo:hi]
+    y_i = qm.y[i]
+    for k in range(m):
+        o[k] = y_i * yT[k] * dots[k]
+
+
+@njit(**ENTRY)
+def _fill_column_entry(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray) -> None:
+    """:func:`fill_column` for Python callers."""
+    fill_column(qm, i, lo, hi, out)
 
 
 @njit(inline="always")
 def fill_columns(qm: QMatrix, cols: np.ndarray, nb: int, L: int, data: np.ndarray,
                  offsets: np.ndarray, acc: np.ndarray) -> None:
     """Columns ``cols[:nb]`` on the layout's ``L`` positions into
-    ``data[offsets[b] : offsets[b] + L]``. With :func:`blas_columns` (``nb <= BLAS_BLOCK``):
+    ``data[offsets[b] : offsets[b] + L]``. With :func:`blas_columns` (``nb <= len(qm.block)``):
     one BLAS product (:func:`_blas_fill`). Otherwise (``nb <= MAX_BLOCK``), on dense data in one
     pass over ``XT`` (each block of ``BLOCK_ROWS`` rows of every feature read once for all
     ``nb`` columns, ``acc`` their partial sums), bit for bit the values of
@@ -354,7 +441,7 @@ def gemm(typingctx: Any, a: Any, b: Any, out: Any) -> Any:
 
 @njit(no_cpython_wrapper=True)
 def blas_columns(qm: QMatrix, L: int) -> bool:
-    """Whether :func:`fill_columns` takes blocks of up to ``BLAS_BLOCK`` columns by BLAS: the
+    """Whether :func:`fill_columns` takes blocks of up to ``len(qm.block)`` columns by BLAS: the
     buffers exist (wide data, ``blocks=True``) and the layout holds at least half the points."""
     return qm.block.shape[0] > 0 and 2 * L >= qm.XT.shape[1]
 
@@ -452,36 +539,163 @@ def weighted_sums(qm: QMatrix, idx: np.ndarray, coef: np.ndarray,
                   threads: int = 1) -> np.ndarray:
     """``g_t = sum_k coef_k K(x_t, x_{idx_k})`` for every point ``t`` (original order), in
     float64, from the Q-matrix's dense data (:func:`has_weighted_sums`; rbf data are centred
-    already and their squared norms known): blocks of rows of the products ``X S^T``
-    (``S = X[idx]``) by BLAS, then one compiled pass per row (:func:`_weighted_rows`).
+    already and their squared norms known).
 
-    ``threads > 1``: the rows' passes run on that many threads, in chunks of ``SUM_CHUNK``
-    rows fixed by the data (each row summed by one thread, in order): the same values for every
-    thread count (the BLAS products run on the caller's BLAS threads, whose count can change
-    their last bits). Values are not checked finite here."""
+    Narrow data (``d < SUM_FUSED_FEATURES``): one compiled pass over tiles of rows and points
+    (:func:`_fused_rows`; rbf distances summed from the differences), no product matrix in
+    memory. Wide data: blocks of rows of the products ``X S^T`` (``S = X[idx]``) by BLAS, then
+    one compiled pass per row (:func:`_weighted_rows`); the rows of the points ``idx`` (when
+    distinct) from the upper triangle of ``S S^T`` only (:func:`_symmetric_sums`).
+
+    ``threads > 1``: the rows run on that many threads, in chunks of ``SUM_CHUNK`` rows fixed
+    by the data (each row summed by one thread, in one order): the same values for every
+    thread count, except that wide data's BLAS products run on the caller's BLAS threads,
+    whose count can change their last bits. Values are not checked finite here."""
     X, sq = qm.X, qm.sq
     n, m = X.shape[0], idx.shape[0]
     out = np.zeros(n)
     if m == 0:
         return out
+    params = (qm.kind, qm.gamma, qm.coef0, qm.degree)
+    coef = np.ascontiguousarray(coef, dtype=np.float64)
+    if X.shape[1] < SUM_FUSED_FEATURES:
+        ST = np.ascontiguousarray(X[idx].T)
+        if threads > 1 and n > SUM_CHUNK:
+            with _numba_threads(threads):
+                _fused_rows_parallel(*params, X, ST, coef, out)
+        else:
+            _fused_rows(*params, X, ST, coef, np.int64(0), np.int64(n), out)
+        return out
     S = X[idx]
     s2 = sq[idx]
-    rows = max(1, SUM_BLOCK_VALUES // m)
-    params = (qm.kind, qm.gamma, qm.coef0, qm.degree)
-    for b0 in range(0, n, rows):
-        b1 = min(n, b0 + rows)
-        A = X[b0:b1]
-        D = A @ S.T
-        if threads > 1 and b1 - b0 > SUM_CHUNK:
-            previous = numba.get_num_threads()
-            numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-            try:
-                _weighted_rows_parallel(*params, D, A, S, sq[b0:b1], s2, coef, out[b0:b1])
-            finally:
-                numba.set_num_threads(previous)
-        else:
-            _weighted_rows(*params, D, A, S, sq[b0:b1], s2, coef, out[b0:b1])
+    inside = np.zeros(n, dtype=bool)
+    inside[idx] = True
+    if np.count_nonzero(inside) < m:  # repeated points: every row against all of them
+        _product_rows(params, X, sq, S, s2, coef, out, threads)
+        return out
+    rest = np.flatnonzero(~inside)
+    part = np.zeros(rest.shape[0])
+    _product_rows(params, X[rest], sq[rest], S, s2, coef, part, threads)
+    out[rest] = part
+    out[idx] = _symmetric_sums(params, S, s2, coef)
     return out
+
+
+def _product_rows(params: tuple, A: np.ndarray, a2: np.ndarray, S: np.ndarray, s2: np.ndarray,
+                  coef: np.ndarray, out: np.ndarray, threads: int) -> None:
+    """``out[i] = sum_k coef_k K(a_i, s_k)``: blocks of rows of ``A S^T`` by BLAS, then
+    :func:`_weighted_rows` (on ``threads`` threads, chunks of ``SUM_CHUNK`` rows)."""
+    rows = max(1, SUM_BLOCK_VALUES // S.shape[0])
+    for b0 in range(0, A.shape[0], rows):
+        b1 = min(A.shape[0], b0 + rows)
+        D = A[b0:b1] @ S.T
+        if threads > 1 and b1 - b0 > SUM_CHUNK:
+            with _numba_threads(threads):
+                _weighted_rows_parallel(*params, D, A[b0:b1], S, a2[b0:b1], s2, coef,
+                                        out[b0:b1])
+        else:
+            _weighted_rows(*params, D, A[b0:b1], S, a2[b0:b1], s2, coef, out[b0:b1])
+
+
+def _symmetric_sums(params: tuple, S: np.ndarray, s2: np.ndarray,
+                    coef: np.ndarray) -> np.ndarray:
+    """``g_j = sum_k coef_k K(s_j, s_k)`` for the points themselves, from the upper triangle
+    only (half the products): blocks of rows ``S[j0:j1] S[j0:]^T`` by BLAS, then
+    :func:`_triangle_rows` (each value ``K_jk``, ``k >= j``, computed once and added to both
+    sums, in an order fixed by the data)."""
+    m = S.shape[0]
+    rows_sum, cols_sum = np.zeros(m), np.zeros(m)
+    rows = max(1, SUM_BLOCK_VALUES // m)
+    for j0 in range(0, m, rows):
+        j1 = min(m, j0 + rows)
+        D = S[j0:j1] @ S[j0:].T
+        _triangle_rows(*params, D, S[j0:j1], S[j0:], s2[j0:j1], s2[j0:], coef[j0:j1],
+                       coef[j0:], rows_sum[j0:j1], cols_sum[j0:])
+    return rows_sum + cols_sum
+
+
+@contextlib.contextmanager
+def _numba_threads(threads: int) -> Iterator[None]:
+    """Numba's parallel loops on ``threads`` threads (at most its pool's) inside the block."""
+    previous = numba.get_num_threads()
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
+
+
+@njit(no_cfunc_wrapper=True)
+def _fused_rows(kind: int, gamma: float, coef0: float, degree: int, X: np.ndarray,
+                ST: np.ndarray, coef: np.ndarray, r0: int, r1: int, out: np.ndarray) -> None:
+    """``out[t] = sum_k coef_k K(x_t, s_k)`` for the rows ``r0 <= t < r1`` of ``X``, the points
+    ``s_k`` being the columns of ``ST`` (``d x m``), tile by tile: ``SUM_TILE_ROWS`` rows
+    against ``SUM_TILE_POINTS`` points, their inner products (rbf: ``||x_t - s_k||^2`` summed
+    from the differences, exact of cancellation) four features a pass into ``acc`` (L1),
+    :func:`~maxmargin.kernels.formulas.finish_values`, then ``coef_k K_tk`` added into ``part``
+    by position in the tile; a row's sum is its ``part`` summed in order. One order for each
+    row whatever rows the call holds."""
+    d, m = ST.shape
+    R, P = SUM_TILE_ROWS, SUM_TILE_POINTS
+    acc = np.empty((R, P))
+    part = np.empty((R, P))
+    bits = np.empty(P, dtype=np.int64)
+    rbf = kind == KIND_RBF
+    for t0 in range(r0, r1, R):
+        nr = min(r1, t0 + R) - t0
+        for r in range(nr):
+            part[r, :] = 0.0
+        for c0 in range(0, m, P):
+            w = min(m, c0 + P) - c0
+            for r in range(nr):
+                acc[r, :w] = 0.0
+            f = 0
+            while f + 4 <= d:  # each tile of ST read once for the rows, from L1
+                s0, s1 = ST[f, c0 : c0 + w], ST[f + 1, c0 : c0 + w]
+                s2, s3 = ST[f + 2, c0 : c0 + w], ST[f + 3, c0 : c0 + w]
+                for r in range(nr):
+                    a, x = acc[r, :w], X[t0 + r]
+                    x0, x1, x2, x3 = x[f], x[f + 1], x[f + 2], x[f + 3]
+                    if rbf:
+                        for k in range(w):
+                            e0, e1, e2, e3 = s0[k] - x0, s1[k] - x1, s2[k] - x2, s3[k] - x3
+                            a[k] = a[k] + e0 * e0 + e1 * e1 + e2 * e2 + e3 * e3
+                    else:
+                        for k in range(w):
+                            a[k] = a[k] + s0[k] * x0 + s1[k] * x1 + s2[k] * x2 + s3[k] * x3
+                f += 4
+            for rest in range(f, d):
+                s0 = ST[rest, c0 : c0 + w]
+                for r in range(nr):
+                    a, xf = acc[r, :w], X[t0 + r, rest]
+                    if rbf:
+                        for k in range(w):
+                            e0 = s0[k] - xf
+                            a[k] += e0 * e0
+                    else:
+                        for k in range(w):
+                            a[k] += s0[k] * xf
+            c = coef[c0 : c0 + w]
+            for r in range(nr):
+                a, p = acc[r, :w], part[r, :w]
+                finish_values(kind, gamma, coef0, degree, a, bits[:w])
+                for k in range(w):
+                    p[k] += c[k] * a[k]
+        for r in range(nr):
+            s = 0.0
+            for k in range(min(m, P)):
+                s += part[r, k]
+            out[t0 + r] = s
+
+
+@njit(parallel=True, no_cfunc_wrapper=True)
+def _fused_rows_parallel(kind: int, gamma: float, coef0: float, degree: int, X: np.ndarray,
+                         ST: np.ndarray, coef: np.ndarray, out: np.ndarray) -> None:
+    """:func:`_fused_rows` on chunks of ``SUM_CHUNK`` rows in parallel."""
+    n = X.shape[0]
+    for c in prange((n + SUM_CHUNK - 1) // SUM_CHUNK):
+        c0 = c * SUM_CHUNK
+        _fused_rows(kind, gamma, coef0, degree, X, ST, coef, c0, min(n, c0 + SUM_CHUNK), out)
 
 
 @njit
@@ -508,6 +722,45 @@ def _weighted_rows(kind: int, gamma: float, coef0: float, degree: int, D: np.nda
             for k in range(m):
                 total += coef[k] * values[k]
             out[i] = total
+
+
+@njit(no_cfunc_wrapper=True)
+def _triangle_rows(kind: int, gamma: float, coef0: float, degree: int, D: np.ndarray,
+                   A: np.ndarray, B: np.ndarray, a2: np.ndarray, b2: np.ndarray,
+                   ca: np.ndarray, cb: np.ndarray, rows_sum: np.ndarray,
+                   cols_sum: np.ndarray) -> None:
+    """For the rows ``r`` of ``D = A B^T`` whose points are ``B``'s first ones (``a_r = b_r``):
+    the kernel values ``K_rk``, ``k >= r``, as :func:`_weighted_rows` computes them (rbf
+    distances with the cancellation fix), then ``rows_sum[r] += sum_{k >= r} cb_k K_rk`` and
+    ``cols_sum[k] += ca_r K_rk`` for ``k > r``, row after row."""
+    w = D.shape[1]
+    d2 = np.empty(w)
+    bits = np.empty(w, dtype=np.int64)
+    for r in range(D.shape[0]):
+        m = w - r
+        v = d2[:m]
+        row = D[r, r:]
+        if kind == KIND_RBF:
+            a2_r = a2[r]
+            for k in range(m):
+                t = a2_r + b2[r + k] - 2.0 * row[k]
+                if t < CANCEL_RTOL * (a2_r + b2[r + k]):  # near duplicates: from differences
+                    t = 0.0
+                    for f in range(A.shape[1]):
+                        e = A[r, f] - B[r + k, f]
+                        t += e * e
+                v[k] = max(t, 0.0)
+        else:
+            for k in range(m):
+                v[k] = row[k]
+        finish_values(kind, gamma, coef0, degree, v, bits[:m])
+        s = 0.0
+        for k in range(m):
+            s += cb[r + k] * v[k]
+        rows_sum[r] += s
+        c_r = ca[r]
+        for k in range(1, m):
+            cols_sum[r + k] += c_r * v[k]
 
 
 @njit(parallel=True)
