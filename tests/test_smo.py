@@ -832,7 +832,7 @@ def test_certificate_after_a_continuation_is_the_fresh_one(seed: int, moves: int
     run = Solver(Problem(X, y, C, None, kern, kd, radius2=1.0),
                  Options(1e-3, "wss2", True, 10**6, 1.0, exact_finish=True), st_)
     run.solve("double")
-    run.certify()
+    run.restart_from(run.certify()[0])  # as a continuation does: g_B kept for the update
     alpha = st_.alpha
     # a continuation's moves: some alphas to the bound, some off it, some within the box
     idx = rng.choice(80, size=moves, replace=False)

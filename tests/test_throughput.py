@@ -21,7 +21,7 @@ from maxmargin._threads import blas_threads, check_n_jobs
 from maxmargin.algorithms import _kernel_cache as kc
 from maxmargin.algorithms.smo import smo
 from maxmargin.algorithms.smo.batch import SMOBatch
-from maxmargin.certificate import decision_values
+from maxmargin.certificate import certify_svm, decision_values
 from maxmargin.kernels import PrecomputedKernel, make_kernel
 from maxmargin.kernels import qmatrix as qmx
 from maxmargin.kernels.formulas import kernel_entry
@@ -201,9 +201,10 @@ def test_weighted_sums_take_dense_compiled_kernels_only() -> None:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_threads_give_certified_answers_repeatably(kind) -> None:
-    """``smo(n_jobs=k)``: the same bits on every run with one ``k``; between thread counts
-    (BLAS splits its sums by thread count) and against the default (the kernel object's
-    certificate) the same problem solved to tol, each certified."""
+    """``smo(n_jobs=k)``: the same bits on every run with one ``k``, the default (None) the
+    bits of ``n_jobs=1`` (one thread, as scikit-learn's ``n_jobs``); between thread counts
+    (BLAS splits its sums by thread count) the same problem solved to tol, each certified,
+    and against the kernel object's own sums the same certificate to rounding."""
     rng = np.random.default_rng(5)
     X = rng.normal(size=(600, 8))
     y = np.where(X[:, 0] + 0.8 * rng.normal(size=600) > 0, 1.0, -1.0)
@@ -212,20 +213,24 @@ def test_threads_give_certified_answers_repeatably(kind) -> None:
     runs[None] = smo(X, y, **kw)
     for k in (1, 2):
         assert _same(runs[k], smo(X, y, n_jobs=k, **kw))
+    assert _same(runs[None], runs[1])
     for sol in runs.values():
         assert sol.status == "optimal" and sol.certificate.kkt_violation < 1e-6
         assert sol.dual_objective == pytest.approx(runs[None].dual_objective, rel=1e-9)
+    judged = certify_svm(runs[1].alpha, X, y, 2.0, runs[1].kernel)  # the kernel object's sums
+    assert judged.kkt_violation == pytest.approx(runs[1].certificate.kkt_violation, abs=1e-9)
+    assert judged.dual_objective == pytest.approx(runs[1].certificate.dual_objective, rel=1e-12)
 
 
 def test_threads_through_a_float64_continuation() -> None:
-    """A run that needs a float64 continuation (C = 100, tol 1e-8): with ``n_jobs`` the
-    certificate is one pass over the support vectors and ``G_bar``'s part is computed at the
-    restart; the same iterations and objective as the default's, to rounding."""
+    """A run that needs a float64 continuation (C = 100, tol 1e-8): the certificate is one
+    pass over the support vectors and ``G_bar``'s part is computed at the restart; the same
+    iterations and objective on one thread and on two, to rounding."""
     rng = np.random.default_rng(5)
     X = rng.normal(size=(800, 5)) * 3
     y = np.where(X[:, 0] + 0.8 * rng.normal(size=800) > 0, 1.0, -1.0)
     kw = {"C": 100.0, "kernel": "rbf", "gamma": 0.5, "tol": 1e-8}
-    default, threaded = smo(X, y, **kw), smo(X, y, n_jobs=1, **kw)
+    default, threaded = smo(X, y, **kw), smo(X, y, n_jobs=2, **kw)
     assert "then float64" in default.message and "then float64" in threaded.message
     assert default.status == threaded.status == "optimal"
     assert default.iterations == threaded.iterations

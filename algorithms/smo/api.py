@@ -104,17 +104,17 @@ def smo(
         Hand a run that has not converged at a checkpoint or at ``max_iter`` to the exact
         active-set finish (:mod:`.finish`; default True). False runs SMO alone.
     n_jobs : int or None
-        Threads (opt-in; -1 for every core). None (default): the loop on one thread, the
-        certificate from the kernel object's blocks. ``k``: the certificate from the
-        Q-matrix's compiled blocks, whose passes and BLAS products, and the long kernel
-        columns of dense data (bit for bit the one-thread columns), run on ``k`` threads (the
-        BLAS blocks of kernel columns of wide data run on one thread whatever ``k``). BLAS
-        splits its sums by thread count, so on wide data the last bits of the certificate's
-        sums (and from them ``b``, and the iterates after a continuation) may differ between
-        values of ``k`` and from the default (rbf, poly and sigmoid on dense data of fewer
-        than 32 features: none, every ``k`` gives the ``n_jobs=1`` bits); every answer is
-        certified in float64 all the same, and a given ``k`` gives the same bits on every
-        run.
+        Threads (opt-in; -1 for every core). None (default) is one thread, as in
+        scikit-learn: the same bits as ``n_jobs=1``. With ``k``, the certificate's sums
+        (the Q-matrix's compiled blocks, :func:`~maxmargin.kernels.qmatrix.weighted_sums`),
+        their BLAS products, and the long kernel columns of dense data (bit for bit the
+        one-thread columns) run on ``k`` threads; the BLAS blocks of kernel columns of wide
+        data run on one thread whatever ``k``. BLAS splits its sums by thread count, so on
+        wide data the last bits of the certificate's sums (and from them ``b``, and the
+        iterates after a continuation) may differ between values of ``k`` (rbf, poly and
+        sigmoid on dense data of fewer than 32 features: none, every ``k`` gives the
+        one-thread bits); every answer is certified in float64 all the same, and a given
+        ``k`` gives the same bits on every run.
 
     Returns
     -------
@@ -138,7 +138,7 @@ def smo(
         max_iter=check_max_iter(max_iter, default=default_max_iter(X.shape[0])),
         cache_size=check_positive(cache_size, "cache_size"),
         exact_finish=check_bool(finish, "finish"),
-        threads=check_n_jobs(n_jobs),
+        threads=check_n_jobs(n_jobs) or 1,  # None: one thread, as scikit-learn's n_jobs
     )
     history_every = check_positive_int(history_every, "history_every")
     precision = check_choice(precision, "precision", PRECISIONS)
@@ -165,7 +165,7 @@ def solve_checked(X: Any, y: np.ndarray, C: float | None, sw: np.ndarray | None,
     """:func:`smo` on validated arguments: build the Q-matrix and the solver, run the precision
     policy, report (:mod:`.batch` runs the same steps for each problem of a batch)."""
     start = time.perf_counter()
-    problem, QD = problem_of(X, y, C, sw, kern, options.threads or 1)
+    problem, QD = problem_of(X, y, C, sw, kern, options.threads)
     first = first_precision(precision, problem.radius2)
     box = None if C is None else (C if sw is None else C * sw)
     solver = Solver(problem, options, new_state(problem.kd, QD, box, options.tol, history_every))

@@ -66,12 +66,11 @@ class Options:
     max_iter: int
     cache_size: float
     exact_finish: bool
-    #: None: the certificate from the kernel object's blocks (BLAS as the process has it); k:
-    #: the certificate from the Q-matrix's compiled blocks
-    #: (:func:`~maxmargin.kernels.qmatrix.weighted_sums`) and its BLAS calls on k threads, long
-    #: kernel columns split over k threads; the loop's BLAS blocks on one thread either way
-    #: (``smo``'s ``n_jobs`` says what changes with k)
-    threads: int | None = None
+    #: k (``smo`` passes 1 for ``n_jobs=None``): the certificate from the Q-matrix's compiled
+    #: blocks (:func:`~maxmargin.kernels.qmatrix.weighted_sums`) and its BLAS calls on k
+    #: threads, long kernel columns split over k threads; the loop's BLAS blocks on one thread
+    #: either way (``smo``'s ``n_jobs`` says what changes with k)
+    threads: int = 1
 
 
 class Certified(NamedTuple):
@@ -158,18 +157,18 @@ class Solver:
                                limits, prefetching_for(kd))
 
     def _blas_threads(self, needed: bool) -> contextlib.AbstractContextManager:
-        """BLAS on ``options.threads`` threads (one by default) when ``needed``."""
+        """BLAS on ``options.threads`` threads when ``needed``."""
         if not needed:
             return contextlib.nullcontext()
-        return blas_threads(self.options.threads or 1)
+        return blas_threads(self.options.threads)
 
     def kernel_sums(self, idx: np.ndarray, coef: np.ndarray) -> np.ndarray:
-        """``sum_k coef_k K(., x_{idx_k})`` on the solver's data in float64: by the kernel
-        object (:func:`~maxmargin.certificate.decision_values`), or with ``options.threads``
-        by the Q-matrix's compiled blocks where they apply (values checked finite by the
-        kernel object otherwise)."""
+        """``sum_k coef_k K(., x_{idx_k})`` on the solver's data in float64: by the Q-matrix's
+        compiled blocks on ``options.threads`` threads where they apply, else (and where
+        those give a value that is not finite) by the kernel object
+        (:func:`~maxmargin.certificate.decision_values`)."""
         p, threads = self.problem, self.options.threads
-        if threads is not None and idx.size and has_weighted_sums(p.kd):
+        if idx.size and has_weighted_sums(p.kd):
             with self._blas_threads(True):
                 g = weighted_sums(p.kd, idx, coef, threads)
             if np.all(np.isfinite(g)):
@@ -199,7 +198,7 @@ class Solver:
         K(x_j, .)`` is kept for :meth:`restart_from` (its ``G_bar``), so a continuation needs no
         second kernel pass. After a continuation that moved few alphas (set ``S``), both are
         updated instead: ``g += K(., X_S) (d_alpha_S o y_S)``, and ``g_B`` by the columns that
-        entered or left the bound. With ``options.threads`` and the Q-matrix's compiled blocks,
+        entered or left the bound. With the Q-matrix's compiled blocks,
         ``g`` is one pass over every support vector and ``g_B`` is left to
         :meth:`restart_from`, which computes it only when a continuation needs it."""
         p = self.problem
@@ -217,7 +216,7 @@ class Solver:
                     sign = np.where(at[crossed], 1.0, -1.0)
                     g_at = g_at + sums(crossed, sign * C[crossed] * y[crossed])
                 return self._certified(at, g_at, g)
-        if self.options.threads is not None and has_weighted_sums(p.kd):
+        if has_weighted_sums(p.kd):
             sv = np.flatnonzero(alpha > 0)
             return self._certified(at, None, sums(sv, alpha[sv] * y[sv]))
         free = np.flatnonzero((alpha > 0) & ~at)
