@@ -321,25 +321,30 @@ def finish_alpha(
 ) -> Finished | None:
     """The exact finish of an iterative method: :func:`polish_alpha` from ``alpha`` with the
     kernel's rows, at most ``2 n + 4 |F| + 100`` steps (each changes the active set by one),
-    judged by its float64 certificate (:func:`~maxmargin.certificate.certify_svm`).
+    judged by its float64 certificate (:func:`~maxmargin.certificate.certify_svm`); when that
+    fails, once more with the finer eigenvalue cutoff :data:`POLISH_EIG_RTOL_FINE`.
 
-    None when more than ``FINISH_MAX_FREE`` alphas are free, the method does not end (within
-    ``max_work`` floating-point operations, counted as :data:`EIGH_WORK` says, so that a finish
-    never costs more than the caller allows, the same under any load; ``kkt_tol`` as in
-    :func:`polish_alpha`) or ``accept(certificate)`` is false.
+    None when more than ``FINISH_MAX_FREE`` alphas are free, or when neither try ends (each
+    within ``max_work`` floating-point operations, counted as :data:`EIGH_WORK` says, so that a
+    finish never costs more than twice what the caller allows, the same under any load;
+    ``kkt_tol`` as in :func:`polish_alpha`) with ``accept(certificate)`` true.
     """
     upper = np.inf if C is None else C
     n_free = int(np.count_nonzero((alpha > 0) & (alpha < upper)))
     if n_free > FINISH_MAX_FREE:
         return None
-    with np.errstate(all="ignore"):
-        polished = polish_alpha(
-            alpha, y, C, kernel_rows(kernel, X), max_iter=2 * alpha.size + 4 * n_free + 100,
-            max_work=max_work, kkt_tol=kkt_tol,
-            linear_X=X if kernel.kind == KIND_LINEAR and isinstance(X, np.ndarray) else None)
-    if polished is None:
-        return None
-    sv = np.flatnonzero(polished > 0)
-    g = decision_values(kernel, X, X[sv], polished[sv] * y[sv])
-    cert = certify_svm(polished, X, y, C, kernel, g=g)
-    return Finished(polished, g, cert, n_free) if accept(cert) else None
+    rows = kernel_rows(kernel, X)
+    points = X if kernel.kind == KIND_LINEAR and isinstance(X, np.ndarray) else None
+    for eig_rtol in (POLISH_EIG_RTOL, POLISH_EIG_RTOL_FINE):
+        with np.errstate(all="ignore"):
+            polished = polish_alpha(
+                alpha, y, C, rows, max_iter=2 * alpha.size + 4 * n_free + 100,
+                max_work=max_work, kkt_tol=kkt_tol, linear_X=points, eig_rtol=eig_rtol)
+        if polished is None:
+            continue
+        sv = np.flatnonzero(polished > 0)
+        g = decision_values(kernel, X, X[sv], polished[sv] * y[sv])
+        cert = certify_svm(polished, X, y, C, kernel, g=g)
+        if accept(cert):
+            return Finished(polished, g, cert, n_free)
+    return None

@@ -500,7 +500,9 @@ def test_oracle_certifies_a_near_singular_free_set_with_the_finer_cutoff():
     # singular to that cutoff while C carries its smaller eigenvalues into the answer. The
     # polish at POLISH_EIG_RTOL cycles (its Newton steps never settle) and returns None; at
     # POLISH_EIG_RTOL_FINE it ends with m - M ~ 1e-9, so the oracle is certified, as PIQP on
-    # the plain dual (an outside solver) is, and it agrees with smo's objective.
+    # the plain dual (an outside solver) is, and it agrees with smo's objective. smo at tol
+    # 1e-6 needs the same second try in its exact finish (without it: 10,000,000 iterations,
+    # "max_iter", m - M = 4.7e-4).
     from maxmargin.algorithms.active_set import POLISH_EIG_RTOL_FINE
     from maxmargin.algorithms.smo import smo
     from maxmargin.verification.campaign import conditioned_case

@@ -9,8 +9,9 @@ steps on the free set, releasing and fixing bounds, exact in float64. Its answer
 if its float64 certificate meets ``tol``; otherwise SMO goes on from where it was.
 
 Its work is counted, never timed, so the same input gives the same answer under any load: at
-most ``EXACT_FINISH_WORK_FRACTION`` of SMO's work so far and at least ``EXACT_FINISH_MIN_WORK``,
-in floating-point operations (the finish's as
+most ``EXACT_FINISH_WORK_FRACTION`` of SMO's work so far and at least ``EXACT_FINISH_MIN_WORK``
+for each of its two tries (the second with a finer eigenvalue cutoff), in floating-point
+operations (the finish's as
 :data:`~maxmargin.algorithms.active_set.EIGH_WORK` counts them; SMO's as :func:`smo_work`).
 """
 

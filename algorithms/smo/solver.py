@@ -176,8 +176,9 @@ class Solver:
         return decision_values(p.kernel, p.X, p.X[idx], coef)
 
     def try_exact_finish(self) -> bool:
-        """The exact finish (:mod:`.finish`) from the current alpha, within half of SMO's work
-        so far; True, and its alpha kept, only if its float64 certificate meets ``tol``."""
+        """The exact finish (:mod:`.finish`) from the current alpha, each of its two tries
+        within half of SMO's work so far; True, and its alpha kept, only if its float64
+        certificate meets ``tol``."""
         p, alpha = self.problem, self.st.alpha
         values = self.kernel_values + int(self.cache.state[S_ROWS])
         work = smo_work(float(self.st.scalars.work), values, value_cost(p.kd))
