@@ -44,7 +44,7 @@ def balance_alpha(alpha: np.ndarray, y: np.ndarray, C: float | np.ndarray | None
         return out
     for free_first in (True, False):
         delta = float(y @ out)
-        if abs(delta) <= 1e-15 * max(1.0, float(out.sum())):
+        if abs(delta) <= 1e-15 * float(out.sum()):  # relative: alphas of any scale (tiny C)
             break
         sign = math.copysign(1.0, delta)
         down = (y * sign > 0) & (out > 0)  # decreasing these reduces |delta|

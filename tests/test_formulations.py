@@ -524,3 +524,27 @@ def test_oracle_certifies_a_near_singular_free_set_with_the_finer_cutoff():
     other = smo(case.X, case.y, C=case.C, kernel=kern, tol=1e-6)
     assert other.status == "optimal"
     assert other.dual_objective == pytest.approx(ref.dual_objective, rel=1e-7)
+
+
+@pytest.mark.parametrize("scale", [1e-12, 1e-6, 1.0, 1e6])
+def test_balance_alpha_is_relative_to_the_alphas_scale(scale):
+    # y . alpha = 0 is restored relative to sum(alpha) at every scale: with an absolute floor,
+    # alphas ~1e-11 (C = 2e-11, conditioned_s34_i423) kept |y . alpha| / sum(alpha) = 1.3e-7
+    # and the linear primal oracle ended "inaccurate" with m - M = 2e-16.
+    from maxmargin.algorithms.active_set import balance_alpha
+
+    rng = np.random.default_rng(3)
+    y = np.where(rng.random(60) < 0.5, -1.0, 1.0)
+    alpha = rng.uniform(0.1, 0.9, 60) * scale
+    alpha[y > 0] *= 1.0 + 1e-7  # an interior-point answer's y . alpha of 1e-7 relative
+    out = balance_alpha(alpha, y, scale)
+    assert abs(float(y @ out)) <= 1e-14 * float(out.sum())
+    assert np.all((out >= 0) & (out <= scale))
+
+
+def test_the_primal_oracle_certifies_tiny_alphas():
+    from maxmargin.verification.campaign import conditioned_case
+
+    case = conditioned_case(34, 423)  # linear, C = 2e-11, features ~1.7e7 with spread 260
+    sol = soft_margin_primal(case.X, case.y, case.C).solve()
+    assert sol.status == "optimal", sol.message
