@@ -672,7 +672,9 @@ def svm_solution(
     2. With ``polish=True`` the active set is polished by :func:`polish_alpha` (within
        ``POLISH_MIN_WORK`` or about twice an interior-point solve's work), once more with the
        finer eigenvalue cutoff ``POLISH_EIG_RTOL_FINE`` when the first polish leaves
-       ``m - M`` above ``ORACLE_KKT``. The polished
+       ``m - M`` above ``ORACLE_KKT``; a polish that runs out of steps keeps its last
+       stationary point within ``ORACLE_KKT / 4`` (degenerate optima on low-rank Gram
+       matrices, where the exact active set is not reached). The polished
        alpha replaces the solver's only if its :func:`max_violation` (with
        ``g = K (alpha*y)``) is no larger than the solver's own (with ``g = X w`` for the primal
        forms); ``w`` is then ``X^T (alpha*y)`` for every form.
@@ -758,7 +760,8 @@ def _solved_point(
             if eig_rtol != POLISH_EIG_RTOL and best <= ORACLE_KKT:
                 break  # the finer cutoff only where the first try left the answer uncertified
             polished = polish_alpha(alpha, y, C, gram_rows, max_work=max_work,
-                                    linear_X=points, eig_rtol=eig_rtol)
+                                    linear_X=points, eig_rtol=eig_rtol,
+                                    kkt_tol=0.25 * ORACLE_KKT)
             if polished is None:
                 continue
             g_polished = kernel_values(polished)  # y . alpha = 0 restored by the polish
