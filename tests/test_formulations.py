@@ -494,6 +494,22 @@ def test_polish_keeps_a_certified_stationary_point_when_steps_run_out():
     assert cert.dual_objective == pytest.approx(ref.dual_objective, rel=1e-8)
 
 
+def _certified_dual_oracle(seed: int, index: int):
+    """The conditioned campaign's case, its kernel and the dual oracle's answer, asserted
+    "optimal" and meeting the oracle's tolerances by a fresh float64 certificate."""
+    from maxmargin.verification.campaign import conditioned_case
+
+    case = conditioned_case(seed, index)
+    kern = case.make_kernel()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        sol = svm_dual(case.X, case.y, case.C, kern).solve()
+    assert sol.status == "optimal", sol.message
+    cert = certify_svm(sol.alpha, case.X, case.y, case.C, kern)
+    assert cert.meets(ORACLE_KKT, ORACLE_GAP), cert.summary()
+    return case, kern, sol
+
+
 def test_oracle_certifies_a_near_singular_free_set_with_the_finer_cutoff():
     # conditioned_s32_i722: RBF on 241 points in one dimension, gamma 3e-6, C = 4.7e6, so the
     # Gram matrix has 10 eigenvalues above 1e-12 of the largest and the free set's Q_FF is
@@ -505,17 +521,9 @@ def test_oracle_certifies_a_near_singular_free_set_with_the_finer_cutoff():
     # "max_iter", m - M = 4.7e-4).
     from maxmargin.algorithms.active_set import POLISH_EIG_RTOL_FINE
     from maxmargin.algorithms.smo import smo
-    from maxmargin.verification.campaign import conditioned_case
 
-    case = conditioned_case(32, 722)
-    kern = case.make_kernel()
+    case, kern, ref = _certified_dual_oracle(32, 722)
     K = kern.gram(case.X)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        ref = svm_dual(case.X, case.y, case.C, kern).solve()
-    assert ref.status == "optimal", ref.message
-    cert = certify_svm(ref.alpha, case.X, case.y, case.C, kern)
-    assert cert.meets(ORACLE_KKT, ORACLE_GAP), cert.summary()
     rows = lambda idx: K[idx]  # noqa: E731
     assert polish_alpha(ref.alpha, case.y, case.C, rows, max_iter=500) is None
     again = polish_alpha(ref.alpha, case.y, case.C, rows, eig_rtol=POLISH_EIG_RTOL_FINE)
@@ -555,13 +563,4 @@ def test_the_dual_oracle_certifies_a_degenerate_optimum_on_a_low_rank_gram_matri
     # numerical rank 7: the optimum is degenerate (29 free alphas in the solver's answer) and
     # the polish never reaches an exact active set; it keeps its last stationary point within
     # ORACLE_KKT / 4 (was "inaccurate", m - M 3.6e-3, where PIQP on the plain dual certifies).
-    from maxmargin.verification.campaign import conditioned_case
-
-    case = conditioned_case(34, 226)
-    kern = case.make_kernel()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        sol = svm_dual(case.X, case.y, case.C, kern).solve()
-    assert sol.status == "optimal", sol.message
-    cert = certify_svm(sol.alpha, case.X, case.y, case.C, kern)
-    assert cert.meets(ORACLE_KKT, ORACLE_GAP), cert.summary()
+    _certified_dual_oracle(34, 226)
