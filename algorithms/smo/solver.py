@@ -156,12 +156,6 @@ class Solver:
             return solve_pairs(st, self.cache, kd, opt.working_set == "wss2", opt.shrinking,
                                limits, prefetching_for(kd))
 
-    def _blas_threads(self, needed: bool) -> contextlib.AbstractContextManager:
-        """BLAS on ``options.threads`` threads when ``needed``."""
-        if not needed:
-            return contextlib.nullcontext()
-        return blas_threads(self.options.threads)
-
     def kernel_sums(self, idx: np.ndarray, coef: np.ndarray) -> np.ndarray:
         """``sum_k coef_k K(., x_{idx_k})`` on the solver's data in float64: by the Q-matrix's
         compiled blocks on ``options.threads`` threads where they apply, else (and where
@@ -169,7 +163,7 @@ class Solver:
         (:func:`~maxmargin.certificate.decision_values`)."""
         p, threads = self.problem, self.options.threads
         if idx.size and has_weighted_sums(p.kd):
-            with self._blas_threads(True):
+            with blas_threads(threads):
                 g = weighted_sums(p.kd, idx, coef, threads)
             if np.all(np.isfinite(g)):
                 return g
