@@ -53,8 +53,8 @@ __all__ = [
     "fill_columns", "kernel_value", "diagonal", "quadratic_form", "is_dense", "expensive",
     "value_cost", "weighted_sums", "has_weighted_sums", "blas_columns",
     "MAX_BLOCK", "BLOCK_ROWS", "SUM_BLOCK_VALUES", "SUM_CHUNK", "SUM_TILE_ROWS",
-    "SUM_TILE_POINTS", "SUM_FUSED_FEATURES", "BLAS_BLOCK", "BLAS_BYTES", "BLAS_BUFFER_BYTES",
-    "blas_block_rows", "THREAD_WORK",
+    "SUM_TILE_POINTS", "SUM_FUSED_FEATURES", "SUM_SPLIT_FRACTION", "BLAS_BLOCK", "BLAS_BYTES",
+    "BLAS_BUFFER_BYTES", "blas_block_rows", "THREAD_WORK",
 ]
 
 #: The formulas computed here from the data (any other kernel is read from its Gram matrix).
@@ -71,6 +71,10 @@ MAX_BLOCK, BLOCK_ROWS = 8, 256
 #: ``SUM_TILE_ROWS`` rows and ``SUM_TILE_POINTS`` points (their values and partial sums in L1).
 SUM_BLOCK_VALUES, SUM_CHUNK = 2**20, 64
 SUM_TILE_ROWS, SUM_TILE_POINTS = 4, 256
+#: :func:`weighted_sums` on wide data sums the rows of its points from the upper triangle of
+#: their products only when they are at least this fraction of the rows (below it the triangle
+#: saves less than its separate pass costs).
+SUM_SPLIT_FRACTION = 0.2
 #: :func:`weighted_sums` fuses products and kernel values on data of fewer features than this
 #: (BLAS products are no faster there, and the passes need no BLAS threads).
 SUM_FUSED_FEATURES = 32
@@ -157,13 +161,13 @@ def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray, blocks: bool = False,
     else:
         Xd = np.ascontiguousarray(X, dtype=np.float64)
         XT = np.empty((Xd.shape[1], n))  # a copy even when X.T is contiguous: it is permuted
+        sq = np.empty(n)
         if kind == KIND_RBF:  # translation invariant: centring keeps the precision
             centred = np.empty_like(Xd)
-            _centre_transpose(Xd, Xd.mean(axis=0), centred, XT)
+            _centre_transpose(Xd, True, centred, XT, sq)
             Xd = centred
         else:
-            _centre_transpose(Xd, np.zeros(0), Xd, XT)
-        sq = np.einsum("ij,ij->i", Xd, Xd)
+            _centre_transpose(Xd, False, Xd, XT, sq)
         parts.update(X=Xd, XT=XT)
         d = Xd.shape[1]
         if blocks and d >= EXPENSIVE_FEATURES and 8 * d * n >= BLAS_BYTES:
@@ -179,21 +183,33 @@ def blas_block_rows(n: int) -> int:
     return int(min(BLAS_BLOCK, max(MAX_BLOCK, BLAS_BUFFER_BYTES // (8 * max(n, 1)))))
 
 
-@njit
-def _centre_transpose(X: np.ndarray, centre: np.ndarray, out: np.ndarray,
-                      XT: np.ndarray) -> None:
-    """``out = X - centre`` (row by row; ``centre`` empty: ``X`` as it is, ``out`` may be ``X``)
-    and ``XT = out.T``, a block of rows at a time (the same values as NumPy's, in one pass)."""
+@njit(no_cfunc_wrapper=True)
+def _centre_transpose(X: np.ndarray, centre: bool, out: np.ndarray, XT: np.ndarray,
+                      sq: np.ndarray) -> None:
+    """``out = X - mean(X)`` (``centre``; else ``X`` as it is, ``out`` may be ``X``), ``XT =
+    out.T`` and ``sq_i = out_i . out_i``, row by row. The mean is the rows
+    summed in order, divided by ``n`` (NumPy's ``mean(axis=0)`` for two or more features);
+    each squared norm is summed in feature order (:func:`diagonal` takes it for ``x_i . x_i``)."""
     n, d = X.shape
-    for i0 in range(0, n, 64):
-        i1 = min(n, i0 + 64)
-        if centre.shape[0] > 0:
-            for i in range(i0, i1):
-                for f in range(d):
-                    out[i, f] = X[i, f] - centre[f]
+    mean = np.zeros(d)
+    if centre:
+        for i in range(n):
+            for f in range(d):
+                mean[f] += X[i, f]
         for f in range(d):
-            for i in range(i0, i1):
-                XT[f, i] = out[i, f]
+            mean[f] /= n
+    for i in range(n):
+        row = out[i]
+        if centre:
+            for f in range(d):
+                row[f] = X[i, f] - mean[f]
+        for f in range(d):
+            XT[f, i] = row[f]
+    sq[:] = 0.0
+    for f in range(d):  # each row's sum in feature order, the rows side by side
+        values = XT[f]
+        for i in range(n):
+            sq[i] += values[i] * values[i]
 
 
 @njit(**INTERNAL)
@@ -490,28 +506,32 @@ def kernel_value(qm: QMatrix, i: int, j: int) -> float:
     return kernel_entry(qm.kind, qm.gamma, qm.coef0, qm.degree, s, qm.sq[i], qm.sq[j])
 
 
-@njit(no_cfunc_wrapper=True)
 def diagonal(qm: QMatrix) -> np.ndarray:
     """``K(x_i, x_i)`` for every ``i`` (original order), from the same data as the columns:
     :func:`kernel_value`'s ``(i, i)`` entries, bit for bit (a sparse row's merge with itself
     is the sum of its squared values in order), without a call per entry."""
-    n = qm.y.shape[0]
+    return _diagonal(qm.X, qm.indptr, qm.values, qm.G, qm.sq, qm.kind, qm.gamma, qm.coef0,
+                     qm.degree)
+
+
+@njit(no_cfunc_wrapper=True)
+def _diagonal(X: np.ndarray, indptr: np.ndarray, values: np.ndarray, G: np.ndarray,
+              sq: np.ndarray, kind: int, gamma: float, coef0: float, degree: int) -> np.ndarray:
+    """:func:`diagonal` on the Q-matrix's arrays (a call unboxes these, not all of them); on
+    dense data ``x_i . x_i`` is ``sq_i``, which :func:`make_qmatrix` sums in feature order."""
+    n = sq.shape[0]
     out = np.empty(n)
-    if qm.G.shape[0] > 0:
+    if G.shape[0] > 0:
         for i in range(n):
-            out[i] = qm.G[i, i]
+            out[i] = G[i, i]
         return out
-    sparse = qm.indptr.shape[0] > 0
-    X, indptr, values, sq = qm.X, qm.indptr, qm.values, qm.sq
-    kind, gamma, coef0, degree = qm.kind, qm.gamma, qm.coef0, qm.degree
+    sparse = indptr.shape[0] > 0
     for i in range(n):
-        s = 0.0
+        s = sq[i]  # dense: x_i . x_i summed in feature order (make_qmatrix's)
         if sparse:
+            s = 0.0
             for p in range(indptr[i], indptr[i + 1]):
                 s += values[p] * values[p]
-        else:
-            for f in range(X.shape[1]):
-                s += X[i, f] * X[i, f]
         out[i] = kernel_entry(kind, gamma, coef0, degree, s, sq[i], sq[i])
     return out
 
@@ -544,8 +564,9 @@ def weighted_sums(qm: QMatrix, idx: np.ndarray, coef: np.ndarray,
     Narrow data (``d < SUM_FUSED_FEATURES``): one compiled pass over tiles of rows and points
     (:func:`_fused_rows`; rbf distances summed from the differences), no product matrix in
     memory. Wide data: blocks of rows of the products ``X S^T`` (``S = X[idx]``) by BLAS, then
-    one compiled pass per row (:func:`_weighted_rows`); the rows of the points ``idx`` (when
-    distinct) from the upper triangle of ``S S^T`` only (:func:`_symmetric_sums`).
+    one compiled pass per row (:func:`_weighted_rows`); when the points ``idx`` are distinct and
+    at least ``SUM_SPLIT_FRACTION`` of the rows, their own rows from the upper triangle of ``S
+    S^T`` only (:func:`_symmetric_sums`).
 
     ``threads > 1``: the rows run on that many threads, in chunks of ``SUM_CHUNK`` rows fixed
     by the data (each row summed by one thread, in one order): the same values for every
@@ -568,6 +589,9 @@ def weighted_sums(qm: QMatrix, idx: np.ndarray, coef: np.ndarray,
         return out
     S = X[idx]
     s2 = sq[idx]
+    if SUM_SPLIT_FRACTION * n > m:  # few points: the triangle would save little
+        _product_rows(params, X, sq, S, s2, coef, out, threads)
+        return out
     inside = np.zeros(n, dtype=bool)
     inside[idx] = True
     if np.count_nonzero(inside) < m:  # repeated points: every row against all of them
