@@ -161,13 +161,13 @@ def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray, blocks: bool = False,
     else:
         Xd = np.ascontiguousarray(X, dtype=np.float64)
         XT = np.empty((Xd.shape[1], n))  # a copy even when X.T is contiguous: it is permuted
-        sq = np.empty(n)
         if kind == KIND_RBF:  # translation invariant: centring keeps the precision
             centred = np.empty_like(Xd)
-            _centre_transpose(Xd, True, centred, XT, sq)
+            _centre_transpose(Xd, _column_means(Xd), centred, XT)
             Xd = centred
         else:
-            _centre_transpose(Xd, False, Xd, XT, sq)
+            _centre_transpose(Xd, np.zeros(0), Xd, XT)
+        sq = np.einsum("ij,ij->i", Xd, Xd)
         parts.update(X=Xd, XT=XT)
         d = Xd.shape[1]
         if blocks and d >= EXPENSIVE_FEATURES and 8 * d * n >= BLAS_BYTES:
@@ -183,33 +183,38 @@ def blas_block_rows(n: int) -> int:
     return int(min(BLAS_BLOCK, max(MAX_BLOCK, BLAS_BUFFER_BYTES // (8 * max(n, 1)))))
 
 
+def _column_means(X: np.ndarray) -> np.ndarray:
+    """NumPy's ``X.mean(axis=0)``, bit for bit: its rows summed in order, divided by ``n``
+    (compiled, a third of NumPy's time), or NumPy itself for one feature (a pairwise sum)."""
+    return X.mean(axis=0) if X.shape[1] == 1 else _row_means(X)
+
+
 @njit(no_cfunc_wrapper=True)
-def _centre_transpose(X: np.ndarray, centre: bool, out: np.ndarray, XT: np.ndarray,
-                      sq: np.ndarray) -> None:
-    """``out = X - mean(X)`` (``centre``; else ``X`` as it is, ``out`` may be ``X``), ``XT =
-    out.T`` and ``sq_i = out_i . out_i``, row by row. The mean is the rows
-    summed in order, divided by ``n`` (NumPy's ``mean(axis=0)`` for two or more features);
-    each squared norm is summed in feature order (:func:`diagonal` takes it for ``x_i . x_i``)."""
+def _row_means(X: np.ndarray) -> np.ndarray:
+    """The mean of the rows of ``X``, summed in order."""
     n, d = X.shape
     mean = np.zeros(d)
-    if centre:
-        for i in range(n):
-            for f in range(d):
-                mean[f] += X[i, f]
+    for i in range(n):
         for f in range(d):
-            mean[f] /= n
+            mean[f] += X[i, f]
+    for f in range(d):
+        mean[f] /= n
+    return mean
+
+
+@njit(no_cfunc_wrapper=True)
+def _centre_transpose(X: np.ndarray, centre: np.ndarray, out: np.ndarray,
+                      XT: np.ndarray) -> None:
+    """``out = X - centre`` (row by row; ``centre`` empty: ``X`` as it is, ``out`` may be
+    ``X``) and ``XT = out.T`` (the same values as NumPy's)."""
+    n, d = X.shape
     for i in range(n):
         row = out[i]
-        if centre:
+        if centre.shape[0] > 0:
             for f in range(d):
-                row[f] = X[i, f] - mean[f]
+                row[f] = X[i, f] - centre[f]
         for f in range(d):
             XT[f, i] = row[f]
-    sq[:] = 0.0
-    for f in range(d):  # each row's sum in feature order, the rows side by side
-        values = XT[f]
-        for i in range(n):
-            sq[i] += values[i] * values[i]
 
 
 @njit(**INTERNAL)
@@ -510,29 +515,38 @@ def diagonal(qm: QMatrix) -> np.ndarray:
     """``K(x_i, x_i)`` for every ``i`` (original order), from the same data as the columns:
     :func:`kernel_value`'s ``(i, i)`` entries, bit for bit (a sparse row's merge with itself
     is the sum of its squared values in order), without a call per entry."""
-    return _diagonal(qm.X, qm.indptr, qm.values, qm.G, qm.sq, qm.kind, qm.gamma, qm.coef0,
-                     qm.degree)
+    return _diagonal(qm.XT, qm.order, qm.indptr, qm.values, qm.G, qm.sq, qm.kind, qm.gamma,
+                     qm.coef0, qm.degree)
 
 
 @njit(no_cfunc_wrapper=True)
-def _diagonal(X: np.ndarray, indptr: np.ndarray, values: np.ndarray, G: np.ndarray,
-              sq: np.ndarray, kind: int, gamma: float, coef0: float, degree: int) -> np.ndarray:
-    """:func:`diagonal` on the Q-matrix's arrays (a call unboxes these, not all of them); on
-    dense data ``x_i . x_i`` is ``sq_i``, which :func:`make_qmatrix` sums in feature order."""
+def _diagonal(XT: np.ndarray, order: np.ndarray, indptr: np.ndarray, values: np.ndarray,
+              G: np.ndarray, sq: np.ndarray, kind: int, gamma: float, coef0: float,
+              degree: int) -> np.ndarray:
+    """:func:`diagonal` on the Q-matrix's arrays (a call unboxes these, not all of them); each
+    dense ``x_i . x_i`` summed in feature order (as :func:`kernel_value`), the points side by
+    side in the layout ``XT``."""
     n = sq.shape[0]
     out = np.empty(n)
     if G.shape[0] > 0:
         for i in range(n):
             out[i] = G[i, i]
         return out
-    sparse = indptr.shape[0] > 0
-    for i in range(n):
-        s = sq[i]  # dense: x_i . x_i summed in feature order (make_qmatrix's)
-        if sparse:
+    if indptr.shape[0] > 0:
+        for i in range(n):
             s = 0.0
             for p in range(indptr[i], indptr[i + 1]):
                 s += values[p] * values[p]
-        out[i] = kernel_entry(kind, gamma, coef0, degree, s, sq[i], sq[i])
+            out[i] = kernel_entry(kind, gamma, coef0, degree, s, sq[i], sq[i])
+        return out
+    dots = np.zeros(n)  # by layout position
+    for f in range(XT.shape[0]):
+        row = XT[f]
+        for k in range(n):
+            dots[k] += row[k] * row[k]
+    for k in range(n):
+        i = order[k]
+        out[i] = kernel_entry(kind, gamma, coef0, degree, dots[k], sq[i], sq[i])
     return out
 
 
