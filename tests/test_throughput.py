@@ -103,6 +103,38 @@ def test_the_qmatrix_features_are_numpys_centred_and_transposed(kind) -> None:
     assert np.array_equal(kd.sq, np.einsum("ij,ij->i", Xd, Xd))
 
 
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 3000), d=st.integers(1, 70),
+       scale=st.sampled_from([1e-6, 1.0, 1e6]))
+def test_the_column_means_are_numpys_bits(seed, n, d, scale) -> None:
+    """The compiled means that centre rbf data are NumPy's ``mean(axis=0)``, bit for bit (its
+    rows summed in order; one feature: NumPy's own pairwise sum)."""
+    X = np.random.default_rng(seed).normal(size=(n, d)) * scale + 3.0 * scale
+    assert np.array_equal(qmx._column_means(X), X.mean(axis=0))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_diagonal_is_kernel_value_in_any_layout(kind) -> None:
+    """``diagonal`` sums each ``x_i . x_i`` over the layout's features: ``kernel_value``'s
+    ``(i, i)`` entries bit for bit, in the identity layout and in a permuted one."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(50, 9)) + 3.0
+    kd = qmx.make_qmatrix(_kernel(kind, 9, X), X, np.ones(50))
+    expected = []
+    for i in range(50):
+        s = 0.0
+        for v in kd.X[i]:
+            s += float(v) * float(v)
+        expected.append(kernel_entry(kd.kind, kd.gamma, kd.coef0, kd.degree, s, kd.sq[i],
+                                     kd.sq[i]))
+    assert np.array_equal(qmx.diagonal(kd), expected)
+    perm = rng.permutation(50)
+    kd.order[:] = perm
+    kd.pos[perm] = np.arange(50)
+    kd.XT[:] = kd.X[perm].T
+    assert np.array_equal(qmx.diagonal(kd), expected)
+
+
 # --- BLAS products ------------------------------------------------------------------------
 
 
