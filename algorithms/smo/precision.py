@@ -8,7 +8,11 @@ sum(alpha)``, and ``m - M`` by twice that: an accuracy floor, which can hide vio
 tol`` unreachable. ``"double"`` caches float64 (half the columns per MB), lowering the floor by
 ``2^29``.
 
-``"auto"`` (the default) runs in float32, stopping early (``PRECISION``) when the estimated
+``"auto"`` (the default) runs a small soft-margin problem in float64 from the start: when the
+float64 ``Q`` of the whole problem, ``8 n^2`` bytes, is at most ``DOUBLE_FIRST_BYTES`` and
+within the cache budget, every column fits either way, float32 saves nothing, and its rounding
+floor would only cost continuations (and keep the float64 certificate from the cached columns,
+:meth:`~.solver.Solver.kernel_sums`). Any other problem it runs in float32, stopping early (``PRECISION``) when the estimated
 floor ``2^-24 max K_tt ||alpha||`` exceeds ``FLOOR_FRACTION tol``, and then, while the float64
 certificate does not meet ``tol``, continues from the current alpha with the exact float64
 gradient: in float32 with the warm cache (a *refinement*, at most ``MAX_REFINEMENTS``) when the
@@ -43,6 +47,7 @@ __all__ = [
     "FLOAT32_RANGE",
     "MAX_CONTINUATIONS",
     "MAX_REFINEMENTS",
+    "DOUBLE_FIRST_BYTES",
     "first_precision",
     "solve_certified",
 ]
@@ -55,11 +60,20 @@ MAX_REFINEMENTS = 2
 #: The float32 cache is used only when ``max_i K(x_i, x_i)`` lies in this range (far from
 #: float32's overflow at 3.4e38 and its subnormals below 1.2e-38).
 FLOAT32_RANGE = (1e-30, 1e30)
+#: ``"auto"`` runs a soft margin in float64 from the start when its float64 ``Q`` (``8 n^2``
+#: bytes) takes at most this many bytes and fits ``cache_size``: ``n <= 1024``.
+DOUBLE_FIRST_BYTES = 8 * 2**20
 
 
-def first_precision(precision: str, radius2: float) -> str:
+def first_precision(precision: str, radius2: float, n: int = 0, cache_size: float = 0.0,
+                    soft: bool = False) -> str:
     """The first phase's precision: ``precision``, or ``"double"`` for ``"auto"`` when ``max
-    K_ii = radius2`` is outside ``FLOAT32_RANGE`` (where ``"single"`` is refused)."""
+    K_ii = radius2`` is outside ``FLOAT32_RANGE`` (where ``"single"`` is refused) or when the
+    problem is a soft margin (``soft``) of ``n`` variables whose float64 ``Q``, ``8 n^2``
+    bytes, is at most ``DOUBLE_FIRST_BYTES`` and ``cache_size`` MB."""
+    if precision == "auto" and soft and 8 * n * n <= min(DOUBLE_FIRST_BYTES,
+                                                         cache_size * 2**20):
+        return "double"
     if FLOAT32_RANGE[0] <= radius2 <= FLOAT32_RANGE[1]:
         return precision
     if precision == "single":
@@ -71,15 +85,17 @@ def first_precision(precision: str, radius2: float) -> str:
     return "double"
 
 
-def solve_certified(solver: Solver, first: str) -> tuple[int, np.ndarray, Certificate]:
-    """Run ``solver`` from ``first`` under the policy (module docstring); the outcome, ``g = K
-    (alpha o y)`` in float64 and the certificate of the final alpha."""
+def solve_certified(solver: Solver, first: str,
+                    precision: str | None = None) -> tuple[int, np.ndarray, Certificate]:
+    """Run ``solver`` from ``first`` under the policy of ``precision`` (the user's; default
+    ``first``; module docstring); the outcome, ``g = K (alpha o y)`` in float64 and the
+    certificate of the final alpha."""
     st, y, tol = solver.st, solver.problem.y, solver.options.tol
     R = math.sqrt(solver.problem.radius2)
     outcome = solver.solve(first)
     g, cert = solver.certify()
     rounds = refinements = 0
-    while first == "auto" and rounds < MAX_CONTINUATIONS and (
+    while (precision or first) == "auto" and rounds < MAX_CONTINUATIONS and (
         (outcome in (OPTIMAL, PRECISION) and not cert.kkt_violation < tol)
         # float32 cannot resolve hull distances below 1e-3 R: re-check in float64 unless the
         # float64 bound already shows the hulls within 1e-4 R

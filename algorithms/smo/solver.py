@@ -19,6 +19,7 @@ import numpy as np
 from maxmargin._jit import note_compile
 from maxmargin._threads import blas_threads
 from maxmargin.algorithms._kernel_cache import S_ROWS, ColumnCache, make_cache
+from maxmargin.algorithms.smo.column_sums import cached_sums
 from maxmargin.algorithms.smo.finish import exact_finish, first_checkpoint, smo_work
 from maxmargin.algorithms.smo.hard_margin import HULL_EPS
 from maxmargin.algorithms.smo.loops import (
@@ -157,11 +158,15 @@ class Solver:
                                limits, prefetching_for(kd))
 
     def kernel_sums(self, idx: np.ndarray, coef: np.ndarray) -> np.ndarray:
-        """``sum_k coef_k K(., x_{idx_k})`` on the solver's data in float64: by the Q-matrix's
-        compiled blocks on ``options.threads`` threads where they apply, else (and where
-        those give a value that is not finite) by the kernel object
+        """``sum_k coef_k K(., x_{idx_k})`` on the solver's data in float64: from the float64
+        cache's columns where it holds them (:func:`~.column_sums.cached_sums`), else by the
+        Q-matrix's compiled blocks on ``options.threads`` threads where they apply, else (and
+        where those give a value that is not finite) by the kernel object
         (:func:`~maxmargin.certificate.decision_values`)."""
         p, threads = self.problem, self.options.threads
+        g = cached_sums(self.cache, p.kd, idx, coef)
+        if g is not None and np.all(np.isfinite(g)):
+            return g
         if idx.size and has_weighted_sums(p.kd):
             with blas_threads(threads):
                 g = weighted_sums(p.kd, idx, coef, threads)
