@@ -1,0 +1,146 @@
+"""The float64 certificate's sums from the kernel cache's columns (``column_sums``), and the
+precision policy that keeps small problems' columns in float64 (``precision.first_precision``).
+
+Independent answers: ``K (alpha o y)`` by the kernel object's dense Gram matrix and by the
+Q-matrix's kernel pass (``weighted_sums``); the certificate computed without the cache.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from maxmargin.algorithms import _kernel_cache as kc
+from maxmargin.algorithms.smo import column_sums, precision, smo, state
+from maxmargin.algorithms.smo.solver import Options, Problem, Solver
+from maxmargin.kernels import make_kernel
+from maxmargin.kernels import qmatrix as qmx
+
+
+def _solved(seed: int, kind: str, shrinking: bool, n: int, cache_size: float = 50.0):
+    """A random soft-margin problem solved in float64 by :class:`Solver` (the cache kept)."""
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(1, 12))
+    X = rng.normal(size=(n, d)) * rng.choice([0.1, 1.0, 5.0])
+    y = np.where(X[:, 0] + 0.7 * rng.normal(size=n) > 0, 1.0, -1.0)
+    y[:2] = 1.0, -1.0
+    kern = make_kernel(kind, gamma=0.5 / d, degree=3, coef0=1.0, X=X)
+    kd = qmx.make_qmatrix(kern, X, y)
+    C = float(rng.choice([0.1, 1.0, 10.0])) * np.ones(n)
+    st_ = state.new_state(kd, qmx.diagonal(kd), C, 1e-3, 1)
+    run = Solver(Problem(X, y, 1.0, None, kern, kd, radius2=float(np.max(kern.diag(X)))),
+                 Options(1e-3, "wss2", shrinking, 10**6, cache_size, exact_finish=True), st_)
+    run.solve("double")
+    return run, X, y, kern
+
+
+def _exact(kern, X, idx, coef) -> np.ndarray:
+    return kern(X, X[idx]) @ coef
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6), kind=st.sampled_from(["rbf", "poly", "linear"]),
+       shrinking=st.booleans(), n=st.integers(20, 300))
+def test_sums_from_the_cached_columns_are_the_kernel_pass(seed, kind, shrinking, n) -> None:
+    """``g = K (alpha o y)`` over the support vectors from the float64 cache's columns equals
+    the dense Gram matrix's product and the kernel pass to ~1e-13 relative; with some columns
+    made short or evicted they are computed afresh (same values); with too many missing the
+    cache declines and ``kernel_sums`` falls back to the kernel pass."""
+    run, X, y, kern = _solved(seed, kind, shrinking, n)
+    alpha, cache, kd = run.st.alpha, run.cache, run.problem.kd
+    sv = np.flatnonzero(alpha > 0)
+    coef = alpha[sv] * y[sv]
+    exact = _exact(kern, X, sv, coef)
+    scale = max(1.0, float(np.max(np.abs(exact))))
+    if shrinking:  # columns cached while the layout was shrunk: complete them as the loop would
+        for j in sv:
+            kc.get_column(cache, kd, j)
+    g = column_sums.cached_sums(cache, kd, sv, coef)
+    assert g is not None  # every support vector's column is cached at full length
+    np.testing.assert_allclose(g, exact, rtol=0, atol=1e-13 * scale * max(1, sv.size))
+    if qmx.has_weighted_sums(kd):
+        np.testing.assert_allclose(g, qmx.weighted_sums(kd, sv, coef), rtol=0,
+                                   atol=1e-13 * scale * max(1, sv.size))
+    np.testing.assert_array_equal(run.kernel_sums(sv, coef), g)  # the solver takes them
+    assert run.certify()[0] is not None
+    # a short column (as left by a shrunk layout) and an evicted one: computed afresh, unless
+    # more than MAX_FRESH_FRACTION of the entries are missing
+    short, gone = cache.slot_of[sv[0]], cache.slot_of[sv[-1]]
+    cache.len_of[short] = n // 2
+    cache.data[short * n + n // 2 : short * n + n] = np.nan  # what the cache does not vouch for
+    cache.slot_of[sv[-1]] = -1
+    cache.data[gone * n : gone * n + n] = np.nan
+    slots = cache.slot_of[sv]
+    missing = sum(n if s < 0 else n - cache.len_of[s] for s in slots)
+    g2 = column_sums.cached_sums(cache, kd, sv, coef)
+    if missing > column_sums.MAX_FRESH_FRACTION * n * sv.size:
+        assert g2 is None
+    else:
+        np.testing.assert_allclose(g2, g, rtol=0, atol=1e-14 * scale * max(1, sv.size))
+    # too many missing: declined, and the kernel pass serves kernel_sums
+    cache.slot_of[sv] = -1
+    assert column_sums.cached_sums(cache, kd, sv, coef) is None
+    np.testing.assert_allclose(run.kernel_sums(sv, coef), exact, rtol=0,
+                               atol=1e-13 * scale * max(1, sv.size))
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10**6), kind=st.sampled_from(["rbf", "poly", "linear"]),
+       shrinking=st.booleans())
+def test_the_certificate_from_the_columns_is_the_one_without_them(seed, kind, shrinking):
+    """The solver's certificate with its float64 cache equals the one it computes without a
+    cache (the kernel pass), and its ``g`` matches: the sums' order only."""
+    run, X, y, kern = _solved(seed, kind, shrinking, 150)
+    g, cert = run.certify()
+    run.last_certified, cache = None, run.cache
+    run.cache = None
+    g_pass, cert_pass = run.certify()
+    assert g is not g_pass
+    scale = max(1.0, float(np.max(np.abs(g_pass))))
+    np.testing.assert_allclose(g, g_pass, rtol=0, atol=1e-12 * scale)
+    assert cert.kkt_violation == pytest.approx(cert_pass.kkt_violation, rel=1e-9, abs=1e-11)
+    assert cert.gap == pytest.approx(cert_pass.gap, rel=1e-9, abs=1e-11)
+    assert cert.dual_objective == pytest.approx(cert_pass.dual_objective, rel=1e-12)
+    run.cache = cache
+
+
+def test_a_float32_cache_or_a_shrunk_layout_serves_no_sums() -> None:
+    run, X, y, kern = _solved(3, "rbf", True, 80)
+    sv = np.flatnonzero(run.st.alpha > 0)
+    coef = run.st.alpha[sv] * y[sv]
+    kd = run.problem.kd
+    assert column_sums.cached_sums(run.cache, kd, sv, coef) is not None
+    assert column_sums.cached_sums(None, kd, sv, coef) is None
+    assert column_sums.cached_sums(run.cache, kd, sv[:0], coef[:0]) is None
+    run.cache.state[0] = 40  # the layout's length below n
+    assert column_sums.cached_sums(run.cache, kd, sv, coef) is None
+    run.cache.state[0] = 80
+    single = run.cache._replace(data=run.cache.data.astype(np.float32))
+    assert column_sums.cached_sums(single, kd, sv, coef) is None
+
+
+def test_auto_runs_small_soft_margins_in_float64_from_the_start() -> None:
+    """``"auto"`` on a problem whose float64 ``Q`` fits ``DOUBLE_FIRST_BYTES`` and the budget
+    is ``"double"`` bit for bit; a hard margin, a larger problem, or a smaller budget starts in
+    float32 as before."""
+    first = precision.first_precision
+    limit = int(np.sqrt(precision.DOUBLE_FIRST_BYTES / 8))
+    assert first("auto", 1.0, limit, 200.0, soft=True) == "double"
+    assert first("auto", 1.0, limit + 1, 200.0, soft=True) == "auto"
+    assert first("auto", 1.0, 500, 1.0, soft=True) == "auto"  # 2 MB of Q > 1 MB budget
+    assert first("auto", 1.0, 300, 1.0, soft=True) == "double"
+    assert first("auto", 1.0, 300, 200.0, soft=False) == "auto"  # the hard margin
+    assert first("single", 1.0, 300, 200.0, soft=True) == "single"
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 4))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=200) > 0, 1.0, -1.0)
+    auto = smo(X, y, 1.0, kernel="rbf")
+    double = smo(X, y, 1.0, kernel="rbf", precision="double")
+    assert auto.status == "optimal" and "(float64 kernel cache)" in auto.message
+    np.testing.assert_array_equal(auto.alpha, double.alpha)
+    assert auto.b == double.b
+    tiny = smo(X, y, 1.0, kernel="rbf", cache_size=0.1)  # Q (0.3 MB) above the budget
+    assert "float32" in tiny.message and tiny.status == "optimal"
+    assert abs(tiny.dual_objective - double.dual_objective) <= 1e-3 * abs(double.dual_objective)
