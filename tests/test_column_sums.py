@@ -121,26 +121,32 @@ def test_a_float32_cache_or_a_shrunk_layout_serves_no_sums() -> None:
     assert column_sums.cached_sums(single, kd, sv, coef) is None
 
 
-def test_auto_runs_small_soft_margins_in_float64_from_the_start() -> None:
-    """``"auto"`` on a problem whose float64 ``Q`` fits ``DOUBLE_FIRST_BYTES`` and the budget
-    is ``"double"`` bit for bit; a hard margin, a larger problem, or a smaller budget starts in
-    float32 as before."""
-    first = precision.first_precision
-    limit = int(np.sqrt(precision.DOUBLE_FIRST_BYTES / 8))
-    assert first("auto", 1.0, limit, 200.0, soft=True) == "double"
-    assert first("auto", 1.0, limit + 1, 200.0, soft=True) == "auto"
-    assert first("auto", 1.0, 500, 1.0, soft=True) == "auto"  # 2 MB of Q > 1 MB budget
-    assert first("auto", 1.0, 300, 1.0, soft=True) == "double"
-    assert first("auto", 1.0, 300, 200.0, soft=False) == "auto"  # the hard margin
-    assert first("single", 1.0, 300, 200.0, soft=True) == "single"
+def test_auto_runs_small_soft_margins_in_float64_from_the_start(monkeypatch) -> None:
+    """``"auto"`` on an rbf/poly problem whose float64 ``Q`` fits ``DOUBLE_FIRST_BYTES`` and the
+    budget is ``"double"`` bit for bit; a hard margin, the linear kernel, a kernel read from its
+    Gram matrix, a larger problem or a smaller budget starts in float32 as before."""
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(200, 4))
-    y = np.where(X[:, 0] + 0.5 * rng.normal(size=200) > 0, 1.0, -1.0)
-    auto = smo(X, y, 1.0, kernel="rbf")
-    double = smo(X, y, 1.0, kernel="rbf", precision="double")
-    assert auto.status == "optimal" and "(float64 kernel cache)" in auto.message
-    np.testing.assert_array_equal(auto.alpha, double.alpha)
-    assert auto.b == double.b
-    tiny = smo(X, y, 1.0, kernel="rbf", cache_size=0.1)  # Q (0.3 MB) above the budget
-    assert "float32" in tiny.message and tiny.status == "optimal"
-    assert abs(tiny.dual_objective - double.dual_objective) <= 1e-3 * abs(double.dual_objective)
+    n = 200
+    X = rng.normal(size=(n, 4))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0)
+    for kind in ("rbf", "poly"):
+        auto = smo(X, y, 1.0, kernel=kind)
+        double = smo(X, y, 1.0, kernel=kind, precision="double")
+        assert auto.status == "optimal" and "(float64 kernel cache)" in auto.message
+        np.testing.assert_array_equal(auto.alpha, double.alpha)
+        assert auto.b == double.b
+    Xs = X / 4  # separable enough for a hard margin in few iterations
+    ys = np.where(X[:, 0] > 0, 1.0, -1.0)
+    float32_first = [
+        smo(X, y, 1.0, kernel="rbf", cache_size=0.25),  # Q (0.31 MB) above the budget
+        smo(X, y, 1.0, kernel="linear"),
+        smo(X, y, 1.0, kernel=lambda a, b: a @ b.T),
+        smo(Xs, ys, None, kernel="rbf", gamma=0.1),
+    ]
+    monkeypatch.setattr(precision, "DOUBLE_FIRST_BYTES", 8 * n * n - 1)
+    float32_first.append(smo(X, y, 1.0, kernel="rbf"))
+    for sol in float32_first:
+        assert sol.message.split("(")[1].startswith("float32"), sol.message
+        assert sol.status in ("optimal", "infeasible")
+    monkeypatch.setattr(precision, "DOUBLE_FIRST_BYTES", 8 * n * n)
+    assert "(float64 kernel cache)" in smo(X, y, 1.0, kernel="rbf").message

@@ -19,6 +19,7 @@ from sklearn.datasets import load_digits, load_iris
 from maxmargin import MaxMarginClassifier
 from maxmargin._threads import blas_threads, check_n_jobs
 from maxmargin.algorithms import _kernel_cache as kc
+from maxmargin.algorithms.smo import precision as smo_precision
 from maxmargin.algorithms.smo import smo
 from maxmargin.algorithms.smo.batch import SMOBatch
 from maxmargin.certificate import certify_svm, decision_values
@@ -254,10 +255,11 @@ def test_threads_give_certified_answers_repeatably(kind) -> None:
     assert judged.dual_objective == pytest.approx(runs[1].certificate.dual_objective, rel=1e-12)
 
 
-def test_threads_through_a_float64_continuation() -> None:
+def test_threads_through_a_float64_continuation(monkeypatch) -> None:
     """A run that needs a float64 continuation (C = 100, tol 1e-8): the certificate is one
     pass over the support vectors and ``G_bar``'s part is computed at the restart; the same
     iterations and objective on one thread and on two, to rounding."""
+    monkeypatch.setattr(smo_precision, "DOUBLE_FIRST_BYTES", 0)  # start in float32
     rng = np.random.default_rng(5)
     X = rng.normal(size=(800, 5)) * 3
     y = np.where(X[:, 0] + 0.8 * rng.normal(size=800) > 0, 1.0, -1.0)

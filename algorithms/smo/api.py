@@ -166,8 +166,7 @@ def solve_checked(X: Any, y: np.ndarray, C: float | None, sw: np.ndarray | None,
     policy, report (:mod:`.batch` runs the same steps for each problem of a batch)."""
     start = time.perf_counter()
     problem, QD = problem_of(X, y, C, sw, kern, options.threads)
-    first = first_precision(precision, problem.radius2, y.shape[0], options.cache_size,
-                            soft=C is not None)
+    first = first_precision(precision, problem, options.cache_size)
     box = None if C is None else (C if sw is None else C * sw)
     solver = Solver(problem, options, new_state(problem.kd, QD, box, options.tol, history_every))
     outcome, g, cert = solve_certified(solver, first, precision)

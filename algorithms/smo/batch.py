@@ -121,8 +121,7 @@ class SMOBatch:
         box = None if C is None else (C if sample_weight is None else C * sample_weight)
         state = new_state(problem.kd, QD, box, options.tol, self.history_every)
         solver = _SummarisingSolver(problem, options, state)
-        first = first_precision(self.precision, problem.radius2, n, options.cache_size,
-                                soft=C is not None)
+        first = first_precision(self.precision, problem, options.cache_size)
         outcome, g, cert = solve_certified(solver, first, self.precision)
         return make_result(solver, outcome, g, cert, start, self.precision, solver.summary,
                            own_rows=True)  # X[idx]: a fresh copy

@@ -8,17 +8,19 @@ sum(alpha)``, and ``m - M`` by twice that: an accuracy floor, which can hide vio
 tol`` unreachable. ``"double"`` caches float64 (half the columns per MB), lowering the floor by
 ``2^29``.
 
-``"auto"`` (the default) runs a small soft-margin problem in float64 from the start: when the
-float64 ``Q`` of the whole problem, ``8 n^2`` bytes, is at most ``DOUBLE_FIRST_BYTES`` and
-within the cache budget, every column fits either way, float32 saves nothing, and its rounding
-floor would only cost continuations (and keep the float64 certificate from the cached columns,
-:meth:`~.solver.Solver.kernel_sums`). Any other problem it runs in float32, stopping early (``PRECISION``) when the estimated
-floor ``2^-24 max K_tt ||alpha||`` exceeds ``FLOOR_FRACTION tol``, and then, while the float64
-certificate does not meet ``tol``, continues from the current alpha with the exact float64
-gradient: in float32 with the warm cache (a *refinement*, at most ``MAX_REFINEMENTS``) when the
-measured error of the float32 gradient is at most ``FLOOR_FRACTION tol`` (the floor estimate is
-then recalibrated by it), else with a float64 cache (at most ``MAX_CONTINUATIONS``). It skips
-float32 when ``max K_ii`` is outside ``FLOAT32_RANGE``.
+``"auto"`` (the default) runs a small soft-margin problem of an rbf, poly or sigmoid kernel
+(``DOUBLE_FIRST_KINDS``) in float64 from the start: when the float64 ``Q`` of the whole
+problem, ``8 n^2`` bytes, is at most ``DOUBLE_FIRST_BYTES`` and within the cache budget, every
+column fits either way, float32 saves nothing, and its rounding floor would only cost
+continuations (and keep the float64 certificate from the cached columns,
+:meth:`~.solver.Solver.kernel_sums`). Any other problem it runs in float32, stopping early
+(``PRECISION``) when the estimated floor ``2^-24 max K_tt ||alpha||`` exceeds ``FLOOR_FRACTION
+tol``, and then, while the float64 certificate does not meet ``tol``, continues from the
+current alpha with the exact float64 gradient: in float32 with the warm cache (a
+*refinement*, at most ``MAX_REFINEMENTS``) when the measured error of the float32 gradient is
+at most ``FLOOR_FRACTION tol`` (the floor estimate is then recalibrated by it), else with a
+float64 cache (at most ``MAX_CONTINUATIONS``). It skips float32 when ``max K_ii`` is outside
+``FLOAT32_RANGE``.
 """
 
 from __future__ import annotations
@@ -39,8 +41,9 @@ from maxmargin.algorithms.smo.loops import (
     PRECISION,
     alpha_norm,
 )
-from maxmargin.algorithms.smo.solver import Solver
+from maxmargin.algorithms.smo.solver import Problem, Solver
 from maxmargin.certificate import Certificate
+from maxmargin.kernels.formulas import KIND_POLY, KIND_RBF, KIND_SIGMOID
 
 __all__ = [
     "PRECISIONS",
@@ -48,6 +51,7 @@ __all__ = [
     "MAX_CONTINUATIONS",
     "MAX_REFINEMENTS",
     "DOUBLE_FIRST_BYTES",
+    "DOUBLE_FIRST_KINDS",
     "first_precision",
     "solve_certified",
 ]
@@ -63,16 +67,22 @@ FLOAT32_RANGE = (1e-30, 1e30)
 #: ``"auto"`` runs a soft margin in float64 from the start when its float64 ``Q`` (``8 n^2``
 #: bytes) takes at most this many bytes and fits ``cache_size``: ``n <= 1024``.
 DOUBLE_FIRST_BYTES = 8 * 2**20
+#: ... and its kernel is one of these. The linear kernel and the kernels read from a Gram
+#: matrix (callables, ``"precomputed"``) keep LIBSVM's float32 start: ``X X^T`` precomputed
+#: gives the linear kernel's model, and a callable SVC's, only where both round to the same
+#: float32 values (their float64 values differ in the last bits, and float64 iterates follow
+#: them).
+DOUBLE_FIRST_KINDS = (KIND_RBF, KIND_POLY, KIND_SIGMOID)
 
 
-def first_precision(precision: str, radius2: float, n: int = 0, cache_size: float = 0.0,
-                    soft: bool = False) -> str:
+def first_precision(precision: str, problem: Problem, cache_size: float) -> str:
     """The first phase's precision: ``precision``, or ``"double"`` for ``"auto"`` when ``max
-    K_ii = radius2`` is outside ``FLOAT32_RANGE`` (where ``"single"`` is refused) or when the
-    problem is a soft margin (``soft``) of ``n`` variables whose float64 ``Q``, ``8 n^2``
-    bytes, is at most ``DOUBLE_FIRST_BYTES`` and ``cache_size`` MB."""
-    if precision == "auto" and soft and 8 * n * n <= min(DOUBLE_FIRST_BYTES,
-                                                         cache_size * 2**20):
+    K_ii`` is outside ``FLOAT32_RANGE`` (where ``"single"`` is refused) or when ``problem`` is a
+    soft margin of a kernel of ``DOUBLE_FIRST_KINDS`` whose float64 ``Q``, ``8 n^2`` bytes, is
+    at most ``DOUBLE_FIRST_BYTES`` and ``cache_size`` MB."""
+    n, radius2 = problem.y.shape[0], problem.radius2
+    if (precision == "auto" and problem.C is not None and problem.kd.kind in DOUBLE_FIRST_KINDS
+            and 8 * n * n <= min(DOUBLE_FIRST_BYTES, cache_size * 2**20)):
         return "double"
     if FLOAT32_RANGE[0] <= radius2 <= FLOAT32_RANGE[1]:
         return precision
