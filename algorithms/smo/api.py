@@ -96,7 +96,9 @@ def smo(
     precision : {"auto", "single", "double"}
         dtype of the cached ``Q`` (:mod:`.precision`). ``"auto"`` (default): float32, then a
         continuation from the current alpha with the exact gradient when the float64
-        certificate asks for it. ``"single"``/``"double"``: one cache dtype throughout.
+        certificate asks for it; float64 throughout for a soft margin of an rbf, poly or
+        sigmoid kernel whose float64 ``Q`` takes at most 8 MiB (``n <= 1024``) and
+        ``cache_size``. ``"single"``/``"double"``: one cache dtype throughout.
     sample_weight : (n,) array of positive numbers, optional
         Per-sample bounds ``C_i = C sample_weight_i`` (SVC's ``sample_weight``). Ignored by the
         hard margin.
