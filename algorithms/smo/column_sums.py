@@ -34,31 +34,37 @@ MAX_FRESH_FRACTION = 0.25
 
 
 @njit(**ENTRY)
-def _sum_columns(kd: QMatrix, data: np.ndarray, idx: np.ndarray, slots: np.ndarray,
-                 have: np.ndarray, coef: np.ndarray, fresh: np.ndarray, h: np.ndarray,
-                 g: np.ndarray) -> None:
-    """``h[k] = sum_j coef_j col_j[k]`` in the order of ``j`` over the layout's ``L = len(h)``
-    positions, then ``g[order[k]] = yT[k] h[k]``. ``col_j``, column ``idx[j]`` of ``Q``, is
-    the cache's slot ``slots[j]``
-    (``data[slots[j] L :][:L]``), its entries from ``have[j]`` on computed into the slot
-    (beyond its valid prefix: the cache's bookkeeping is unchanged), or, where ``slots[j] <
-    0``, the column computed whole into ``fresh``."""
+def _sum_columns(kd: QMatrix, c: ColumnCache, idx: np.ndarray, coef: np.ndarray,
+                 max_fresh: float, h: np.ndarray, g: np.ndarray) -> bool:
+    """``h[k] = sum_j coef_j y_j col_j[k]`` in the order of ``j`` over the layout's ``L =
+    len(h)`` positions, then ``g[order[k]] = yT[k] h[k]``; False (nothing computed) when more
+    than ``max_fresh`` entries are not cached. ``col_j``, column ``idx[j]`` of ``Q``, is its
+    slot, the entries beyond the slot's valid prefix computed into the slot (the cache's
+    bookkeeping is unchanged), or, when it is not cached, computed whole into ``c.col``."""
     L = h.shape[0]
+    fresh = 0
+    for j in range(idx.shape[0]):
+        s = c.slot_of[idx[j]]
+        fresh += L - (c.len_of[s] if s >= 0 else 0)
+    if fresh > max_fresh:
+        return False
     h[:] = 0.0
-    for j in range(slots.shape[0]):
-        s = slots[j]
+    for j in range(idx.shape[0]):
+        i = idx[j]
+        s = c.slot_of[i]
         if s >= 0:
-            col = data[s * L : s * L + L]
-            if have[j] < L:
-                fill_column(kd, idx[j], have[j], L, col)
+            col = c.data[s * L : s * L + L]
+            if c.len_of[s] < L:
+                fill_column(kd, i, c.len_of[s], L, col)
         else:
-            col = fresh
-            fill_column(kd, idx[j], np.int64(0), L, col)
-        c = coef[j]
+            col = c.col
+            fill_column(kd, i, np.int64(0), L, col)
+        w = coef[j] * kd.y[i]
         for k in range(L):
-            h[k] += c * col[k]
+            h[k] += w * col[k]
     for k in range(L):
         g[kd.order[k]] = kd.yT[k] * h[k]
+    return True
 
 
 def cached_sums(cache: ColumnCache | None, kd: QMatrix, idx: np.ndarray,
@@ -67,13 +73,11 @@ def cached_sums(cache: ColumnCache | None, kd: QMatrix, idx: np.ndarray,
     float64 from ``cache``'s float64 columns of ``kd`` (module docstring); None when the cache
     cannot serve them."""
     n = kd.y.shape[0]
-    if (cache is None or cache.data.dtype != np.float64 or int(cache.state[S_LEN]) != n
+    if (cache is None or cache.data.dtype != np.float64 or cache.state[S_LEN] != n
             or idx.shape[0] == 0):
         return None
-    slots = cache.slot_of[idx]
-    have = np.where(slots >= 0, cache.len_of[slots], 0)
-    if n * idx.shape[0] - int(have.sum()) > MAX_FRESH_FRACTION * n * idx.shape[0]:
-        return None
     g = np.empty(n)
-    _sum_columns(kd, cache.data, idx, slots, have, coef * kd.y[idx], np.empty(n), np.empty(n), g)
-    return g
+    if _sum_columns(kd, cache, idx, coef, MAX_FRESH_FRACTION * n * idx.shape[0], np.empty(n),
+                    g):
+        return g
+    return None
