@@ -45,6 +45,7 @@ __all__ = [
     "MAX_BLOCK",
     "BLAS_BLOCK",
     "ColumnCache",
+    "block_size",
     "compact_layout",
     "get_column",
     "grow_layout",
@@ -105,17 +106,24 @@ def _column_block(size: int, dtype: np.dtype) -> np.ndarray:
     return np.frombuffer(buf, dtype=dtype)  # keeps `buf` alive
 
 
-def make_cache(n: int, cache_size: float, dtype: DTypeLike = np.float32) -> ColumnCache:
+def block_size(n: int, cache_size: float, itemsize: int) -> int:
+    """Entries of the block of :func:`make_cache`: ``budget / itemsize``, at least two full
+    columns and at most every column at full length (``max(n, 2) n``: the most the slots can
+    ever use, so a small problem neither asks for nor touches the whole budget)."""
+    return max(min(int(cache_size * 2**20) // itemsize, max(n, 2) * n), 2 * n)
+
+
+def make_cache(n: int, cache_size: float, dtype: DTypeLike = np.float32,
+               block: np.ndarray | None = None) -> ColumnCache:
     """An empty cache for ``n`` variables within ``cache_size`` MB, layout length ``n``.
 
-    ``dtype`` is ``np.float32`` (LIBSVM's ``Qfloat``) or ``np.float64``. The block has
-    ``budget / itemsize`` entries, at least two full columns and at most every column at full
-    length (``max(n, 2) n``: the most the slots can ever use, so a small problem neither asks
-    for nor touches the whole budget).
+    ``dtype`` is ``np.float32`` (LIBSVM's ``Qfloat``) or ``np.float64``. The columns go in
+    ``block_size`` entries: the first ones of ``block`` (a flat array of ``dtype``, e.g. one
+    that a batch of problems reuses) when it has room, else a new block.
     """
     dtype = np.dtype(dtype)
     max_slots = max(n, 2)
-    size = max(min(int(cache_size * 2**20) // dtype.itemsize, max_slots * n), 2 * n)
+    size = block_size(n, cache_size, dtype.itemsize)
     slots = n_slots_for(n, cache_size, dtype.itemsize)
     state = np.zeros(6, dtype=np.int64)
     state[S_LEN], state[S_SLOTS] = n, slots
@@ -127,7 +135,8 @@ def make_cache(n: int, cache_size: float, dtype: DTypeLike = np.float32) -> Colu
     prv[1:slots] = np.arange(slots - 1)
     prv[0], prv[max_slots] = max_slots, slots - 1
     return ColumnCache(
-        data=_column_block(size, dtype),
+        data=(block[:size] if block is not None and block.dtype == dtype and block.size >= size
+              else _column_block(size, dtype)),
         col=np.empty(n, dtype=dtype),
         slot_of=np.full(n, -1, dtype=np.int64),
         owner=np.full(max_slots, -1, dtype=np.int64),

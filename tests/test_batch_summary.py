@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from sklearn.datasets import load_digits, load_iris
 
 from maxmargin import MaxMarginClassifier
+from maxmargin.algorithms import _kernel_cache as kc
 from maxmargin.algorithms.smo import precision as smo_precision
 from maxmargin.algorithms.smo import smo
 from maxmargin.algorithms.smo.batch import SMOBatch
@@ -96,6 +97,28 @@ def test_a_batch_reports_what_smo_reports(C) -> None:
             want = smo(X[idx], labels, C=C, kernel=kern, sample_weight=w, n_jobs=1)
             assert _identical(got, want)
             assert got.status == "optimal" and got.certificate.meets(1e-3)
+
+
+def test_a_batchs_problems_reuse_one_cache_block() -> None:
+    """The problems of a batch take their caches' columns from one block (no fresh pages a
+    problem), largest first: each answer is ``smo``'s all the same, bit for bit."""
+    X, _, _ = next(_digits_pairs())
+    kern = make_kernel("rbf", gamma="scale", X=X)
+    batch = SMOBatch(X, kern)
+    problems = sorted(_digits_pairs(), key=lambda p: -p[1].size)
+    blocks = []
+    for _, idx, labels in problems + problems[::-1]:
+        got = batch.solve(idx, labels)
+        assert _identical(got, smo(X[idx], labels, kernel=kern, n_jobs=1))
+        assert "(float64 kernel cache)" in got.message
+        blocks.append(batch._spare[np.dtype(np.float64)])
+    assert all(b is blocks[0] for b in blocks)
+    assert blocks[0].size == problems[0][1].size ** 2  # the largest problem's every column
+    small = kc.make_cache(10, 1.0, np.float64, blocks[0])
+    assert np.shares_memory(small.data, blocks[0]) and small.data.size == 100
+    assert not np.shares_memory(kc.make_cache(10, 1.0, np.float64, blocks[0][:99]).data,
+                                blocks[0])  # too small for its columns: a new block
+    assert not np.shares_memory(kc.make_cache(10, 1.0, np.float32, blocks[0]).data, blocks[0])
 
 
 def test_a_batch_through_the_exact_finish_and_a_cap() -> None:

@@ -89,6 +89,7 @@ class SMOBatch:
         )
         self.precision = check_choice(precision, "precision", PRECISIONS)
         self._options: dict[int, Options] = {}  # the options of each problem size
+        self._spare: dict[np.dtype, np.ndarray] = {}  # the caches' blocks, for the next problem
         self.history_every = check_positive_int(history_every, "history_every")
 
     def solve(self, idx: Any, y: Any, C: float | None = 1.0,
@@ -121,10 +122,14 @@ class SMOBatch:
         box = None if C is None else (C if sample_weight is None else C * sample_weight)
         state = new_state(problem.kd, QD, box, options.tol, self.history_every)
         solver = _SummarisingSolver(problem, options, state)
+        solver.spare, self._spare = self._spare, {}  # taken: one problem uses them at a time
         first = first_precision(self.precision, problem, options.cache_size)
         outcome, g, cert = solve_certified(solver, first, self.precision)
-        return make_result(solver, outcome, g, cert, start, self.precision, solver.summary,
-                           own_rows=True)  # X[idx]: a fresh copy
+        result = make_result(solver, outcome, g, cert, start, self.precision, solver.summary,
+                             own_rows=True)  # X[idx]: a fresh copy
+        solver.spare[solver.block.dtype] = solver.block  # the solution keeps no cache
+        self._spare = solver.spare
+        return result
 
 
 class _SummarisingSolver(Solver):

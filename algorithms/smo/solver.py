@@ -18,7 +18,7 @@ import numpy as np
 
 from maxmargin._jit import note_compile
 from maxmargin._threads import blas_threads
-from maxmargin.algorithms._kernel_cache import S_ROWS, ColumnCache, make_cache
+from maxmargin.algorithms._kernel_cache import S_ROWS, ColumnCache, block_size, make_cache
 from maxmargin.algorithms.smo.column_sums import cached_sums
 from maxmargin.algorithms.smo.finish import exact_finish, first_checkpoint, smo_work
 from maxmargin.algorithms.smo.hard_margin import HULL_EPS
@@ -100,6 +100,10 @@ class Solver:
         #: refinement)
         self.floor_coeff = 2.0**-24 * problem.radius2
         self.last_certified: Certified | None = None
+        #: spare flat blocks for the caches' columns, by dtype (a batch's, which its problems
+        #: reuse: no fresh pages a problem); the current cache's block is ``block``
+        self.spare: dict[np.dtype, np.ndarray] = {}
+        self.block: np.ndarray | None = None
 
     @property
     def iterations(self) -> int:
@@ -136,7 +140,12 @@ class Solver:
         if not (keep_cache and self.cache is not None and self.cache.data.dtype == dtype):
             if self.cache is not None:
                 self.kernel_values += int(self.cache.state[S_ROWS])
-            self.cache = make_cache(n, opt.cache_size, dtype)
+                self.spare[self.block.dtype] = self.block
+            block = self.spare.pop(np.dtype(dtype), None)
+            if block is not None and block.size < block_size(n, opt.cache_size, block.itemsize):
+                block = None
+            self.cache = make_cache(n, opt.cache_size, dtype, block)
+            self.block = self.cache.data if block is None else block
         phase = ("float64" if precision == "double" else "float32") + (
             " refinement" if refine else "")
         if not self.phases or self.phases[-1] != phase:
