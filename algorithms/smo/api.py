@@ -108,7 +108,8 @@ def smo(
     n_jobs : int or None
         Threads (opt-in; -1 for every core). None (default) is one thread, as in
         scikit-learn: the same bits as ``n_jobs=1``. With ``k``, the certificate's sums
-        (the Q-matrix's compiled blocks, :func:`~maxmargin.kernels.qmatrix.weighted_sums`),
+        (the Q-matrix's compiled blocks, :func:`~maxmargin.kernels.qmatrix.weighted_sums`,
+        unless a float64 cache holds the columns: then one thread, in one order),
         their BLAS products, and the long kernel columns of dense data (bit for bit the
         one-thread columns) run on ``k`` threads; the BLAS blocks of kernel columns of wide
         data run on one thread whatever ``k``. BLAS splits its sums by thread count, so on
