@@ -73,7 +73,7 @@ INTERNAL: dict[str, Any] = {**HELPER, "no_cpython_wrapper": True}
 INLINE: dict[str, Any] = {**INTERNAL, "forceinline": True}
 #: Modules without compiled code whose constants compiled code reads (part of the stamp of
 #: the modules that import them).
-CONSTANT_MODULES = frozenset({"maxmargin.tolerances"})
+CONSTANT_MODULES = frozenset({"maxmargin.tolerances", "maxmargin._byref"})
 #: The name of the lock file in a cache folder.
 LOCK_NAME = "maxmargin-cache.lock"
 
