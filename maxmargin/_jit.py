@@ -10,8 +10,9 @@ cache), with two guards (:class:`GuardedCache`):
   install, an upgrade that keeps some files) the cached caller would still run the old callee.
   Here each entry is stamped with :func:`source_stamp`, a hash of the sources of its module and
   of every module it imports, transitively, that holds compiled code (or the constants compiled
-  code reads, :data:`CONSTANT_MODULES`); an entry with another stamp is stale, compiled again
-  and overwritten.
+  code reads, :data:`CONSTANT_MODULES`), and of the package's extensions of Numba
+  (:data:`EXTENSION_MODULES`); an entry with another stamp is stale, compiled again and
+  overwritten.
 * *One writer at a time.* Numba writes a function's index (all its specialisations) by reading
   it, adding an entry and writing it back: two processes compiling one function at once lose an
   entry, or point an entry at the other's code. Saving holds an exclusive ``flock`` on a lock
@@ -25,7 +26,8 @@ functions only compiled code calls (no CPython wrapper: calling one from Python 
 inlining copies and retypes the callee at every call site, which costs compile time; tests
 call them through a compiled lambda). A CPython wrapper unboxes every array of its
 arguments' tuples: for the solver's state, cache and Q-matrix it is the largest function of
-a small helper's module.
+a small helper's module. Drivers hand such tuples to their helpers by reference
+(:func:`maxmargin._byref.byref`).
 """
 
 from __future__ import annotations
