@@ -180,7 +180,7 @@ def blas_block_rows(n: int) -> int:
     return int(min(BLAS_BLOCK, max(MAX_BLOCK, BLAS_BUFFER_BYTES // (8 * max(n, 1)))))
 
 
-@njit(**ENTRY)
+@njit
 def _centre_transpose(X: np.ndarray, centre: np.ndarray, out: np.ndarray,
                       XT: np.ndarray) -> None:
     """``out = X - centre`` (row by row; ``centre`` empty: ``X`` as it is, ``out`` may be ``X``)
@@ -332,7 +332,7 @@ def _fill_column_by_type(qm, i, lo, hi, out):  # noqa: ANN001, ANN202
     """A Q-matrix built for several threads (``pool`` 2-D) computes long columns of dense data
     on them (:func:`_column_threads`, where ``(hi - lo) (d + 32) >= THREAD_WORK``); any other
     takes one thread, and its callers compile no parallel code."""
-    tup = qm.inner if isinstance(qm, Ref) else qm
+    tup = qm.inner if isinstance(qm, Ref) else qm  # a Q-matrix or a Ref to one
     if tup.types[tup.fields.index("pool")].ndim == 2:
         def threaded(qm, i, lo, hi, out):  # noqa: ANN001, ANN202
             if (qm.G.shape[0] == 0 and qm.indptr.shape[0] == 0
@@ -492,26 +492,21 @@ def kernel_value(qm: QMatrix, i: int, j: int) -> float:
     return kernel_entry(qm.kind, qm.gamma, qm.coef0, qm.degree, s, qm.sq[i], qm.sq[j])
 
 
+@njit(no_cfunc_wrapper=True)
 def diagonal(qm: QMatrix) -> np.ndarray:
     """``K(x_i, x_i)`` for every ``i`` (original order), from the same data as the columns:
     :func:`kernel_value`'s ``(i, i)`` entries, bit for bit (a sparse row's merge with itself
     is the sum of its squared values in order), without a call per entry."""
-    out = np.empty(qm.y.shape[0])
+    n = qm.y.shape[0]
+    out = np.empty(n)
     if qm.G.shape[0] > 0:
-        out[:] = np.diagonal(qm.G)
-    else:
-        _diagonal_into(qm.X, qm.indptr, qm.values, qm.sq, qm.kind, qm.gamma, qm.coef0,
-                       qm.degree, out)
-    return out
-
-
-@njit(**ENTRY)
-def _diagonal_into(X: np.ndarray, indptr: np.ndarray, values: np.ndarray, sq: np.ndarray,
-                   kind: int, gamma: float, coef0: float, degree: int, out: np.ndarray) -> None:
-    """:func:`diagonal` of dense (``X``) or sparse (``indptr``, ``values``) data into ``out``
-    (the Q-matrix's fields only: its other arrays are not unboxed)."""
-    sparse = indptr.shape[0] > 0
-    for i in range(out.shape[0]):
+        for i in range(n):
+            out[i] = qm.G[i, i]
+        return out
+    sparse = qm.indptr.shape[0] > 0
+    X, indptr, values, sq = qm.X, qm.indptr, qm.values, qm.sq
+    kind, gamma, coef0, degree = qm.kind, qm.gamma, qm.coef0, qm.degree
+    for i in range(n):
         s = 0.0
         if sparse:
             for p in range(indptr[i], indptr[i + 1]):
@@ -520,6 +515,7 @@ def _diagonal_into(X: np.ndarray, indptr: np.ndarray, values: np.ndarray, sq: np
             for f in range(X.shape[1]):
                 s += X[i, f] * X[i, f]
         out[i] = kernel_entry(kind, gamma, coef0, degree, s, sq[i], sq[i])
+    return out
 
 
 @njit(**ENTRY)
