@@ -10,8 +10,9 @@ cache), with two guards (:class:`GuardedCache`):
   install, an upgrade that keeps some files) the cached caller would still run the old callee.
   Here each entry is stamped with :func:`source_stamp`, a hash of the sources of its module and
   of every module it imports, transitively, that holds compiled code (or the constants compiled
-  code reads, :data:`CONSTANT_MODULES`); an entry with another stamp is stale, compiled again
-  and overwritten.
+  code reads, :data:`CONSTANT_MODULES`), and of the package's extensions of Numba
+  (:data:`EXTENSION_MODULES`); an entry with another stamp is stale, compiled again and
+  overwritten.
 * *One writer at a time.* Numba writes a function's index (all its specialisations) by reading
   it, adding an entry and writing it back: two processes compiling one function at once lose an
   entry, or point an entry at the other's code. Saving holds an exclusive ``flock`` on a lock
@@ -25,7 +26,8 @@ functions only compiled code calls (no CPython wrapper: calling one from Python 
 inlining copies and retypes the callee at every call site, which costs compile time; tests
 call them through a compiled lambda). A CPython wrapper unboxes every array of its
 arguments' tuples: for the solver's state, cache and Q-matrix it is the largest function of
-a small helper's module.
+a small helper's module. Drivers hand such tuples to their helpers by reference
+(:func:`maxmargin._byref.byref`).
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ from typing import Any
 from numba import njit as _numba_njit
 from numba.core.caching import FunctionCache
 
+from maxmargin import _byref  # noqa: F401 - registers its Numba type for all compiled code
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - not POSIX: no lock (one writer at a time is then
@@ -50,6 +54,7 @@ except ImportError:  # pragma: no cover - not POSIX: no lock (one writer at a ti
 __all__ = [
     "CONSTANT_MODULES",
     "ENTRY",
+    "EXTENSION_MODULES",
     "HELPER",
     "INLINE",
     "INTERNAL",
@@ -74,6 +79,10 @@ INLINE: dict[str, Any] = {**INTERNAL, "forceinline": True}
 #: Modules without compiled code whose constants compiled code reads (part of the stamp of
 #: the modules that import them).
 CONSTANT_MODULES = frozenset({"maxmargin.tolerances"})
+#: Modules that extend Numba for the package's compiled code (types, their attributes and code
+#: generation), imported here: part of every stamp (a function compiled for a
+#: :class:`~maxmargin._byref.Ref` need not import the module that defines it).
+EXTENSION_MODULES = frozenset({"maxmargin._byref"})
 #: The name of the lock file in a cache folder.
 LOCK_NAME = "maxmargin-cache.lock"
 
@@ -118,10 +127,11 @@ def _source(name: str) -> bytes | None:
 
 
 def source_stamp(module: str) -> str:
-    """A hash of the sources of ``module`` and of every module it imports, transitively, that
-    holds compiled code (:func:`njit`) or is in :data:`CONSTANT_MODULES`: what the machine code
-    of ``module``'s compiled functions can depend on. Computed on the first load or save of one
-    of them (every module ``module`` imports is imported then), once per process."""
+    """A hash of the sources of ``module``, of every module it imports, transitively, that
+    holds compiled code (:func:`njit`) or is in :data:`CONSTANT_MODULES`, and of the
+    :data:`EXTENSION_MODULES`: what the machine code of ``module``'s compiled functions can
+    depend on. Computed on the first load or save of one of them (every module ``module``
+    imports is imported then), once per process."""
     stamp = _stamps.get(module)
     if stamp is not None:
         return stamp
@@ -136,8 +146,13 @@ def source_stamp(module: str) -> str:
         for other in _imports(name, source.decode("utf-8", "replace")) - seen:
             seen.add(other)
             todo.append(other)
+    for name in EXTENSION_MODULES - seen:
+        source = _source(name)
+        if source is not None:
+            sources[name] = source
     for name in sorted(sources):
-        if name == module or name in _compiled_modules or name in CONSTANT_MODULES:
+        if (name == module or name in _compiled_modules or name in CONSTANT_MODULES
+                or name in EXTENSION_MODULES):
             digest.update(name.encode() + b"\0" + hashlib.sha256(sources[name]).digest())
     _stamps[module] = stamp = digest.hexdigest()
     return stamp

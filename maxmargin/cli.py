@@ -356,12 +356,11 @@ def _compile_lane(pieces: tuple[str, ...]) -> list[tuple[str, float, float]]:
     return done
 
 
-#: How long the first run's compile takes (measured: docs/performance.md, "Start-up").
-COMPILE_NOTICE = "about 40 s on 2 idle cores, up to two minutes when they are busy"
-#: The pieces by lane, balanced (CPU seconds on an empty cache, load 4.5: SMO 27, then SMO's
-#: driver for wide data 20, which loads the callees it shares with SMO from the cache; nearest
-#: points 26, then Platt's SMO 23, then the perceptrons): 117 s of wall time with the cores
-#: busy (38 s on idle cores before the wide-data driver was a piece of its own).
+#: How long the first run's compile takes (measured: docs/performance-notes.md, "Compile time").
+COMPILE_NOTICE = "about 40 s on 2 cores, 67 s of CPU; longer when they are busy"
+#: The pieces by lane, balanced (CPU seconds on an empty cache, load 2: SMO 18, then SMO's
+#: driver for wide data 14, which loads the callees it shares with SMO from the cache; nearest
+#: points 20, then Platt's SMO 14, then the perceptrons 1): 35 to 41 s of wall time.
 COMPILE_LANES = (("smo", "smo_wide"), ("nearest", "platt", "perceptron"))
 
 

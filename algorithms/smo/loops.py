@@ -10,9 +10,11 @@ margin's infeasibility rule (:mod:`.hard_margin`) and, in a float32 phase of
 
 The drivers are compiled without Numba's reference counting (``_nrt=False``): they allocate
 nothing, and every array of the state outlives them (with it, each access to a tuple's array
-cost an atomic increment and decrement, about 0.5 us an iteration). Helpers that only compiled
-code calls are compiled with ``no_cpython_wrapper=True`` (the wrapper unboxes the state's ~40
-arrays and costs ~0.2 s of compile a function); calling such a helper from Python crashes the
+cost an atomic increment and decrement, about 0.5 us an iteration). They hand the state, the
+cache and the Q-matrix to their helpers by reference (:func:`~maxmargin._byref.byref`: one
+pointer each, not their ~55 arrays flattened into ~370 arguments); the helpers' code is the
+same for the tuples themselves, which the tests pass. Helpers that only compiled code calls are
+compiled with ``no_cpython_wrapper=True``; calling such a helper from Python crashes the
 interpreter, so anything Python calls keeps its wrapper.
 """
 
@@ -23,6 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from maxmargin._byref import byref
 from maxmargin._jit import ENTRY, HELPER, njit
 from maxmargin.algorithms._kernel_cache import ColumnCache, make_cache
 from maxmargin.algorithms.smo.columns import PREFETCH_BYTES
@@ -123,9 +126,10 @@ def alpha_norm(alpha: np.ndarray) -> float:
 
 
 @njit(**ENTRY)
-def record_final(st: SolverState, c: ColumnCache) -> float:
+def record_final(state: SolverState, cache: ColumnCache) -> float:
     """``m - M`` over the active set at the end of a run, stored as the history's last point
     (:func:`~.state.record_history`, forced); returned."""
+    st, c = byref(state), byref(cache)
     gap = violation(st, c)
     record_history(st, gap, FINAL)
     return gap
@@ -133,13 +137,14 @@ def record_final(st: SolverState, c: ColumnCache) -> float:
 
 @njit(**ENTRY)
 def solve_pairs(
-    st: SolverState, c: ColumnCache, kd: QMatrix, second_order: bool, shrinking: bool,
+    state: SolverState, cache: ColumnCache, qmatrix: QMatrix, second_order: bool, shrinking: bool,
     limits: Limits, prefetching: bool | None,
 ) -> int:
     """LIBSVM's ``Solver::Solve`` loop with the ``wss2`` (``second_order``) or ``wss1`` working
     set, until ``m - M < tol`` or a limit; returns the outcome. ``prefetching`` (True or None,
     :func:`prefetching_for`): whether missing columns are offered to
     :func:`~.columns.prefetch` (None compiles a driver without it)."""
+    st, c, kd = byref(state), byref(cache), byref(qmatrix)
     n = st.alpha.shape[0]
     sc = st.scalars
     period = min(n, 1000)
@@ -191,13 +196,14 @@ def solve_pairs(
 
 @njit(**ENTRY)
 def solve_platt(
-    st: SolverState, c: ColumnCache, kd: QMatrix, limits: Limits, seed: int
+    state: SolverState, cache: ColumnCache, qmatrix: QMatrix, limits: Limits, seed: int
 ) -> int:
     """Platt's outer loop (:mod:`.platt`) with the honest ``m - M < tol`` stop: when a sweep
     over all examples takes no step and ``m - M >= tol`` still (pairs rejected by ``tau``), one
     maximal-violating-pair step is taken (its missing column offered to
     :func:`~.columns.prefetch`: one driver for all data)."""
     np.random.seed(seed)  # noqa: NPY002 (Numba's generator is the legacy global one)
+    st, c, kd = byref(state), byref(cache), byref(qmatrix)
     n = st.alpha.shape[0]
     sc = st.scalars
     examine_all = True

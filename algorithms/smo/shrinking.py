@@ -57,7 +57,7 @@ __all__ = [
 COMPACT_FRACTION = 0.8
 
 
-@njit(**INTERNAL)
+@njit(inline="always")
 def update_G_bar(st: SolverState, c: ColumnCache, kd: QMatrix, t: int, coef: float) -> None:
     """``G_bar += coef Q_:t`` (``alpha_t`` reached or left its upper bound ``C_t``).
 

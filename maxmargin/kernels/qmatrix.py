@@ -34,6 +34,7 @@ from numba.core.extending import intrinsic, overload
 from numba.np.arrayobj import make_array
 from numba.np.linalg import call_xxgemm, ensure_blas
 
+from maxmargin._byref import Ref
 from maxmargin._jit import ENTRY, INTERNAL, njit
 from maxmargin.kernels.base import Kernel
 from maxmargin.kernels.builtin import _poly_weighted_rows, _rbf_weighted_rows
@@ -352,7 +353,8 @@ def _fill_column_by_type(qm, i, lo, hi, out):  # noqa: ANN001, ANN202
     """A Q-matrix built for several threads (``pool`` 2-D) computes long columns of dense data
     on them (:func:`_column_threads`, where ``(hi - lo) (d + 32) >= THREAD_WORK``); any other
     takes one thread, and its callers compile no parallel code."""
-    if qm.types[qm.fields.index("pool")].ndim == 2:
+    tup = qm.inner if isinstance(qm, Ref) else qm  # a Q-matrix or a Ref to one
+    if tup.types[tup.fields.index("pool")].ndim == 2:
         def threaded(qm, i, lo, hi, out):  # noqa: ANN001, ANN202
             if (qm.G.shape[0] == 0 and qm.indptr.shape[0] == 0
                     and (hi - lo) * (qm.XT.shape[0] + 32) >= THREAD_WORK):
