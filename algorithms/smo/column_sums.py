@@ -9,13 +9,13 @@ positions ``k < len_of[s]``). With the layout at all ``n`` positions,
     g_t = \sum_j c_j K(x_t, x_j) = y_t \sum_j (c_j y_j) Q_{tj},
 
 ``O(n m)`` multiply-adds over the ``m`` columns, the columns summed in the order given (one
-order for every row, whatever the load or thread count). What is not cached is computed by
-the Q-matrix (:func:`~maxmargin.kernels.qmatrix.fill_column`, the same float64 values): the
-rest of a column cached on a prefix only (computed while the layout was shrunk) into its own
-slot, beyond the prefix the cache vouches for (its bookkeeping is left as it is), and an
-evicted column into scratch. :func:`cached_sums` declines (None) when the cache cannot serve:
-float32, a shortened layout, or more than ``MAX_FRESH_FRACTION`` of the entries missing (the
-kernel pass is cheaper then).
+order for every row, whatever the load or thread count). What is not cached -- the rest of a
+column cached on a prefix only (computed while the layout was shrunk), or an evicted column --
+is computed entry by entry (:func:`~maxmargin.kernels.qmatrix.kernel_value`, float64; the
+cache is only read). Not the column code itself: a caller of it compiles its own copy of it,
+about a second of the first call's compile. :func:`cached_sums` declines (None) when the cache
+cannot serve: float32, a shortened layout, or more than ``MAX_FRESH_FRACTION`` of the entries
+missing (the blocked kernel pass is cheaper then).
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ import numpy as np
 
 from maxmargin._jit import ENTRY, njit
 from maxmargin.algorithms._kernel_cache import S_LEN, ColumnCache
-from maxmargin.kernels.qmatrix import QMatrix, fill_column
+from maxmargin.kernels.qmatrix import QMatrix, kernel_value
 
 __all__ = ["MAX_FRESH_FRACTION", "cached_sums"]
 
-#: At most this fraction of the columns' entries computed afresh; more, and the caller's kernel pass
-#: (blocked, BLAS on wide data) is the cheaper way.
-MAX_FRESH_FRACTION = 0.25
+#: At most this fraction of the columns' entries computed afresh, one at a time; more, and the
+#: caller's kernel pass (blocked, vectorised, BLAS on wide data) is the cheaper way.
+MAX_FRESH_FRACTION = 0.1
 
 
 @njit(**ENTRY)
@@ -38,9 +38,9 @@ def _sum_columns(kd: QMatrix, c: ColumnCache, idx: np.ndarray, coef: np.ndarray,
                  max_fresh: float, h: np.ndarray, g: np.ndarray) -> bool:
     """``h[k] = sum_j coef_j y_j col_j[k]`` in the order of ``j`` over the layout's ``L =
     len(h)`` positions, then ``g[order[k]] = yT[k] h[k]``; False (nothing computed) when more
-    than ``max_fresh`` entries are not cached. ``col_j``, column ``idx[j]`` of ``Q``, is its
-    slot, the entries beyond the slot's valid prefix computed into the slot (the cache's
-    bookkeeping is unchanged), or, when it is not cached, computed whole into ``c.col``."""
+    than ``max_fresh`` entries are not cached. ``col_j``, column ``idx[j]`` of ``Q``, is read
+    from its slot up to the slot's valid prefix, and computed by :func:`kernel_value` beyond
+    it (or whole, when it is not cached)."""
     L = h.shape[0]
     fresh = 0
     for j in range(idx.shape[0]):
@@ -52,16 +52,16 @@ def _sum_columns(kd: QMatrix, c: ColumnCache, idx: np.ndarray, coef: np.ndarray,
     for j in range(idx.shape[0]):
         i = idx[j]
         s = c.slot_of[i]
+        w = coef[j] * kd.y[i]
+        start = 0
         if s >= 0:
             col = c.data[s * L : s * L + L]
-            if c.len_of[s] < L:
-                fill_column(kd, i, c.len_of[s], L, col)
-        else:
-            col = c.col
-            fill_column(kd, i, np.int64(0), L, col)
-        w = coef[j] * kd.y[i]
-        for k in range(L):
-            h[k] += w * col[k]
+            start = c.len_of[s]
+            for k in range(start):
+                h[k] += w * col[k]
+        for k in range(start, L):
+            t = kd.order[k]
+            h[k] += w * (kd.y[t] * kd.y[i] * kernel_value(kd, t, i))
     for k in range(L):
         g[kd.order[k]] = kd.yT[k] * h[k]
     return True
