@@ -21,6 +21,7 @@ from maxmargin._threads import blas_threads, check_n_jobs
 from maxmargin.algorithms import _kernel_cache as kc
 from maxmargin.algorithms.smo import precision as smo_precision
 from maxmargin.algorithms.smo import smo
+from maxmargin.algorithms.smo.api import default_max_iter
 from maxmargin.algorithms.smo.batch import SMOBatch
 from maxmargin.certificate import certify_svm, decision_values
 from maxmargin.kernels import PrecomputedKernel, make_kernel
@@ -351,7 +352,7 @@ def test_a_batch_on_sparse_precomputed_and_hard_margin_problems() -> None:
 def test_the_estimators_entry_is_solve_on_checked_arguments() -> None:
     """``solve_checked`` (the estimator's entry: its own index and label arrays) and a batch
     built with ``checked=True`` give ``solve``'s answers bit for bit, weighted or not, for
-    every pair and again for a size seen before (the kept options)."""
+    every pair and again for a size seen before (the kept options: one per iteration cap)."""
     X, y = load_iris(return_X_y=True)
     kern = make_kernel("rbf", gamma=0.3)
     batch, trusted = SMOBatch(X, kern), SMOBatch(X, kern, checked=True)
@@ -363,7 +364,7 @@ def test_the_estimators_entry_is_solve_on_checked_arguments() -> None:
             assert _same(trusted.solve_checked(idx, labels, 1.5, w), want)
             assert _same(batch.solve_checked(idx, labels, 1.5, w), want)
             assert _same(trusted.solve(idx, labels, 0.7), batch.solve(idx, labels, 0.7))
-    assert set(trusted._options) == {100}  # every pair of iris has 100 points
+    assert set(trusted._options) == {default_max_iter(100)}  # every pair of iris: 100 points
 
 
 def test_a_batch_refuses_bad_subsets() -> None:

@@ -88,7 +88,7 @@ class SMOBatch:
             threads=check_n_jobs(n_jobs) or 1,
         )
         self.precision = check_choice(precision, "precision", PRECISIONS)
-        self._options: dict[int, Options] = {}  # the options of each problem size
+        self._options: dict[int, Options] = {}  # the options of each iteration cap
         self._spare: dict[np.dtype, np.ndarray] = {}  # the caches' blocks, for the next problem
         self.history_every = check_positive_int(history_every, "history_every")
 
@@ -110,13 +110,13 @@ class SMOBatch:
         """:meth:`solve` on arguments its checks would pass unchanged (the estimator's: 1-D
         integer ``idx``, float64 -1/+1 labels holding both, ``C`` a positive float or None,
         ``sample_weight`` None or positive float64, one per label)."""
-        n = idx.shape[0]
-        options = self._options.get(n)
-        if options is None:  # each size's iteration cap, set once
+        cap = default_max_iter(idx.shape[0]) if self._cap is None else self._cap
+        options = self._options.get(cap)
+        if options is None:  # each iteration cap's options, made once (most sizes share one)
             options = self.options
-            if self._cap is None:
-                options = dataclasses.replace(options, max_iter=default_max_iter(n))
-            self._options[n] = options
+            if cap != options.max_iter:
+                options = dataclasses.replace(options, max_iter=cap)
+            self._options[cap] = options
         start = time.perf_counter()
         problem, QD = problem_of(self.X[idx], y, C, sample_weight, self.kernel)
         box = None if C is None else (C if sample_weight is None else C * sample_weight)

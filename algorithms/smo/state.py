@@ -105,34 +105,43 @@ def new_state(
     y = kd.y
     QD = np.ascontiguousarray(QD, dtype=np.float64)
     n = y.shape[0]
+    # few allocations (a batch builds a state a problem): the arrays of each dtype are rows of
+    # one block; alpha has its own (a solution keeps it)
+    floats = np.zeros((4, n))
+    G, G_bar, Cs, pend = floats
+    G.fill(-1.0)
     if C is None or np.ndim(C) == 0:
-        Cs = np.full(n, math.inf if C is None else float(C))
+        Cs.fill(math.inf if C is None else float(C))
     else:
-        Cs = np.array(np.broadcast_to(C, (n,)), dtype=float)
+        Cs[:] = np.broadcast_to(np.asarray(C, dtype=float), (n,))
+    history = np.zeros((2, HISTORY_CAP + 1))
+    ints = np.zeros(2 * n + HISTORY_CAP + 1, dtype=np.int64)
+    status = np.empty(n, dtype=np.int8)
+    status.fill(LOWER)
     fields = np.zeros(1, _RECORD)
     fields["i_max"], fields["n_active"], fields["stride"] = STALE, n, stride
     scalars = fields[0]  # a view: compiled writes land in it
     return SolverState(
         alpha=np.zeros(n),
-        G=-np.ones(n),
-        G_bar=np.zeros(n),
+        G=G,
+        G_bar=G_bar,
         C=Cs,
-        status=np.full(n, LOWER, dtype=np.int8),
+        status=status,
         in_up=kd.yT > 0,
         in_low=kd.yT < 0,
         act=kd.order,
         pos=kd.pos,
         yT=kd.yT,
         QDT=QD[kd.order],
-        scratch=np.empty(n, dtype=np.int64),
+        scratch=ints[:n],
         score=np.empty(n),
-        pend=np.zeros(n),
-        touched=np.zeros(n, dtype=np.int64),
+        pend=pend,
+        touched=ints[n:2 * n],
         QD=QD,
         y=y,
-        h_iter=np.zeros(HISTORY_CAP + 1, dtype=np.int64),
-        h_viol=np.zeros(HISTORY_CAP + 1),
-        h_dual=np.zeros(HISTORY_CAP + 1),
+        h_iter=ints[2 * n:],
+        h_viol=history[0],
+        h_dual=history[1],
         scalars=scalars,
         tol=float(tol),
         hard=C is None,
