@@ -144,9 +144,10 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
     n_jobs : int or None, default=None
         SMO's threads (opt-in; -1 for every core): its certificates' compiled blocks and every
         BLAS call of the fit (the kernel columns of wide data) run on ``n_jobs`` threads; None
-        is one, whatever the machine. BLAS splits its sums by thread count, so models fitted
-        with different ``n_jobs`` may differ in the last bits (each certified all the same);
-        see :func:`~maxmargin.algorithms.smo.smo`. Other solvers run on one thread.
+        is one, whatever the machine; more pay off on otherwise idle cores only. BLAS splits
+        its sums by thread count, so models fitted with different ``n_jobs`` may differ in the
+        last bits (each certified all the same); see :func:`~maxmargin.algorithms.smo.smo`.
+        Other solvers run on one thread.
 
     Attributes
     ----------

@@ -107,7 +107,9 @@ def smo(
         active-set finish (:mod:`.finish`; default True). False runs SMO alone.
     n_jobs : int or None
         Threads (opt-in; -1 for every core). None (default) is one thread, as in
-        scikit-learn: the same bits as ``n_jobs=1``. With ``k``, the certificate's sums
+        scikit-learn: the same bits as ``n_jobs=1``. For otherwise idle cores only: each long
+        column is a parallel region, which waits for any thread another process holds off
+        its core (then many times slower than one thread). With ``k``, the certificate's sums
         (the Q-matrix's compiled blocks, :func:`~maxmargin.kernels.qmatrix.weighted_sums`,
         unless a float64 cache holds the columns: then one thread, in one order),
         their BLAS products, and the long kernel columns of dense data (bit for bit the
