@@ -134,8 +134,9 @@ def polish_alpha(
     1); if not, its least-squares residual is a direction with ``Q_FF d = 0``, ``y_F^T d = 0`` and
     ``g_F^T d < 0`` (zero curvature, descent), followed to the first bound (Gram matrices of low
     rank make these common). A blocking alpha joins its bound. At a stationary point (``d`` below
-    ``1e-12 (max alpha + max |g_F| / sigma)``, or after ``POLISH_REFINE`` steps of iterative
-    refinement on this free set, the gradient recomputed) the bound multipliers are
+    ``1e-12 (max alpha + max |g_F| / sigma)`` and moving no entry of the gradient by more than
+    the multipliers' tolerance, or after ``POLISH_REFINE`` steps of iterative refinement on this
+    free set, the gradient recomputed) the bound multipliers are
     ``r_i = g_i + lambda y_i`` (``= y_i f(x_i) - 1``): optimal when ``r_i >= 0`` at 0 and
     ``r_i <= 0`` at C (within ``POLISH_KKT_RTOL``), else the worst one is released (an alpha
     whose release gave a step of length 0 is not released again until a step moves: no
@@ -202,6 +203,18 @@ def polish_alpha(
         scale = float(np.max(a, initial=0.0)) or float(np.min(upper))
         tiny = float(np.max(np.abs(d), initial=0.0)) <= 1e-12 * (
             (scale if math.isfinite(scale) else 1.0) + noise)
+        dg = None  # Q[:, F] d, when computed for the test below
+        if (newton and tiny and refined < POLISH_REFINE and d.size
+                and np.all((a[free] + d >= 0.0) & (a[free] + d <= upper[free]))):
+            # small beside alpha is not small beside the gradient: on a Gram matrix of low
+            # rank with alpha ~ C ~ 1e5, a step of 1e-8 still moves g_F by 1e-6; a step inside
+            # the box is taken (refined) unless it would move no entry of g by more than the
+            # multipliers' tolerance or the gradient's own round-off, ~1e-15 max |Q_FF| sum(a)
+            # (one that meets a bound is left as before: no cycling)
+            dg = q_times(free, d)
+            sigma = float(np.max(np.abs(g[free]))) / noise if noise > 0.0 else 0.0
+            roundoff = 1e-15 * sigma * float(np.sum(a))
+            tiny = float(np.max(np.abs(dg), initial=0.0)) <= max(tol, roundoff)
         if newton and (tiny or refined >= POLISH_REFINE):
             # stationary on this free set: more Newton steps would be round-off
             if lam is None:  # no free alpha: the multiplier that violates the bounds least
@@ -227,7 +240,7 @@ def polish_alpha(
         if not math.isfinite(length):
             return None  # unbounded: the hard-margin dual of meeting hulls
         a[free] += length * d
-        g += length * q_times(free, d)
+        g += length * (q_times(free, d) if dg is None else dg)
         solved_on = free if block < 0 else None
         if block >= 0:
             j = free[block]
@@ -235,7 +248,7 @@ def polish_alpha(
             a[j] = 0.0 if d[block] < 0 else upper[j]
             if length == 0.0 and j == released:  # degenerate: not released again until a
                 stuck[j] = True                   # step moves alpha (no cycling)
-        if length > 0.0:
+        if length > 0.0 and dg is None:  # a refinement's round-off step is no progress
             stuck[:] = False
     return None if good is None else balance_alpha(good, y, C)
 

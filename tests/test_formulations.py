@@ -564,3 +564,26 @@ def test_the_dual_oracle_certifies_a_degenerate_optimum_on_a_low_rank_gram_matri
     # the polish never reaches an exact active set; it keeps its last stationary point within
     # ORACLE_KKT / 4 (was "inaccurate", m - M 3.6e-3, where PIQP on the plain dual certifies).
     _certified_dual_oracle(34, 226)
+
+
+def test_the_polish_refines_a_step_small_beside_alpha_but_not_beside_the_gradient():
+    # conditioned_s44_i273: degree-2 polynomial on 262 points in one dimension (Gram rank 3),
+    # C = 1.35e5, 256 free alphas. The polish's Newton step there is ~1e-8, below 1e-12 of
+    # alpha's scale, yet it moves the free gradient by ~1e-6: taken as stationary, the answer
+    # had m - M = 1.04e-6 > ORACLE_KKT ("inaccurate" where PIQP on the plain dual certifies).
+    # Refined while the step moves the gradient: certified.
+    import numpy as np
+
+    from maxmargin.algorithms.active_set import polish_alpha
+
+    case, kern, sol = _certified_dual_oracle(44, 273)
+    K = kern.gram(case.X)
+    y = np.asarray(case.y, dtype=np.float64)
+    # from a point a step short of stationary, the polish must land within the tolerance
+    rough = sol.alpha.copy()
+    free = np.flatnonzero((rough > 0) & (rough < case.C))
+    rough[free[:2]] += np.array([1e-8, -1e-8]) * y[free[:2]] * y[free[0]]
+    polished = polish_alpha(rough, y, case.C, lambda idx: K[idx], kkt_tol=0.25 * ORACLE_KKT)
+    assert polished is not None
+    cert = certify_svm(polished, case.X, y, case.C, kern)
+    assert cert.kkt_violation <= ORACLE_KKT, cert.summary()
