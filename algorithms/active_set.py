@@ -198,7 +198,7 @@ def polish_alpha(
         refined = refined + 1 if same else 0
         if same:  # iterative refinement: the updated gradient has drifted by round-off
             g = gradient()
-        d, newton, lam, noise = _subproblem_step(free, y, g, gram_block, eig_rtol)
+        d, newton, lam, noise, sigma = _subproblem_step(free, y, g, gram_block, eig_rtol)
         work += STEP_WORK + EIGH_WORK * (free.size + 1) ** 3
         scale = float(np.max(a, initial=0.0)) or float(np.min(upper))
         tiny = float(np.max(np.abs(d), initial=0.0)) <= 1e-12 * (
@@ -212,7 +212,6 @@ def polish_alpha(
             # multipliers' tolerance or the gradient's own round-off, ~1e-15 max |Q_FF| sum(a)
             # (one that meets a bound is left as before: no cycling)
             dg = q_times(free, d)
-            sigma = float(np.max(np.abs(g[free]))) / noise if noise > 0.0 else 0.0
             roundoff = 1e-15 * sigma * float(np.sum(a))
             tiny = float(np.max(np.abs(dg), initial=0.0)) <= max(tol, roundoff)
         if newton and (tiny or refined >= POLISH_REFINE):
@@ -269,14 +268,14 @@ def _best_multiplier(g: np.ndarray, y: np.ndarray, at0: np.ndarray, atC: np.ndar
 def _subproblem_step(
     free: np.ndarray, y: np.ndarray, g: np.ndarray,
     gram_block: Callable[[np.ndarray], np.ndarray], eig_rtol: float = POLISH_EIG_RTOL,
-) -> tuple[np.ndarray, bool, float | None, float]:
+) -> tuple[np.ndarray, bool, float | None, float, float]:
     """The step ``d`` of :func:`polish_alpha` on the free set, whether it is the Newton step
     (else a zero-curvature descent direction), the multiplier ``lambda`` of ``y . alpha = 0``
-    (None for a descent direction or an empty free set) and ``max |g_F| / sigma``, the unit of
-    the solve's round-off in ``d``."""
+    (None for a descent direction or an empty free set), ``max |g_F| / sigma``, the unit of
+    the solve's round-off in ``d``, and ``sigma = max |Q_FF|`` (0 for an empty free set)."""
     m = free.size
     if m == 0:
-        return np.zeros(0), True, None, 0.0
+        return np.zeros(0), True, None, 0.0, 0.0
     yF = y[free]
     Q = yF[:, None] * gram_block(free) * yF[None, :]
     sigma = float(np.max(np.abs(Q))) or 1.0
@@ -294,9 +293,9 @@ def _subproblem_step(
     residual = V[:, ~keep] @ coef[~keep]
     if (np.linalg.norm(residual) > 1e-10 * np.linalg.norm(rhs)
             and float(residual[:m] @ rhs[:m]) > 0.0):
-        return residual[:m], False, None, 0.0
+        return residual[:m], False, None, 0.0, sigma
     z = V[:, keep] @ (coef[keep] / eig[keep])
-    return z[:m] * rho, True, float(z[m]) * g_max, rho
+    return z[:m] * rho, True, float(z[m]) * g_max, rho, sigma
 
 
 def kernel_rows(kernel: Any, X: Any) -> Callable[[np.ndarray], np.ndarray]:

@@ -605,12 +605,10 @@ def weighted_sums(qm: QMatrix, idx: np.ndarray, coef: np.ndarray,
         return out
     S = X[idx]
     s2 = sq[idx]
-    if SUM_SPLIT_FRACTION * n > m:  # few points: the triangle would save little
-        _product_rows(params, X, sq, S, s2, coef, out, threads)
-        return out
     inside = np.zeros(n, dtype=bool)
-    inside[idx] = True
-    if np.count_nonzero(inside) < m:  # repeated points: every row against all of them
+    if SUM_SPLIT_FRACTION * n <= m:  # enough points for the triangle to pay
+        inside[idx] = True
+    if np.count_nonzero(inside) < m:  # few points, or repeated ones: every row against all
         _product_rows(params, X, sq, S, s2, coef, out, threads)
         return out
     rest = np.flatnonzero(~inside)
