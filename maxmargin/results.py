@@ -52,6 +52,9 @@ def _frozen_array(value: Any, copy: bool = True) -> Any:
     ``copy=False``: ``value`` itself made read-only where it is already of that kind."""
     if value is None:
         return None
+    if not copy and type(value) is np.ndarray and value.dtype == np.float64:  # the common case
+        value.flags.writeable = False
+        return value
     if isinstance(value, np.ndarray) and value.dtype == object:  # strings of a string kernel
         out = value.copy() if copy else value
         out.flags.writeable = False

@@ -116,6 +116,23 @@ def test_the_certificate_from_the_columns_is_the_one_without_them(seed, kind, sh
     run.cache = cache
 
 
+def test_a_sum_that_is_not_finite_is_declined_and_the_kernel_pass_serves() -> None:
+    """A cached column holding an infinity makes its sums not finite: ``cached_sums`` declines
+    (None) and ``kernel_sums`` takes the kernel pass's finite values instead."""
+    run, X, y, kern = _solved(5, "rbf", False, 60)
+    sv = np.flatnonzero(run.st.alpha > 0)
+    coef = run.st.alpha[sv] * y[sv]
+    cache, kd = run.cache, run.problem.kd
+    good = column_sums.cached_sums(cache, kd, sv, coef)
+    assert good is not None and np.all(np.isfinite(good))
+    s = cache.slot_of[sv[0]]
+    cache.data[s * 60 + 7] = np.inf
+    assert column_sums.cached_sums(cache, kd, sv, coef) is None
+    g = run.kernel_sums(sv, coef)
+    assert np.all(np.isfinite(g))
+    _close(g, *_exact(kern, X, sv, coef))
+
+
 def test_a_float32_cache_or_a_shrunk_layout_serves_no_sums() -> None:
     run, X, y, kern = _solved(3, "rbf", True, 80)
     sv = np.flatnonzero(run.st.alpha > 0)

@@ -15,7 +15,8 @@ is computed entry by entry (:func:`~maxmargin.kernels.qmatrix.kernel_value`, flo
 cache is only read). Not the column code itself: a caller of it compiles its own copy of it,
 about a second of the first call's compile. :func:`cached_sums` declines (None) when the cache
 cannot serve: float32, a shortened layout, or more than ``MAX_FRESH_FRACTION`` of the entries
-missing (the blocked kernel pass is cheaper then).
+missing (the blocked kernel pass is cheaper then), and when a sum is not finite (the caller's
+kernel pass computes them again).
 """
 
 from __future__ import annotations
@@ -37,10 +38,10 @@ MAX_FRESH_FRACTION = 0.1
 def _sum_columns(kd: QMatrix, c: ColumnCache, idx: np.ndarray, coef: np.ndarray,
                  max_fresh: float, h: np.ndarray, g: np.ndarray) -> bool:
     """``h[k] = sum_j coef_j y_j col_j[k]`` in the order of ``j`` over the layout's ``L =
-    len(h)`` positions, then ``g[order[k]] = yT[k] h[k]``; False (nothing computed) when more
-    than ``max_fresh`` entries are not cached. ``col_j``, column ``idx[j]`` of ``Q``, is read
-    from its slot up to the slot's valid prefix, and computed by :func:`kernel_value` beyond
-    it (or whole, when it is not cached)."""
+    len(h)`` positions, then ``g[order[k]] = yT[k] h[k]``; False when more than ``max_fresh``
+    entries are not cached (nothing computed) or a value of ``g`` is not finite. ``col_j``,
+    column ``idx[j]`` of ``Q``, is read from its slot up to the slot's valid prefix, and
+    computed by :func:`kernel_value` beyond it (or whole, when it is not cached)."""
     L = h.shape[0]
     fresh = 0
     for j in range(idx.shape[0]):
@@ -62,16 +63,19 @@ def _sum_columns(kd: QMatrix, c: ColumnCache, idx: np.ndarray, coef: np.ndarray,
         for k in range(start, L):
             t = kd.order[k]
             h[k] += w * (kd.y[t] * kd.y[i] * kernel_value(kd, t, i))
+    finite = True
     for k in range(L):
-        g[kd.order[k]] = kd.yT[k] * h[k]
-    return True
+        v = kd.yT[k] * h[k]
+        g[kd.order[k]] = v
+        finite &= np.isfinite(v)
+    return finite
 
 
 def cached_sums(cache: ColumnCache | None, kd: QMatrix, idx: np.ndarray,
                 coef: np.ndarray) -> np.ndarray | None:
     """``g_t = sum_k coef_k K(x_t, x_{idx_k})`` for every point ``t`` (original order) in
     float64 from ``cache``'s float64 columns of ``kd`` (module docstring); None when the cache
-    cannot serve them."""
+    cannot serve them or a sum is not finite."""
     n = kd.y.shape[0]
     if (cache is None or cache.data.dtype != np.float64 or cache.state[S_LEN] != n
             or idx.shape[0] == 0):

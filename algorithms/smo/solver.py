@@ -173,8 +173,8 @@ class Solver:
         where those give a value that is not finite) by the kernel object
         (:func:`~maxmargin.certificate.decision_values`)."""
         p, threads = self.problem, self.options.threads
-        g = cached_sums(self.cache, p.kd, idx, coef)
-        if g is not None and np.all(np.isfinite(g)):
+        g = cached_sums(self.cache, p.kd, idx, coef)  # None unless every sum is finite
+        if g is not None:
             return g
         if idx.size and has_weighted_sums(p.kd):
             with blas_threads(threads):

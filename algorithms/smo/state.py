@@ -110,7 +110,7 @@ def new_state(
     floats = np.zeros((4, n))
     G, G_bar, Cs, pend = floats
     G.fill(-1.0)
-    if C is None or np.ndim(C) == 0:
+    if C is None or not isinstance(C, np.ndarray):  # None or a number
         Cs.fill(math.inf if C is None else float(C))
     else:
         Cs[:] = np.broadcast_to(np.asarray(C, dtype=float), (n,))
