@@ -50,7 +50,8 @@ from maxmargin._threads import blas_threads, check_n_jobs
 from maxmargin._validation import check_C, check_choice, check_estimator_X, check_sample_weight
 from maxmargin.algorithms.smo.batch import SMOBatch
 from maxmargin.certificate import BLOCK_BYTES
-from maxmargin.kernels import Kernel, PrecomputedKernel, make_kernel, own_points
+from maxmargin.kernels import Kernel, PrecomputedKernel, own_points
+from maxmargin.kernels.objects import training_kernel
 from maxmargin.methods import METHODS, MethodSpec, get_method, method_names
 from maxmargin.methods import _weights as fold_weights
 from maxmargin.results import PerceptronResult, SVMSolution
@@ -378,8 +379,7 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
         elif self._kernel_is_precomputed():
             gram = X
         else:
-            self._kernel = make_kernel(self.kernel, gamma=self.gamma, degree=self.degree,
-                                       coef0=self.coef0, X=X)
+            self._kernel = training_kernel(self.kernel, self.gamma, self.degree, self.coef0, X)
             small = sp.issparse(X) and 8 * X.shape[0] * X.shape[1] <= DENSE_SOLVE_BYTES
             return (X.toarray() if small else X), self._kernel
         kern = PrecomputedKernel(gram)

@@ -14,6 +14,7 @@ from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kerne
 from sklearn.svm import SVC
 
 from maxmargin.kernels import KERNEL_NAMES, LinearKernel, PolyKernel, RBFKernel, make_kernel
+from maxmargin.kernels.objects import training_kernel
 
 RNG = np.random.default_rng(0)
 A = RNG.normal(size=(7, 3))
@@ -108,6 +109,23 @@ def test_make_kernel():
     p = make_kernel("poly", gamma=0.5, degree=4.0, coef0=1)
     assert p == PolyKernel(0.5, 4, 1.0) and isinstance(p.degree, int)
     assert set(KERNEL_NAMES) == {"linear", "rbf", "poly", "sigmoid"}
+
+
+@pytest.mark.parametrize("name", KERNEL_NAMES)
+@pytest.mark.parametrize("gamma", ["scale", "auto", 0.3])
+def test_training_kernel_is_make_kernel_on_validated_data(name, gamma):
+    """The estimator's kernel (data validated by the caller) is :func:`make_kernel`'s, and
+    kernel values that overflow on the data are refused in the same words."""
+    X = np.random.default_rng(2).normal(size=(40, 5)) * 3.0 + 1.0
+    assert training_kernel(name, gamma, 3, 0.5, X) == make_kernel(
+        name, gamma=gamma, degree=3, coef0=0.5, X=X)
+    k = RBFKernel(2.0)
+    assert training_kernel(k, "scale", 3, 0.0, X) is k
+    big = np.full((3, 2), 1e60)  # below the magnitude limit; (x . x)^3 overflows
+    for make in (lambda: make_kernel("poly", gamma=1.0, degree=3, X=big),
+                 lambda: training_kernel("poly", 1.0, 3, 0.0, big)):
+        with pytest.raises(ValueError, match=r"`X`.*finite"):
+            make()
 
 
 def test_ids_params_and_descriptions():

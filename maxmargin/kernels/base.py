@@ -98,7 +98,11 @@ class Kernel(ABC):
 
     def diag(self, X: Any) -> np.ndarray:
         """The diagonal ``K(x_i, x_i)`` of the Gram matrix, shape ``(n,)``."""
-        X = self.check_points(X, "X")
+        return self.check_diag(self.check_points(X, "X"))
+
+    def check_diag(self, X: Any) -> np.ndarray:
+        """:meth:`diag` of points :meth:`check_points` has validated (not checked again); its
+        values must be finite (a ``ValueError`` naming ``X`` otherwise)."""
         return self._values(lambda: self._diag(X), "`X`")
 
     @property

@@ -23,7 +23,7 @@ from maxmargin.kernels.base import Kernel, variance
 from maxmargin.kernels.builtin import LinearKernel, PolyKernel, RBFKernel, SigmoidKernel
 
 __all__ = ["CallableKernel", "PrecomputedKernel", "make_kernel", "precomputed", "own_points",
-           "KERNEL_NAMES"]
+           "training_kernel", "KERNEL_NAMES"]
 
 KERNEL_NAMES = ("linear", "rbf", "poly", "sigmoid")
 
@@ -146,13 +146,15 @@ def own_points(kernel: Any) -> Any:
     return None
 
 
-def _resolve_gamma(gamma: Any, X: np.ndarray | None) -> float:
-    """scikit-learn's SVC rules: 'scale' = 1 / (d * X.var()), 'auto' = 1 / d, else gamma > 0."""
+def _resolve_gamma(gamma: Any, X: np.ndarray | None, checked: bool = False) -> float:
+    """scikit-learn's SVC rules: 'scale' = 1 / (d * X.var()), 'auto' = 1 / d, else gamma > 0
+    (``checked``: ``X`` is validated already)."""
     if isinstance(gamma, str):
         check_choice(gamma, "gamma", ("scale", "auto"))
         if X is None:
             raise ValueError(f"`gamma`={gamma!r} needs the training data `X` to be resolved.")
-        X = check_array(X, "X", ndim=2, copy=False, sparse=True)
+        if not checked:
+            X = check_array(X, "X", ndim=2, copy=False, sparse=True)
         d = X.shape[1]
         if gamma == "auto":
             return 1.0 / d
@@ -192,10 +194,26 @@ def make_kernel(
     return kern
 
 
+def training_kernel(kernel: str | Kernel, gamma: float | str, degree: int, coef0: float,
+                    X: Any) -> Kernel:
+    """:func:`make_kernel` for training data validated already as a finite float64 array or
+    CSR matrix (an estimator's): ``X`` is not checked again, its values ``K(x, x)`` are (a
+    kernel object with points of its own checks them as :func:`make_kernel` does)."""
+    kern = (kernel if isinstance(kernel, Kernel)
+            else _named_kernel(kernel, gamma, degree, coef0, X, checked=True))
+    if own_points(kern) is None:
+        kern.check_diag(X)
+    else:
+        kern.diag(X)
+    return kern
+
+
 def _named_kernel(
-    kernel: Any, gamma: float | str, degree: int, coef0: float, X: np.ndarray | None
+    kernel: Any, gamma: float | str, degree: int, coef0: float, X: np.ndarray | None,
+    checked: bool = False,
 ) -> Kernel:
-    """The kernel object of an SVC-style name (or a callable) and keywords."""
+    """The kernel object of an SVC-style name (or a callable) and keywords (``checked``: as
+    :func:`_resolve_gamma`'s)."""
     if callable(kernel) and not isinstance(kernel, str):
         return CallableKernel(kernel)
     check_choice(kernel, "kernel", KERNEL_NAMES)
@@ -203,7 +221,7 @@ def _named_kernel(
         return LinearKernel()
     if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real | str):
         raise ValueError(f"`gamma` must be a positive number, 'scale' or 'auto'; got {gamma!r}.")
-    g = _resolve_gamma(gamma, X)
+    g = _resolve_gamma(gamma, X, checked)
     if kernel == "rbf":
         return RBFKernel(gamma=g)
     if kernel == "sigmoid":
