@@ -8,6 +8,9 @@ objects' own blocks, one-problem-at-a-time ``smo`` runs, and the float64 certifi
 
 from __future__ import annotations
 
+import functools
+import operator
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -102,7 +105,10 @@ def test_the_qmatrix_features_are_numpys_centred_and_transposed(kind) -> None:
     kd = qmx.make_qmatrix(_kernel(kind, 7, X), X, np.ones(300))
     Xd = X - X.mean(axis=0) if kind == "rbf" else X
     assert np.array_equal(kd.X, Xd) and np.array_equal(kd.XT, Xd.T)
-    assert np.array_equal(kd.sq, np.einsum("ij,ij->i", Xd, Xd))
+    in_order = [functools.reduce(operator.add, (v * v for v in row), 0.0) for row in Xd]
+    assert np.array_equal(kd.sq, in_order)  # summed in feature order, as the columns' products
+    if kind == "rbf":  # so x_i . x_i - sq_i = 0 exactly: K_ii = 1
+        assert np.all(qmx.diagonal(kd) == 1.0)
 
 
 @settings(max_examples=40, deadline=None)

@@ -100,7 +100,7 @@ class QMatrix(NamedTuple):
 
     X: np.ndarray  # (n, d) dense points, original order (centred for linear and rbf)
     XT: np.ndarray  # (d, n) the same transposed, in layout order: XT[:, k] = X[order[k]]
-    sq: np.ndarray  # (n,) squared norms x_i . x_i (K_ii for a stored Gram matrix)
+    sq: np.ndarray  # (n,) squared norms x_i . x_i in feature order (K_ii for a Gram matrix)
     sqT: np.ndarray  # (n,) the same in layout order
     indptr: np.ndarray  # (n + 1,) int64 CSR rows (sparse data)
     indices: np.ndarray  # (nnz,) int64, sorted within each row
@@ -162,13 +162,13 @@ def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray, blocks: bool = False,
     else:
         Xd = np.ascontiguousarray(X, dtype=np.float64)
         XT = np.empty((Xd.shape[1], n))  # a copy even when X.T is contiguous: it is permuted
+        sq = np.empty(n)
         if kind == KIND_RBF:  # translation invariant: centring keeps the precision
             centred = np.empty_like(Xd)
-            _centre_transpose(Xd, _column_means(Xd), centred, XT)
+            _centre_transpose(Xd, _column_means(Xd), centred, XT, sq)
             Xd = centred
         else:
-            _centre_transpose(Xd, np.zeros(0), Xd, XT)
-        sq = np.einsum("ij,ij->i", Xd, Xd)
+            _centre_transpose(Xd, np.zeros(0), Xd, XT, sq)
         parts.update(X=Xd, XT=XT)
         d = Xd.shape[1]
         if blocks and d >= EXPENSIVE_FEATURES and 8 * d * n >= BLAS_BYTES:
@@ -204,18 +204,24 @@ def _row_means(X: np.ndarray) -> np.ndarray:
 
 
 @njit(no_cfunc_wrapper=True)
-def _centre_transpose(X: np.ndarray, centre: np.ndarray, out: np.ndarray,
-                      XT: np.ndarray) -> None:
+def _centre_transpose(X: np.ndarray, centre: np.ndarray, out: np.ndarray, XT: np.ndarray,
+                      sq: np.ndarray) -> None:
     """``out = X - centre`` (row by row; ``centre`` empty: ``X`` as it is, ``out`` may be
-    ``X``) and ``XT = out.T`` (the same values as NumPy's)."""
+    ``X``), ``XT = out.T`` (the same values as NumPy's) and ``sq[i] = out[i] . out[i]`` summed
+    in feature order, as every inner product here (so ``x_i . x_i = sq[i]`` bit for bit and an
+    rbf ``K_ii`` is exactly 1)."""
     n, d = X.shape
     for i in range(n):
         row = out[i]
         if centre.shape[0] > 0:
             for f in range(d):
                 row[f] = X[i, f] - centre[f]
+        s = 0.0
         for f in range(d):
-            XT[f, i] = row[f]
+            v = row[f]
+            XT[f, i] = v
+            s += v * v
+        sq[i] = s
 
 
 @njit(**INTERNAL)
