@@ -306,6 +306,92 @@ def test_a_single_precision_library_with_rho_is_read_and_judged_fairly(monkeypat
         assert single.kkt_max == pytest.approx(double.kkt_max, rel=1e-2, abs=1e-6), name
 
 
+class _DeviceArray:
+    """A CuPy array seen from the host: its values behind ``.get()`` (CuPy refuses NumPy's
+    implicit conversion)."""
+
+    def __init__(self, values):
+        self._values = np.asarray(values)
+
+    def get(self):
+        return self._values.copy()
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError("Implicit conversion to a NumPy array is not allowed.")
+
+
+class _DeviceSeries:
+    """A cuDF series: its values behind ``.to_numpy()``."""
+
+    def __init__(self, values):
+        self._values = np.asarray(values)
+
+    def to_numpy(self):
+        return self._values.copy()
+
+
+class _CumlSVC:
+    """cuML's SVC as the host sees it (GPU-free stand-in): scikit-learn's answer, its fitted
+    attributes and decision values on the device (CuPy arrays, the intercept a cuDF series),
+    no ``n_iter_``."""
+
+    def __init__(self, **kw):
+        from sklearn.svm import SVC
+
+        self._inner = SVC(**kw)
+        self.C, self.kernel, self.gamma = kw.get("C", 1.0), kw.get("kernel", "rbf"), \
+            kw.get("gamma", "scale")
+        self.degree, self.coef0 = kw.get("degree", 3), kw.get("coef0", 0.0)
+
+    def fit(self, X, y):
+        m = self._inner.fit(X, y)
+        self.classes_ = _DeviceArray(m.classes_)
+        self.support_ = _DeviceArray(m.support_.astype(np.int32))
+        self.support_vectors_ = _DeviceArray(m.support_vectors_)
+        self.dual_coef_ = _DeviceArray(m.dual_coef_)
+        self.intercept_ = _DeviceSeries(m.intercept_)
+        self.fit_status_ = 0
+        return self
+
+    def decision_function(self, X):
+        return _DeviceArray(self._inner.decision_function(X))
+
+
+def _fake_cuml(monkeypatch):
+    """``cuml`` and ``cuml.svm`` with :class:`_CumlSVC` as ``cuml.svm.SVC``."""
+    package, svm = type(sys)("cuml"), type(sys)("cuml.svm")
+    svm.SVC, package.svm = _CumlSVC, svm
+    monkeypatch.setitem(sys.modules, "cuml", package)
+    monkeypatch.setitem(sys.modules, "cuml.svm", svm)
+
+
+def test_cumls_device_arrays_are_read_and_judged_as_libsvms_answer(monkeypatch):
+    """The cuML peer reads a model whose attributes live on the device (CuPy arrays, a cuDF
+    intercept, no ``n_iter_``): the same verdicts and KKT violations as LIBSVM's own answer,
+    and ``certify`` gives the model the certificate of the SVC it wraps."""
+    _fake_cuml(monkeypatch)
+    names = ("heart_scale", "overlap_n100_d3_C0.5", "all_bound_1d", "collinear_poly3_rank4")
+    cases = [c for c in catalogue("full") if c.name in names]
+    run = run_audit([PEERS["cuml"], PEERS["libsvm"]], cases, presets=("loose",),
+                    reference=False, progress=None, timeout=None)
+    rows = {(r.case, r.method.split("/")[0]): r for r in run.rows}
+    assert len(rows) == 2 * len(names)
+    for name in names:
+        device, host = rows[(name, "cuml")], rows[(name, "libsvm")]
+        assert device.verdict == host.verdict == "pass", (name, device.reasons)
+        assert device.kkt_max == host.kkt_max, name
+    from sklearn.svm import SVC
+
+    from maxmargin.certify_models import certify
+
+    case = next(c for c in cases if c.name == "heart_scale")
+    X, y = case.X, np.where(case.y > 0, "yes", "no")
+    mine = certify(_CumlSVC(C=0.5, kernel="rbf", gamma="scale").fit(X, y), X, y)
+    theirs = certify(SVC(C=0.5, kernel="rbf", gamma="scale").fit(X, y), X, y)
+    assert mine.kkt_violation == theirs.kkt_violation and mine.gap == theirs.gap
+    assert mine.optimal and mine.label == theirs.label
+
+
 def test_a_float32_rounding_of_a_good_answer_is_wrong_only_where_float32_cannot_hold_it(
         mymodule, capsys):
     """Rounding to float32 is not refuted, except on the data whose kernel values (~1e10:
