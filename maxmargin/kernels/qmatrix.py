@@ -543,9 +543,14 @@ def _diagonal(XT: np.ndarray, order: np.ndarray, indptr: np.ndarray, values: np.
               degree: int) -> np.ndarray:
     """:func:`diagonal` on the Q-matrix's arrays (a call unboxes these, not all of them); each
     dense ``x_i . x_i`` summed in feature order (as :func:`kernel_value`), the points side by
-    side in the layout ``XT``."""
+    side in the layout ``XT``. Dense rbf: 1, as ``x_i . x_i`` is ``sq[i]`` bit for bit
+    (:func:`_centre_transpose`), so the distance is exactly 0."""
     n = sq.shape[0]
     out = np.empty(n)
+    if kind == KIND_RBF and G.shape[0] == 0 and indptr.shape[0] == 0:
+        for i in range(n):
+            out[i] = 1.0 if np.isfinite(sq[i]) else np.nan
+        return out
     if G.shape[0] > 0:
         for i in range(n):
             out[i] = G[i, i]
