@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -24,7 +24,8 @@ from threadpoolctl import ThreadpoolController
 from maxmargin.certificate import Certificate, certify_svm, decision_values
 from maxmargin.kernels.formulas import KIND_LINEAR
 
-__all__ = ["polish_alpha", "balance_alpha", "kernel_rows", "finish_alpha", "Finished",
+__all__ = ["polish_alpha", "polish_tries", "balance_alpha", "kernel_rows", "finish_alpha",
+           "Finished",
            "POLISH_EIG_RTOL", "POLISH_EIG_RTOL_FINE", "POLISH_KKT_RTOL", "POLISH_REFINE",
            "FINISH_MAX_FREE", "EIGH_WORK", "STEP_WORK"]
 
@@ -327,6 +328,18 @@ class Finished:
     n_free: int
 
 
+def polish_tries(alpha: np.ndarray, y: np.ndarray, C: float | np.ndarray | None,
+                 gram_rows: Callable[[np.ndarray], np.ndarray],
+                 **options: Any) -> Iterator[np.ndarray | None]:
+    """:func:`polish_alpha` from ``alpha`` with the eigenvalue cutoff :data:`POLISH_EIG_RTOL`,
+    then with :data:`POLISH_EIG_RTOL_FINE` (``eigh``'s own round-off: the dropped eigenvalues,
+    times C, can carry alpha): each try's answer (None when it does not end), lazily, so the
+    caller judges one and asks for the next only when it is not satisfied. ``options``:
+    :func:`polish_alpha`'s."""
+    for eig_rtol in (POLISH_EIG_RTOL, POLISH_EIG_RTOL_FINE):
+        yield polish_alpha(alpha, y, C, gram_rows, eig_rtol=eig_rtol, **options)
+
+
 def finish_alpha(
     alpha: np.ndarray, X: Any, y: np.ndarray, C: float | np.ndarray | None, kernel: Any,
     accept: Callable[[Certificate], bool], max_work: float | None = None, kkt_tol: float = 0.0,
@@ -347,11 +360,13 @@ def finish_alpha(
         return None
     rows = kernel_rows(kernel, X)
     points = X if kernel.kind == KIND_LINEAR and isinstance(X, np.ndarray) else None
-    for eig_rtol in (POLISH_EIG_RTOL, POLISH_EIG_RTOL_FINE):
+    tries = polish_tries(alpha, y, C, rows, max_iter=2 * alpha.size + 4 * n_free + 100,
+                         max_work=max_work, kkt_tol=kkt_tol, linear_X=points)
+    while True:
         with np.errstate(all="ignore"):
-            polished = polish_alpha(
-                alpha, y, C, rows, max_iter=2 * alpha.size + 4 * n_free + 100,
-                max_work=max_work, kkt_tol=kkt_tol, linear_X=points, eig_rtol=eig_rtol)
+            polished = next(tries, False)
+        if polished is False:
+            return None
         if polished is None:
             continue
         sv = np.flatnonzero(polished > 0)
@@ -359,4 +374,3 @@ def finish_alpha(
         cert = certify_svm(polished, X, y, C, kernel, g=g)
         if accept(cert):
             return Finished(polished, g, cert, n_free)
-    return None

@@ -62,12 +62,7 @@ import cvxpy.settings as cps
 import numpy as np
 
 import maxmargin.exceptions as exceptions
-from maxmargin.algorithms.active_set import (
-    POLISH_EIG_RTOL,
-    POLISH_EIG_RTOL_FINE,
-    balance_alpha,
-    polish_alpha,
-)
+from maxmargin.algorithms.active_set import balance_alpha, polish_alpha, polish_tries
 from maxmargin.certificate import (
     certify_infeasible,
     certify_svm,
@@ -756,18 +751,15 @@ def _solved_point(
         points = X if linear and isinstance(X, np.ndarray) else None
         # judged on the alpha-derived g, as the certificate will judge the answer
         best = max_violation(alpha, y, kernel_values(alpha), C)
-        for eig_rtol in (POLISH_EIG_RTOL, POLISH_EIG_RTOL_FINE):
-            if eig_rtol != POLISH_EIG_RTOL and best <= ORACLE_KKT:
+        for polished in polish_tries(alpha, y, C, gram_rows, max_work=max_work,
+                                     linear_X=points, kkt_tol=0.25 * ORACLE_KKT):
+            if polished is not None:
+                g_polished = kernel_values(polished)  # y . alpha = 0 restored by the polish
+                violation = max_violation(polished, y, g_polished, C)
+                if violation <= best:
+                    alpha, g, w_primal, best = polished, g_polished, None, violation
+            if best <= ORACLE_KKT:
                 break  # the finer cutoff only where the first try left the answer uncertified
-            polished = polish_alpha(alpha, y, C, gram_rows, max_work=max_work,
-                                    linear_X=points, eig_rtol=eig_rtol,
-                                    kkt_tol=0.25 * ORACLE_KKT)
-            if polished is None:
-                continue
-            g_polished = kernel_values(polished)  # y . alpha = 0 restored by the polish
-            violation = max_violation(polished, y, g_polished, C)
-            if violation <= best:
-                alpha, g, w_primal, best = polished, g_polished, None, violation
     v = alpha * y
     w_out = None
     if linear:
