@@ -478,32 +478,56 @@ def _progress_line(case: Case, rows: list[dict], seconds: float) -> str:
     return f"[{case.family}] {case.name}: {', '.join(parts)} ({seconds:.1f} s)"
 
 
-def merge_results(previous: dict, new: dict) -> dict:
-    """``new`` with the rows of families it did not run taken from ``previous``.
+def merge_results(previous: dict, new: dict, known: set[tuple[str, str]] | None = None) -> dict:
+    """``new`` with the rows of families it did not run taken from ``previous``, and, of the
+    families it ran, the rows of the cases it did not run that some suite still defines
+    (``known``: ``(family, case)`` pairs; a ``standard`` run keeps a ``scale`` run's largest
+    cases).
 
     ``merged_from`` lists, for every earlier run that still contributes rows, its suite,
-    ``--only``, date and the families it contributes.
+    ``--only``, date, the families it contributes and, under ``cases``, single cases it
+    contributes to a family measured since.
     """
     ran = {r["benchmark"] for r in new["rows"]}
+    ran_cases = {(r["benchmark"], r.get("case")) for r in new["rows"]}
+    known = known or set()
     kept = [r for r in previous.get("rows", []) if r["benchmark"] not in ran]
+    partial = [r for r in previous.get("rows", []) if r["benchmark"] in ran
+               and (r["benchmark"], r.get("case")) not in ran_cases
+               and (r["benchmark"], r.get("case")) in known]
     kept_families = {r["benchmark"] for r in kept}
     earlier = previous.get("merged_from", [])
     claimed = {f for entry in earlier for f in entry["families"]}
-    entries = [
-        dict(entry, families=[f for f in entry["families"] if f in kept_families])
-        for entry in earlier
-    ]
-    entries.append(
-        {
-            "suite": previous.get("suite"),
-            "only": previous.get("only"),
-            "date": previous.get("date"),
-            "families": sorted(kept_families - claimed),
-        }
-    )
+    runs = [*earlier, {"suite": previous.get("suite"), "only": previous.get("only"),
+                       "date": previous.get("date"),
+                       "families": sorted({r["benchmark"] for r in previous.get("rows", [])}
+                                          - claimed)}]
+
+    def measured_by(family: str, case: str) -> int:
+        """The earlier run a kept row comes from: the one credited with its case, else with
+        its family, else the previous run itself."""
+        for k, run in enumerate(runs):
+            if case in run.get("cases", {}).get(family, ()):
+                return k
+        return next((k for k, run in enumerate(runs) if family in run["families"]),
+                    len(runs) - 1)
+
+    entries = [{**{key: v for key, v in run.items() if key != "cases"},
+                "families": [f for f in run["families"] if f in kept_families], "cases": {}}
+               for run in runs]
+    for row in kept + partial:
+        family, case = row["benchmark"], row.get("case")
+        entry = entries[measured_by(family, case)]
+        if family not in entry["families"] or family in ran:
+            cases = entry["cases"].setdefault(family, [])
+            if case not in cases:
+                cases.append(case)
+    for entry in entries:
+        if not entry["cases"]:
+            del entry["cases"]
     merged = dict(new)
-    merged["rows"] = kept + new["rows"]
-    merged["merged_from"] = [entry for entry in entries if entry["families"]]
+    merged["rows"] = kept + partial + new["rows"]
+    merged["merged_from"] = [entry for entry in entries if entry["families"] or "cases" in entry]
     return merged
 
 

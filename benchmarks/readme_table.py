@@ -118,8 +118,9 @@ def render(results: dict) -> str:
            "|---|---|---|---|"]
     out += ["| " + " | ".join(line) + " |" for line in lines if line is not None]
     m = results["machine"]
-    dates = sorted(run_date(results, f) for f in {r["benchmark"] for r in rows}
-                   if f in USED)
+    dates = sorted([run_date(results, f) for f in {r["benchmark"] for r in rows} if f in USED]
+                   + [prev["date"] for prev in results.get("merged_from", [])
+                      if any(f in USED for f in prev.get("cases", {}))])
     out += [
         "",
         f"Measured by `python -m benchmarks` ({results['suite']} suite, best of "

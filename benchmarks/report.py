@@ -192,6 +192,17 @@ def _threads_text(machine: dict) -> str:
     return text
 
 
+def _provenance(results: dict) -> list[str]:
+    """One line for each earlier run whose rows were merged in: its families and cases."""
+    lines = []
+    for prev in results.get("merged_from", []):
+        parts = list(prev["families"]) + [
+            f"{family}'s {', '.join(cases)}" for family, cases in prev.get("cases", {}).items()]
+        lines.append(f"- rows of {'; '.join(parts)} from the `{prev['suite']}` run of "
+                     f"{prev['date']}")
+    return lines
+
+
 def render_markdown(results: dict, figures: Sequence[str] = ()) -> str:
     """The Markdown report, built from the results dict alone."""
     rows = results["rows"]
@@ -207,11 +218,7 @@ def render_markdown(results: dict, figures: Sequence[str] = ()) -> str:
         f"- threads: {_threads_text(m)} (LIBSVM and scikit-learn's Perceptron are single-threaded)",
         "- versions: " + ", ".join(f"{k} {val}" for k, val in v.items()),
     ]
-    for prev in results.get("merged_from", []):
-        out.append(
-            f"- rows of {', '.join(prev['families']) or 'no family'} from the "
-            f"`{prev['suite']}` run of {prev['date']}"
-        )
+    out += _provenance(results)
     out += ["", "## Headline ratios", ""] + (_headlines(rows) or ["- nothing measured"])
     out += ["", "## Targets", ""]
     for t in evaluate_targets(rows):

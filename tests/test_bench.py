@@ -467,6 +467,33 @@ def test_merge_keeps_families_not_rerun() -> None:
     )
 
 
+def test_merge_keeps_the_cases_a_smaller_suite_does_not_run() -> None:
+    """A ``standard`` run of a family measured by a ``scale`` run keeps the scale run's cases
+    it does not run (credited to that run, case by case) while a suite still defines them,
+    through later merges too; the report and the README table name them and their date."""
+    big, huge, gone = "rbf n=1000", "rbf n=100000", "rbf n=7"
+    first = {"suite": "scale", "only": None, "date": "2026-01-01T00", "rows": [
+        {"benchmark": "hulls", "case": "h"}, {"benchmark": "smo_svc", "case": big},
+        {"benchmark": "smo_svc", "case": huge}, {"benchmark": "smo_svc", "case": gone}]}
+    known = {("smo_svc", big), ("smo_svc", huge), ("hulls", "h")}
+    second = {"suite": "standard", "only": ["smo_svc"], "date": "2026-01-02T00",
+              "rows": [{"benchmark": "smo_svc", "case": big, "new": True}]}
+    merged = harness.merge_results(first, second, known)
+    assert [(r["benchmark"], r["case"], r.get("new", False)) for r in merged["rows"]] == [
+        ("hulls", "h", False), ("smo_svc", huge, False), ("smo_svc", big, True)]
+    credit = {"suite": "scale", "only": None, "date": "2026-01-01T00", "families": ["hulls"],
+              "cases": {"smo_svc": [huge]}}
+    assert merged["merged_from"] == [credit]
+    third = {"suite": "standard", "only": ["smo_svc"], "date": "2026-01-03T00",
+             "rows": [{"benchmark": "smo_svc", "case": big}]}
+    again = harness.merge_results(merged, third, known)
+    assert [(r["benchmark"], r["case"]) for r in again["rows"]] == [
+        ("hulls", "h"), ("smo_svc", huge), ("smo_svc", big)]
+    assert again["merged_from"] == [credit]
+    line = "- rows of hulls; smo_svc's rbf n=100000 from the `scale` run of 2026-01-01T00"
+    assert report._provenance(again) == [line]
+
+
 def test_failed_render_leaves_previous_outputs(tmp_path: Path) -> None:
     good = {
         "schema": harness.SCHEMA,
