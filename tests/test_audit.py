@@ -285,6 +285,17 @@ class _SinglePrecisionRho(_OtherSign):
         return self.inner.decision_function(X).astype(np.float32)
 
 
+def _beside_libsvm(peer: str, names: tuple[str, ...]) -> list[tuple[str, Row, Row]]:
+    """``(case, peer's row, LIBSVM's row)`` of an audit of ``peer`` beside LIBSVM on the named
+    catalogue cases (loose preset, no oracle)."""
+    cases = [c for c in catalogue("full") if c.name in names]
+    run = run_audit([PEERS[peer], PEERS["libsvm"]], cases, presets=("loose",),
+                    reference=False, progress=None, timeout=None)
+    rows = {(r.case, r.method.split("/")[0]): r for r in run.rows}
+    assert len(rows) == 2 * len(names)
+    return [(name, rows[(name, peer)], rows[(name, "libsvm")]) for name in names]
+
+
 def test_a_single_precision_library_with_rho_is_read_and_judged_fairly(monkeypatch):
     """ThunderSVM's conventions: intercept_ = rho = -b, float32 answers. Read as b, judged as
     LIBSVM's answer is (weights a float32 rounding off a bound on it, feasibility within
@@ -294,13 +305,7 @@ def test_a_single_precision_library_with_rho_is_read_and_judged_fairly(monkeypat
     monkeypatch.setitem(sys.modules, "thundersvm", fake)
     names = ("heart_scale", "overlap_n100_d3_C0.5", "all_bound_1d", "collinear_poly3_rank4",
              "circle_rbf")
-    cases = [c for c in catalogue("full") if c.name in names]
-    run = run_audit([PEERS["thundersvm"], PEERS["libsvm"]], cases, presets=("loose",),
-                    reference=False, progress=None, timeout=None)
-    rows = {(r.case, r.method.split("/")[0]): r for r in run.rows}
-    assert len(rows) == 2 * len(names)
-    for name in names:
-        single, double = rows[(name, "thundersvm")], rows[(name, "libsvm")]
+    for name, single, double in _beside_libsvm("thundersvm", names):
         assert single.verdict == double.verdict == "pass", (name, single.reasons)
         assert single.expected_status == double.expected_status, name
         assert single.kkt_max == pytest.approx(double.kkt_max, rel=1e-2, abs=1e-6), name
@@ -371,20 +376,14 @@ def test_cumls_device_arrays_are_read_and_judged_as_libsvms_answer(monkeypatch):
     and ``certify`` gives the model the certificate of the SVC it wraps."""
     _fake_cuml(monkeypatch)
     names = ("heart_scale", "overlap_n100_d3_C0.5", "all_bound_1d", "collinear_poly3_rank4")
-    cases = [c for c in catalogue("full") if c.name in names]
-    run = run_audit([PEERS["cuml"], PEERS["libsvm"]], cases, presets=("loose",),
-                    reference=False, progress=None, timeout=None)
-    rows = {(r.case, r.method.split("/")[0]): r for r in run.rows}
-    assert len(rows) == 2 * len(names)
-    for name in names:
-        device, host = rows[(name, "cuml")], rows[(name, "libsvm")]
+    for name, device, host in _beside_libsvm("cuml", names):
         assert device.verdict == host.verdict == "pass", (name, device.reasons)
         assert device.kkt_max == host.kkt_max, name
     from sklearn.svm import SVC
 
     from maxmargin.certify_models import certify
 
-    case = next(c for c in cases if c.name == "heart_scale")
+    case = next(c for c in catalogue("full") if c.name == "heart_scale")
     X, y = case.X, np.where(case.y > 0, "yes", "no")
     mine = certify(_CumlSVC(C=0.5, kernel="rbf", gamma="scale").fit(X, y), X, y)
     theirs = certify(SVC(C=0.5, kernel="rbf", gamma="scale").fit(X, y), X, y)
