@@ -38,6 +38,7 @@ __all__ = [
     "certify_infeasible",
     "weak_duality",
     "infeasibility_slack",
+    "objective_roundoff",
     "certify_liblinear",
     "liblinear_rows",
     "decision_values",
@@ -359,15 +360,17 @@ def infeasible_message(cert: Certificate, eps: float, how: str = "") -> str:
 
 
 def weak_duality(candidate: Certificate, reference: Certificate, *,
-                 scale: float = 1.0, rtol: float = 1e-10, dual_slack: float = 0.0) -> list[str]:
+                 scale: float = 1.0, rtol: float = 1e-10, dual_slack: float = 0.0,
+                 roundoff: float = 0.0) -> list[str]:
     """Weak duality between two answers of one problem, both ways: every dual value is a lower
     bound of every primal value, so ``D_c <= P_r`` and ``D_r <= P_c`` must hold up to round-off
-    (``rtol`` times the largest of ``scale``, 1 and the primal values). ``dual_slack`` widens
+    (``rtol`` times the largest of ``scale``, 1 and the primal values, plus ``roundoff``, the
+    float64 error the objectives may carry: :func:`objective_roundoff`). ``dual_slack`` widens
     the first for a candidate whose ``alpha`` is not exactly feasible
     (:func:`infeasibility_slack`). Returns the broken inequalities, in words (empty when both
     hold)."""
     slack = rtol * max(1.0, scale, abs(candidate.primal_objective),
-                       abs(reference.primal_objective))
+                       abs(reference.primal_objective)) + roundoff
     reasons = []
     if candidate.dual_objective > reference.primal_objective + slack + dual_slack:
         reasons.append(f"weak duality broken: D = {candidate.dual_objective:.10g} > the "
@@ -376,6 +379,36 @@ def weak_duality(candidate: Certificate, reference: Certificate, *,
         reasons.append(f"weak duality broken: the reference's D = "
                        f"{reference.dual_objective:.10g} > P = {candidate.primal_objective:.10g}")
     return reasons
+
+
+def objective_roundoff(alpha: np.ndarray, C: Any, kernel_max: float, b: float) -> float:
+    r"""A bound on the float64 round-off in ``D(alpha)`` and ``P`` as :func:`certify_svm`
+    computes them from the data (``kernel_max = max_i K(x_i, x_i)``, which bounds every
+    ``|K_ij|``; ``b`` the intercept).
+
+    With ``A = sum |alpha_i|`` each ``g_i = sum_j alpha_j y_j K_ij`` is a sum of terms of total
+    size at most ``A kernel_max``, so it carries an error of at most ``gamma_N A kernel_max``
+    (``gamma_N = N u / (1 - N u)``, ``u`` the unit round-off, ``N = n + #{alpha_j != 0} + 8``
+    for the kernel values' own rounding and the sums); ``v^T K v = v . g`` then errs by at most
+    ``gamma_N A^2 kernel_max``, and the hinge sum ``sum_i C_i max(0, 1 - y_i (g_i + b))`` by at
+    most ``gamma_N (sum_i C_i) (A kernel_max + |b| + 1)``. Together:
+
+    .. math:: \gamma_N (A + \textstyle\sum_i C_i) (A\, K_{max} + |b| + 1).
+
+    It matters where the terms dwarf the objective: a near-constant kernel with a large C (the
+    terms of ``v^T K v`` of size ``A^2`` cancel to far less), where it is what float64 can
+    resolve; on well-scaled problems it is far below ``1e-10`` of the objective. 0 (no
+    allowance) when an input is not finite."""
+    alpha = np.asarray(alpha, dtype=np.float64)
+    n = alpha.shape[0]
+    A = float(np.sum(np.abs(alpha)))
+    total_C = 0.0 if C is None else float(np.sum(np.broadcast_to(
+        np.asarray(C, dtype=np.float64), alpha.shape)))
+    u = np.finfo(np.float64).eps / 2
+    N = n + int(np.count_nonzero(alpha)) + 8
+    gamma = N * u / (1.0 - N * u)
+    bound = gamma * (A + total_C) * (A * max(kernel_max, 0.0) + abs(b) + 1.0)
+    return bound if math.isfinite(bound) else 0.0
 
 
 def infeasibility_slack(alpha: np.ndarray, y: np.ndarray, C: Any, b: float,

@@ -16,6 +16,7 @@ from maxmargin.certificate import (
     certify_svm,
     decision_values,
     minimise_hinge_over_b,
+    objective_roundoff,
 )
 from maxmargin.kernels import LinearKernel, PolyKernel, RBFKernel, make_kernel
 
@@ -88,6 +89,35 @@ def test_hinge_minimiser_matches_brute_force(n, seed):
     grid = np.concatenate([r, np.linspace(r.min() - 1, r.max() + 1, 401)])
     best = min(_hinge(t, r, y, c) for t in grid)
     assert _hinge(b, r, y, c) <= best * (1 + 1e-12) + 1e-12
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 120),
+       spread=st.sampled_from([1e-4, 1.0]), size=st.sampled_from([1.0, 1e4, 1e8]))
+def test_objective_roundoff_bounds_the_float64_error_of_the_objectives(seed, n, spread, size):
+    """``objective_roundoff`` bounds how far ``D = sum alpha - v^T K v / 2`` and ``P = v^T K v
+    / 2 + sum C max(0, 1 - y (K v + b))`` computed in float64 (NumPy's products, as the
+    certificate's) are from the same formulas in extended precision, for the same kernel
+    values: near-constant kernels (cancelling terms) and alphas up to 1e8 included."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2)) * spread
+    y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    K = np.exp(-np.sum((X[:, None, :] - X[None, :, :]) ** 2, axis=2))
+    C = size * rng.uniform(0.5, 2.0)
+    alpha = np.where(rng.random(n) < 0.3, 0.0, rng.uniform(0.0, C, n))
+    b = float(rng.normal()) * (1.0 + spread)
+    v = alpha * y
+    g = K @ v
+    D = float(alpha.sum()) - 0.5 * float(v @ g)
+    P = 0.5 * float(v @ g) + float(np.full(n, C) @ np.maximum(0.0, 1.0 - y * (g + b)))
+    L = np.longdouble
+    vL = alpha.astype(L) * y.astype(L)
+    gL = K.astype(L) @ vL
+    D_exact = alpha.astype(L).sum() - L(0.5) * (vL @ gL)
+    P_exact = L(0.5) * (vL @ gL) + (L(C) * np.maximum(L(0), L(1) - y.astype(L) * (gL + L(b)))).sum()
+    bound = objective_roundoff(alpha, C, float(np.max(np.diag(K))), b)
+    assert abs(L(D) - D_exact) <= bound and abs(L(P) - P_exact) <= bound
+    assert objective_roundoff(np.array([np.nan, 1.0]), 1.0, 1.0, 0.0) == 0.0  # no allowance
 
 
 @settings(max_examples=100, deadline=None)

@@ -23,7 +23,7 @@ from maxmargin.algorithms import (
     mdm_hulls,
     wolfe_hulls,
 )
-from maxmargin.certificate import infeasibility_slack, weak_duality
+from maxmargin.certificate import infeasibility_slack, objective_roundoff, weak_duality
 from maxmargin.formulations import (
     hard_margin_primal,
     hinge_loss,
@@ -292,10 +292,12 @@ def _infeasible_form(kind: str) -> Callable[[Context], Outcome]:
 # --- the random campaign's checks (verification/campaign.py) --------------------------------
 def weak_duality_vs_oracle(ctx: Context, sol: SVMSolution) -> list[str]:
     """Weak duality against the oracle, both ways
-    (:func:`~maxmargin.certificate.weak_duality`), when the oracle is optimal; the candidate's
-    dual value may exceed by what its own infeasibility allows
-    (:func:`~maxmargin.certificate.infeasibility_slack`: 0 for an exactly feasible ``alpha``,
-    round-off for maxmargin's, float32 rounding for a single-precision solver's)."""
+    (:func:`~maxmargin.certificate.weak_duality`), when the oracle is optimal, up to the
+    float64 round-off both answers' objectives may carry
+    (:func:`~maxmargin.certificate.objective_roundoff`); the candidate's dual value may exceed
+    by what its own infeasibility allows (:func:`~maxmargin.certificate.infeasibility_slack`: 0
+    for an exactly feasible ``alpha``, round-off for maxmargin's, float32 rounding for a
+    single-precision solver's)."""
     oracle = ctx.oracle
     co, cc = oracle.certificate, sol.certificate
     if oracle.status != "optimal" or co is None or cc is None:
@@ -304,11 +306,12 @@ def weak_duality_vs_oracle(ctx: Context, sol: SVMSolution) -> list[str]:
     alpha = np.asarray(sol.alpha, dtype=np.float64)
     y = np.asarray(ctx.case.y, dtype=np.float64)
     box = sol.box
-    outside = bool(np.any(alpha < 0)) or (box is not None and bool(np.any(alpha > box)))
-    kernel_max = float(np.max(ctx.kernel.diag(ctx.case.X))) if outside else 0.0
+    kernel_max = float(np.max(np.abs(ctx.kernel.diag(ctx.case.X))))
     slack = infeasibility_slack(alpha, y, box, co.b, kernel_max)
+    roundoff = (objective_roundoff(alpha, box, kernel_max, float(sol.b))
+                + objective_roundoff(oracle.alpha, oracle.box, kernel_max, float(oracle.b)))
     return [r.replace("the reference's", "the oracle's")
-            for r in weak_duality(cc, co, scale=scale, dual_slack=slack)]
+            for r in weak_duality(cc, co, scale=scale, dual_slack=slack, roundoff=roundoff)]
 
 
 def _certified(ctx: Context, sol: SVMSolution, kkt: float | None, gap: float | None) -> Outcome:
