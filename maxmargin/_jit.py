@@ -1,6 +1,5 @@
 """Numba for the package: the decorator of its compiled code, whose on-disk cache is never stale
-and safe for concurrent writers, the option sets of its functions, the first-compile notice,
-and the threading layer.
+and safe for concurrent writers, the option sets of its functions, and the first-compile notice.
 
 **The cache.** :func:`njit` is ``numba.njit`` with ``cache=True`` in the folder Numba chooses
 (``NUMBA_CACHE_DIR`` when set, else the ``__pycache__`` beside the source or the user-wide
@@ -29,13 +28,6 @@ call them through a compiled lambda). A CPython wrapper unboxes every array of i
 arguments' tuples: for the solver's state, cache and Q-matrix it is the largest function of
 a small helper's module. Drivers hand such tuples to their helpers by reference
 (:func:`maxmargin._byref.byref`).
-
-**Threading layer.** ``n_jobs`` threads run on OpenMP's layer when it loads, ahead of TBB
-(:func:`prefer_openmp_layer`): Numba picks TBB whenever a library has loaded it, and oneDAL
-(scikit-learn-intelex) does, whose ``daalinit(1)`` then caps every TBB parallel region of the
-process at one thread, ``n_jobs=2`` included (measured: RBF n = 20,000 on one core, 2.3-2.5 s
-instead of 1.3 s). A layer the user names (``NUMBA_THREADING_LAYER`` or
-``NUMBA_THREADING_LAYER_PRIORITY``) is kept.
 """
 
 from __future__ import annotations
@@ -49,7 +41,6 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from numba import config as _numba_config
 from numba import njit as _numba_njit
 from numba.core.caching import FunctionCache
 
@@ -72,19 +63,8 @@ __all__ = [
     "njit",
     "note_compile",
     "notices_off",
-    "prefer_openmp_layer",
     "source_stamp",
 ]
-
-
-def prefer_openmp_layer() -> None:
-    """Rank Numba's threading layers OpenMP, TBB, workqueue (module docstring) unless the user
-    chose one; no effect once Numba has started its threads."""
-    if not {"NUMBA_THREADING_LAYER", "NUMBA_THREADING_LAYER_PRIORITY"} & set(os.environ):
-        _numba_config.THREADING_LAYER_PRIORITY = ["omp", "tbb", "workqueue"]
-
-
-prefer_openmp_layer()
 
 #: Options of functions that compiled code calls and that allocate nothing (Python may call
 #: them too: tests do).

@@ -132,36 +132,44 @@ def test_threaded_loop_loads_from_the_cache_in_a_fresh_process() -> None:
     assert fresh.stdout == here.stdout and len(here.stdout.splitlines()) == 2
 
 
-def _layer_run(code: str, **env: str) -> str:
-    """``code``'s output in a fresh process whose environment names no Numba threading layer,
-    plus ``env``."""
+def _layer_run(code: str, args: list[str] | None = None, **env: str) -> str:
+    """``code``'s output in a fresh process (arguments ``args``) whose environment names no
+    Numba threading layer, plus ``env``."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_THREADING_LAYER")}
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=900, env={**base, **env})
+    run = subprocess.run([sys.executable, "-c", code, *(args or [])], capture_output=True,
+                         text=True, timeout=900, env={**base, **env})
     assert run.returncode == 0, run.stderr[-2000:]
     return run.stdout.strip()
 
 
 def test_n_jobs_runs_on_openmp_unless_the_user_names_a_layer() -> None:
-    """``n_jobs`` threads run on OpenMP's layer, ranked ahead of TBB (which oneDAL loads and
-    caps at its own thread count); a layer order the user names is kept."""
+    """``n_jobs > 1`` starts Numba's pool on OpenMP's layer, ranked ahead of TBB (which oneDAL
+    loads and caps at its own thread count); importing maxmargin or running on one thread
+    changes nothing, and an order the user set (environment or code) is kept."""
     try:
         import numba.np.ufunc.omppool  # noqa: F401
     except ImportError:  # pragma: no cover - this machine's Numba has no OpenMP layer
         pytest.skip("Numba's OpenMP threading layer does not load here")
     code = textwrap.dedent("""
+        import sys
         import numba
         import numpy as np
+        if len(sys.argv) > 1:
+            numba.config.THREADING_LAYER_PRIORITY = sys.argv[1].split()
         from maxmargin.algorithms.smo import smo
         rng = np.random.default_rng(4)
         X = rng.normal(size=(3000, 8))
         y = np.where(X[:, 0] + 0.7 * rng.normal(size=3000) > 0, 1.0, -1.0)
+        smo(X[:300], y[:300], C=1.0, kernel="rbf", gamma=0.1)  # one thread: no pool
+        print(*numba.config.THREADING_LAYER_PRIORITY, end=" / ")
         s = smo(X, y, C=1.0, kernel="rbf", gamma=0.1, n_jobs=2)
         print(s.status, numba.threading_layer(), *numba.config.THREADING_LAYER_PRIORITY)
     """)
-    assert _layer_run(code) == "optimal omp omp tbb workqueue"
+    assert _layer_run(code) == "tbb omp workqueue / optimal omp omp tbb workqueue"
     chosen = _layer_run(code, NUMBA_THREADING_LAYER_PRIORITY="workqueue omp tbb")
-    assert chosen == "optimal workqueue workqueue omp tbb"
+    assert chosen == "workqueue omp tbb / optimal workqueue workqueue omp tbb"
+    in_code = _layer_run(code, args=["workqueue tbb omp"])
+    assert in_code == "workqueue tbb omp / optimal workqueue workqueue tbb omp"
 
 
 @pytest.mark.parametrize("kind", KINDS[1:])

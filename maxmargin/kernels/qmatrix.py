@@ -36,6 +36,7 @@ from numba.np.linalg import call_xxgemm, ensure_blas
 
 from maxmargin._byref import Ref
 from maxmargin._jit import ENTRY, INTERNAL, njit
+from maxmargin._threads import start_numba_threads
 from maxmargin.kernels.base import Kernel
 from maxmargin.kernels.builtin import _poly_weighted_rows, _rbf_weighted_rows
 from maxmargin.kernels.formulas import (
@@ -140,7 +141,7 @@ def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray, blocks: bool = False,
         "pool": np.zeros((threads, 2), dtype=np.int64) if threads > 1 else ints,
     }
     if threads > 1:  # start Numba's thread pool: compiled code loaded from the cache calls it
-        numba.get_num_threads()
+        start_numba_threads()
     gamma, coef0, degree = kernel.params
     kind = kernel.kind if kernel.kind in COMPILED else KIND_GRAM
     if kind == KIND_GRAM:
@@ -549,7 +550,7 @@ def _diagonal(XT: np.ndarray, order: np.ndarray, indptr: np.ndarray, values: np.
     out = np.empty(n)
     if kind == KIND_RBF and G.shape[0] == 0 and indptr.shape[0] == 0:
         for i in range(n):
-            out[i] = 1.0 if np.isfinite(sq[i]) else np.nan
+            out[i] = 1.0 if np.isfinite(sq[i] + sq[i]) else np.nan  # kernel_value's NaN
         return out
     if G.shape[0] > 0:
         for i in range(n):
@@ -676,7 +677,7 @@ def _symmetric_sums(params: tuple, S: np.ndarray, s2: np.ndarray,
 @contextlib.contextmanager
 def _numba_threads(threads: int) -> Iterator[None]:
     """Numba's parallel loops on ``threads`` threads (at most its pool's) inside the block."""
-    previous = numba.get_num_threads()
+    previous = start_numba_threads()
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     try:
         yield
