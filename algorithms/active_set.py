@@ -328,16 +328,17 @@ class Finished:
     n_free: int
 
 
-def polish_tries(alpha: np.ndarray, y: np.ndarray, C: float | np.ndarray | None,
+def polish_tries(start: Callable[[], np.ndarray], y: np.ndarray, C: float | np.ndarray | None,
                  gram_rows: Callable[[np.ndarray], np.ndarray],
                  **options: Any) -> Iterator[np.ndarray | None]:
-    """:func:`polish_alpha` from ``alpha`` with the eigenvalue cutoff :data:`POLISH_EIG_RTOL`,
-    then with :data:`POLISH_EIG_RTOL_FINE` (``eigh``'s own round-off: the dropped eigenvalues,
-    times C, can carry alpha): each try's answer (None when it does not end), lazily, so the
-    caller judges one and asks for the next only when it is not satisfied. ``options``:
-    :func:`polish_alpha`'s."""
+    """:func:`polish_alpha` with the eigenvalue cutoff :data:`POLISH_EIG_RTOL`, then with
+    :data:`POLISH_EIG_RTOL_FINE` (``eigh``'s own round-off: the dropped eigenvalues, times C,
+    can carry alpha): each try's answer (None when it does not end), lazily, so the caller
+    judges one and asks for the next only when it is not satisfied. Each try starts from
+    ``start()``, the caller's best alpha at that moment (the first try's answer, when the
+    caller kept it). ``options``: :func:`polish_alpha`'s."""
     for eig_rtol in (POLISH_EIG_RTOL, POLISH_EIG_RTOL_FINE):
-        yield polish_alpha(alpha, y, C, gram_rows, eig_rtol=eig_rtol, **options)
+        yield polish_alpha(start(), y, C, gram_rows, eig_rtol=eig_rtol, **options)
 
 
 def finish_alpha(
@@ -360,7 +361,7 @@ def finish_alpha(
         return None
     rows = kernel_rows(kernel, X)
     points = X if kernel.kind == KIND_LINEAR and isinstance(X, np.ndarray) else None
-    tries = polish_tries(alpha, y, C, rows, max_iter=2 * alpha.size + 4 * n_free + 100,
+    tries = polish_tries(lambda: alpha, y, C, rows, max_iter=2 * alpha.size + 4 * n_free + 100,
                          max_work=max_work, kkt_tol=kkt_tol, linear_X=points)
     while True:
         with np.errstate(all="ignore"):

@@ -751,8 +751,10 @@ def _solved_point(
         points = X if linear and isinstance(X, np.ndarray) else None
         # judged on the alpha-derived g, as the certificate will judge the answer
         best = max_violation(alpha, y, kernel_values(alpha), C)
-        for polished in polish_tries(alpha, y, C, gram_rows, max_work=max_work,
-                                     linear_X=points, kkt_tol=0.25 * ORACLE_KKT):
+        # each try starts from the best alpha so far: the lambda reads it late, on purpose
+        for polished in polish_tries(lambda: alpha, y, C, gram_rows,  # noqa: B023
+                                     max_work=max_work, linear_X=points,
+                                     kkt_tol=0.25 * ORACLE_KKT):
             if polished is not None:
                 g_polished = kernel_values(polished)  # y . alpha = 0 restored by the polish
                 violation = max_violation(polished, y, g_polished, C)

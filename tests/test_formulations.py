@@ -587,3 +587,32 @@ def test_the_polish_refines_a_step_small_beside_alpha_but_not_beside_the_gradien
     assert polished is not None
     cert = certify_svm(polished, case.X, y, case.C, kern)
     assert cert.kkt_violation <= ORACLE_KKT, cert.summary()
+
+
+def test_the_finer_cutoff_polishes_the_first_tries_answer_when_it_was_kept(monkeypatch):
+    """The oracle's polish tries the finer eigenvalue cutoff from its best alpha so far: when
+    the first try's answer improved the violation but stayed uncertified, the second try
+    starts from it, not from the solver's alpha."""
+    import maxmargin.algorithms.active_set as active_set
+    import maxmargin.formulations._common as common
+
+    rng = np.random.default_rng(0)
+    n = 40
+    X = rng.normal(size=(n, 3))
+    y = np.where(X[:, 0] + 0.8 * rng.normal(size=n) > 0, 1.0, -1.0)
+    K = np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    alpha = np.abs(rng.normal(size=n)) * 0.1
+    real, calls = active_set.polish_alpha, []
+
+    def first_try_off_a_little(a, yy, C, rows, **kw):
+        out = real(a, yy, C, rows, **kw)
+        if out is not None and kw["eig_rtol"] == active_set.POLISH_EIG_RTOL:
+            out = out.copy()  # better than the start, above ORACLE_KKT: kept, not certified
+            out[out > 0] *= 1.0 + 1e-3
+        calls.append((a.copy(), None if out is None else out.copy()))
+        return out
+
+    monkeypatch.setattr(active_set, "polish_alpha", first_try_off_a_little)
+    common._solved_point(alpha, X, y, 1.0, K, None, None, True, None)
+    assert len(calls) == 2 and calls[0][1] is not None
+    np.testing.assert_array_equal(calls[1][0], calls[0][1])
