@@ -209,10 +209,10 @@ def certify_dual(
 
 def fitted_array(value: Any) -> np.ndarray:
     """A NumPy copy of a fitted attribute (CuPy/cuDF arrays included)."""
-    if hasattr(value, "get") and not isinstance(value, dict):  # CuPy
-        value = value.get()
-    if hasattr(value, "to_numpy"):  # cuDF, pandas
+    if hasattr(value, "to_numpy"):  # cuDF, pandas (whose .get(key) is another thing)
         value = value.to_numpy()
+    elif hasattr(value, "get") and not isinstance(value, dict):  # CuPy
+        value = value.get()
     if hasattr(value, "toarray"):  # scipy.sparse dual_coef_
         value = value.toarray()
     return np.array(value, copy=True)
@@ -350,12 +350,12 @@ def _support(model: Any, points: Any, weights: np.ndarray, gram: bool) -> np.nda
         raise ValueError("`X` is not the data the model was fitted on: support_ indexes "
                          f"rows up to {int(support.max())}, `X` has {n}.")
     given = getattr(model, "support_vectors_", None)
-    given = None if given is None else fitted_array(given)  # on the host (CuPy, cuDF)
-    if (gram or given is None or given.size == 0 or not isinstance(points, np.ndarray)
+    if (gram or given is None or np.size(given) == 0 or not isinstance(points, np.ndarray)
             or points.dtype == object):  # (a callable kernel keeps no support vectors)
         # nothing to compare: scikit-learn's numbering for its own models
         sklearn = type(model).__module__.startswith("sklearn")
         return candidates[-1] if sklearn else candidates[0]
+    given = fitted_array(given)  # on the host (CuPy, cuDF), dense data only
     for c in candidates:
         if given.shape == points[c].shape and np.array_equal(given, points[c]):
             return c
@@ -374,8 +374,7 @@ def _svc_certificates(model: Any, X: Any, labels: Any, sample_weight: Any, tol: 
     weights = _sample_weights(sample_weight, n)
     support = _support(model, points, weights, isinstance(kern, PrecomputedKernel))
     class_w = getattr(model, "class_weight_", None)
-    class_w = None if class_w is None else fitted_array(class_w)
-    class_w = (class_w if class_w is not None and class_w.size == k else
+    class_w = (fitted_array(class_w) if class_w is not None and np.size(class_w) == k else
                _class_weights(getattr(model, "class_weight", None), classes, labels))
     C = _svc_box(model)
     dual = fitted_array(model.dual_coef_)

@@ -312,11 +312,14 @@ def test_a_single_precision_library_with_rho_is_read_and_judged_fairly(monkeypat
 
 
 class _DeviceArray:
-    """A CuPy array seen from the host: its values behind ``.get()`` (CuPy refuses NumPy's
-    implicit conversion)."""
+    """A CuPy array seen from the host: its shape, size and dtype, its values behind
+    ``.get()`` (CuPy refuses NumPy's implicit conversion)."""
 
     def __init__(self, values):
         self._values = np.asarray(values)
+        self.shape, self.size, self.ndim = self._values.shape, self._values.size, \
+            self._values.ndim
+        self.dtype = self._values.dtype
 
     def get(self):
         return self._values.copy()
@@ -326,13 +329,18 @@ class _DeviceArray:
 
 
 class _DeviceSeries:
-    """A cuDF series: its values behind ``.to_numpy()``."""
+    """A cuDF series: its values behind ``.to_numpy()``; its ``.get(key)``, as pandas', looks up
+    an index (so it must not be taken for CuPy's)."""
 
     def __init__(self, values):
         self._values = np.asarray(values)
+        self.size = self._values.size
 
     def to_numpy(self):
         return self._values.copy()
+
+    def get(self, key, default=None):
+        return self._values[key] if 0 <= key < self.size else default
 
 
 class _CumlSVC:
@@ -372,8 +380,9 @@ def _fake_cuml(monkeypatch):
 
 def test_cumls_device_arrays_are_read_and_judged_as_libsvms_answer(monkeypatch):
     """The cuML peer reads a model whose attributes live on the device (CuPy arrays, a cuDF
-    intercept, no ``n_iter_``): the same verdicts and KKT violations as LIBSVM's own answer,
-    and ``certify`` gives the model the certificate of the SVC it wraps."""
+    intercept whose ``.get`` is pandas', no ``n_iter_``): the same verdicts and KKT violations
+    as LIBSVM's own answer, and ``certify`` gives the model the certificate of the SVC it
+    wraps."""
     _fake_cuml(monkeypatch)
     names = ("heart_scale", "overlap_n100_d3_C0.5", "all_bound_1d", "collinear_poly3_rank4")
     for name, device, host in _beside_libsvm("cuml", names):
