@@ -87,9 +87,8 @@ def main(args: argparse.Namespace | Sequence[str] | None = None) -> int:
         results = suites.run_suite(suite, only, repeats=args.repeats, threads=args.threads)
         previous = out_dir / "benchmarks.json"
         if args.merge and previous.exists():
-            known = {(case.family, case.name) for name in suites.SUITES
-                     for case in suites.plan_suite(name, only)}
-            results = merge_results(json.loads(previous.read_text()), results, known)
+            results = merge_results(json.loads(previous.read_text()), results,
+                                    suites.cases_kept(suite, only))
     paths = report.write_outputs(results, out_dir)
     print(
         f"wrote {paths['markdown']}, {paths['json']}" + "".join(f", {f}" for f in paths["figures"])

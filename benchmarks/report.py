@@ -171,16 +171,14 @@ def _worst_best(rows: list[dict], family: str) -> str:
 
 
 def _command(results: dict) -> str:
-    """The ``python -m benchmarks`` command line(s) that produced ``results``."""
+    """The ``python -m benchmarks`` command line(s) that produced ``results`` (each after the
+    first merged into the file so far)."""
     runs = [
         f"python -m benchmarks --suite {prev['suite']}"
         + (f" --only {','.join(prev['only'])}" if prev.get("only") else "")
-        for prev in results.get("merged_from", [])
+        for prev in [*results.get("merged_from", []), results]
     ]
-    last = f"python -m benchmarks --suite {results['suite']}"
-    if results.get("only"):
-        last += f" --only {','.join(results['only'])}" + (" --merge" if runs else "")
-    return "`, then `".join([*runs, last])
+    return "`, then `".join([runs[0], *(run + " --merge" for run in runs[1:])])
 
 
 def _threads_text(machine: dict) -> str:

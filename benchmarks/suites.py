@@ -57,6 +57,14 @@ def plan_suite(suite: str, only: Sequence[str] | None = None) -> list[Case]:
     return cases
 
 
+def cases_kept(suite: str, only: Sequence[str] | None = None) -> set[tuple[str, str]]:
+    """``(family, case)`` of the suites at least as large as ``suite`` (``--merge`` keeps an
+    earlier run's rows of these cases when this run does not measure them: a ``standard`` run
+    keeps a ``scale`` run's largest cases, never ``smoke``'s tiny ones)."""
+    larger = SUITES[SUITES.index(check_choice(suite, "suite", SUITES)):]
+    return {(case.family, case.name) for name in larger for case in plan_suite(name, only)}
+
+
 RUNNERS: dict[str, Callable[[Case, int, float], list[dict]]] = {
     "smo_svc": smo.run_svc,
     "smo_hard": smo_hard.run,

@@ -463,7 +463,7 @@ def test_merge_keeps_families_not_rerun() -> None:
     ]
     assert report._command(again) == (
         "python -m benchmarks --suite standard`, then `python -m benchmarks --suite scale "
-        "--only smo_svc`, then `python -m benchmarks --suite standard --only hulls --merge"
+        "--only smo_svc --merge`, then `python -m benchmarks --suite standard --only hulls --merge"
     )
 
 
@@ -492,6 +492,21 @@ def test_merge_keeps_the_cases_a_smaller_suite_does_not_run() -> None:
     assert again["merged_from"] == [credit]
     line = "- rows of hulls; smo_svc's rbf n=100000 from the `scale` run of 2026-01-01T00"
     assert report._provenance(again) == [line]
+
+
+def test_a_merge_keeps_larger_suites_cases_only() -> None:
+    """``--merge`` after a standard run keeps the scale suite's cases, never smoke's."""
+    from benchmarks import suites
+
+    kept = suites.cases_kept("standard", ["smo_svc", "hulls"])
+    names = {case for _, case in kept}
+    assert "rbf n=100000 tol=0.001" in names and "rbf n=1000 tol=0.001" in names
+    smoke_only = ({(c.family, c.name) for c in suites.plan_suite("smoke", ["smo_svc", "hulls"])}
+                  - {(c.family, c.name) for c in suites.plan_suite("standard",
+                                                                  ["smo_svc", "hulls"])})
+    assert smoke_only and not smoke_only & kept
+    assert suites.cases_kept("scale", ["smo_svc"]) == {
+        (c.family, c.name) for c in suites.plan_suite("scale", ["smo_svc"])}
 
 
 def test_failed_render_leaves_previous_outputs(tmp_path: Path) -> None:
