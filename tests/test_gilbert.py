@@ -298,3 +298,20 @@ def test_gilbert_svm_defaults_solve_separable_clouds(seed):
         sol = gilbert_svm(X, y)
     assert sol.status == "optimal"
     assert np.linalg.norm(sol.w) == pytest.approx(np.linalg.norm(oracle.w), rel=1e-5)
+
+
+def test_a_run_at_max_iter_that_its_certificate_confirms_is_optimal() -> None:
+    """Random seed 708842732, case 53 (a linear hard margin on a slab, n = 108, d = 13): MDM
+    reaches its 1,000,000-iteration cap at relative gap 5e-6 > tol = 1e-6, yet the answer's
+    float64 certificate (margin > 0, gap 1.2e-10) confirms it: "optimal", as smo's status
+    follows its certificate, with no warning (it used to be "max_iter")."""
+    from maxmargin.tolerances import HULL_CERT_FACTOR
+    from maxmargin.verification.campaign import random_case
+
+    case = random_case(708842732, 53)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        sol = gilbert_svm(case.X, case.y, method="mdm", kernel=case.make_kernel(), tol=1e-6)
+    assert sol.iterations == 1_000_000 and sol.status == "optimal"
+    assert "max_iter=1000000 reached" in sol.message and "confirms the answer" in sol.message
+    assert sol.certificate.margin > 0 and sol.certificate.gap <= HULL_CERT_FACTOR * 1e-6
