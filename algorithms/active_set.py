@@ -12,6 +12,7 @@ on the free set with the optimum to round-off.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from collections.abc import Callable, Iterator
@@ -329,16 +330,19 @@ class Finished:
 
 
 def polish_tries(start: Callable[[], np.ndarray], y: np.ndarray, C: float | np.ndarray | None,
-                 gram_rows: Callable[[np.ndarray], np.ndarray],
+                 gram_rows: Callable[[np.ndarray], np.ndarray], quiet: bool = False,
                  **options: Any) -> Iterator[np.ndarray | None]:
     """:func:`polish_alpha` with the eigenvalue cutoff :data:`POLISH_EIG_RTOL`, then with
     :data:`POLISH_EIG_RTOL_FINE` (``eigh``'s own round-off: the dropped eigenvalues, times C,
     can carry alpha): each try's answer (None when it does not end), lazily, so the caller
     judges one and asks for the next only when it is not satisfied. Each try starts from
     ``start()``, the caller's best alpha at that moment (the first try's answer, when the
-    caller kept it). ``options``: :func:`polish_alpha`'s."""
+    caller kept it); ``quiet``: NumPy's floating-point warnings silenced during the tries.
+    ``options``: :func:`polish_alpha`'s."""
     for eig_rtol in (POLISH_EIG_RTOL, POLISH_EIG_RTOL_FINE):
-        yield polish_alpha(start(), y, C, gram_rows, eig_rtol=eig_rtol, **options)
+        with np.errstate(all="ignore") if quiet else contextlib.nullcontext():
+            polished = polish_alpha(start(), y, C, gram_rows, eig_rtol=eig_rtol, **options)
+        yield polished
 
 
 def finish_alpha(
@@ -361,13 +365,9 @@ def finish_alpha(
         return None
     rows = kernel_rows(kernel, X)
     points = X if kernel.kind == KIND_LINEAR and isinstance(X, np.ndarray) else None
-    tries = polish_tries(lambda: alpha, y, C, rows, max_iter=2 * alpha.size + 4 * n_free + 100,
-                         max_work=max_work, kkt_tol=kkt_tol, linear_X=points)
-    while True:
-        with np.errstate(all="ignore"):
-            polished = next(tries, False)
-        if polished is False:
-            return None
+    for polished in polish_tries(lambda: alpha, y, C, rows, quiet=True,
+                                 max_iter=2 * alpha.size + 4 * n_free + 100, max_work=max_work,
+                                 kkt_tol=kkt_tol, linear_X=points):
         if polished is None:
             continue
         sv = np.flatnonzero(polished > 0)
@@ -375,3 +375,4 @@ def finish_alpha(
         cert = certify_svm(polished, X, y, C, kernel, g=g)
         if accept(cert):
             return Finished(polished, g, cert, n_free)
+    return None
