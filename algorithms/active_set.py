@@ -120,6 +120,7 @@ def polish_alpha(
     kkt_tol: float = 0.0,
     linear_X: np.ndarray | None = None,
     eig_rtol: float = POLISH_EIG_RTOL,
+    work_done: list[float] | None = None,
 ) -> np.ndarray | None:
     r"""Finish an interior-point alpha by a primal active-set method started on its active set.
 
@@ -155,6 +156,7 @@ def polish_alpha(
     work returns instead the last stationary point whose multipliers were wrong by at most
     ``kkt_tol`` (then ``m - M <= 2 kkt_tol`` up to round-off), if there was one: on numerically
     flat problems the exact active set can take many more steps than a certified one.
+    ``work_done``: when given, the work done is appended to it.
     """
     n = alpha.size
     upper = np.array(np.broadcast_to(math.inf if C is None else C, alpha.shape), dtype=float)
@@ -180,6 +182,11 @@ def polish_alpha(
             return linear_X[idx] @ linear_X[idx].T
         work += float(idx.size * idx.size)
         return gram_rows(idx)[:, idx]
+
+    def spent(result: np.ndarray | None) -> np.ndarray | None:
+        if work_done is not None:
+            work_done.append(work)
+        return result
 
     def gradient() -> np.ndarray:
         support = np.flatnonzero(a > 0)
@@ -227,7 +234,7 @@ def polish_alpha(
             wrong[stuck] = 0.0
             released = int(np.argmax(wrong))
             if wrong[released] <= tol:
-                return balance_alpha(a, y, C)  # the steps' round-off in y . alpha
+                return spent(balance_alpha(a, y, C))  # the steps' round-off in y . alpha
             at0[released] = atC[released] = False
             solved_on, refined = None, 0
             continue
@@ -239,7 +246,7 @@ def polish_alpha(
             block = int(np.argmin(to_bound))
             length = float(to_bound[block])
         if not math.isfinite(length):
-            return None  # unbounded: the hard-margin dual of meeting hulls
+            return spent(None)  # unbounded: the hard-margin dual of meeting hulls
         a[free] += length * d
         g += length * (q_times(free, d) if dg is None else dg)
         solved_on = free if block < 0 else None
@@ -251,7 +258,7 @@ def polish_alpha(
                 stuck[j] = True                   # step moves alpha (no cycling)
         if length > 0.0 and dg is None:  # a refinement's round-off step is no progress
             stuck[:] = False
-    return None if good is None else balance_alpha(good, y, C)
+    return spent(None if good is None else balance_alpha(good, y, C))
 
 
 def _best_multiplier(g: np.ndarray, y: np.ndarray, at0: np.ndarray, atC: np.ndarray) -> float:
@@ -338,10 +345,19 @@ def polish_tries(start: Callable[[], np.ndarray], y: np.ndarray, C: float | np.n
     judges one and asks for the next only when it is not satisfied. Each try starts from
     ``start()``, the caller's best alpha at that moment (the first try's answer, when the
     caller kept it); ``quiet``: NumPy's floating-point warnings silenced during the tries.
-    ``options``: :func:`polish_alpha`'s."""
+    ``options``: :func:`polish_alpha`'s; its ``max_work`` is shared: a try gets what the tries
+    before it left (none when nothing is left)."""
+    left = options.pop("max_work", None)
     for eig_rtol in (POLISH_EIG_RTOL, POLISH_EIG_RTOL_FINE):
+        if left is not None and left <= 0.0:
+            yield None
+            continue
+        used: list[float] = []
         with np.errstate(all="ignore") if quiet else contextlib.nullcontext():
-            polished = polish_alpha(start(), y, C, gram_rows, eig_rtol=eig_rtol, **options)
+            polished = polish_alpha(start(), y, C, gram_rows, eig_rtol=eig_rtol, max_work=left,
+                                    work_done=used, **options)
+        if left is not None:
+            left -= used[0]
         yield polished
 
 
@@ -354,10 +370,10 @@ def finish_alpha(
     judged by its float64 certificate (:func:`~maxmargin.certificate.certify_svm`); when that
     fails, once more with the finer eigenvalue cutoff :data:`POLISH_EIG_RTOL_FINE`.
 
-    None when more than ``FINISH_MAX_FREE`` alphas are free, or when neither try ends (each
-    within ``max_work`` floating-point operations, counted as :data:`EIGH_WORK` says, so that a
-    finish never costs more than twice what the caller allows, the same under any load;
-    ``kkt_tol`` as in :func:`polish_alpha`) with ``accept(certificate)`` true.
+    None when more than ``FINISH_MAX_FREE`` alphas are free, or when neither try ends (both
+    within ``max_work`` floating-point operations together, counted as :data:`EIGH_WORK` says,
+    so that a finish costs about what the caller allows, the same under any load; ``kkt_tol``
+    as in :func:`polish_alpha`) with ``accept(certificate)`` true.
     """
     upper = np.inf if C is None else C
     n_free = int(np.count_nonzero((alpha > 0) & (alpha < upper)))

@@ -175,6 +175,8 @@ def test_blas_columns_are_the_kernel_columns(kind) -> None:
     assert kd.block.shape == (qmx.BLAS_BLOCK, n)
     assert not qmx.make_qmatrix(_kernel(kind, d, X), X, y).block.size  # not asked for
     for dtype in (np.float64, np.float32):
+        if dtype == np.float32 and kd.XT32.size:  # rounded features: no BLAS (test below)
+            continue
         cache = kc.make_cache(n, 200.0, dtype)
         cols = rng.choice(n, size=qmx.BLAS_BLOCK, replace=False)
         cache.picks[0, :] = cols
@@ -187,6 +189,81 @@ def test_blas_columns_are_the_kernel_columns(kind) -> None:
             got = cache.data[s * n : (s + 1) * n].astype(np.float64)
             rtol = 1e-12 if dtype == np.float64 else 2.0**-23
             np.testing.assert_allclose(got, one, rtol=rtol, atol=rtol * np.max(np.abs(one)))
+
+
+def test_rounded_features_of_wide_linear_data() -> None:
+    """Wide linear data (d = 600, n = 1,800) keep ``XT32``, the features rounded to float32. A
+    float32 column is the kernel of the rounded features, within the documented bound of the
+    exact one (``2^-24 |K_ij| + 2^-23 |x_i| |x_j|``), symmetric and the same bits whichever
+    path computes it (one at a time, eight in one pass, after a compaction); float64 columns
+    still come from ``XT``, and no other kernel keeps the copy."""
+    rng = np.random.default_rng(12)
+    n, d = 1800, 600
+    X = rng.normal(size=(n, d)) * np.exp(rng.normal(size=(n, 1)))
+    X_before = X.copy()
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    lin = make_kernel("linear")
+    kd = qmx.make_qmatrix(lin, X, y, blocks=True)
+    assert kd.XT32.dtype == np.float32 and np.array_equal(kd.XT32, kd.XT.astype(np.float32))
+    assert not qmx.make_qmatrix(lin, X, y).XT32.size  # not asked for
+    for kind in KINDS[1:]:
+        assert not qmx.make_qmatrix(_kernel(kind, d, X), X, y, blocks=True).XT32.size
+    X32 = X.astype(np.float32).astype(np.float64)
+    norms = np.linalg.norm(X, axis=1)
+    cols = rng.choice(n, size=kc.MAX_BLOCK, replace=False)
+    out32, out64 = np.empty(n, dtype=np.float32), np.empty(n)
+    columns = {}
+    for i in cols:
+        qmx.fill_column(kd, i, 0, n, out32)
+        qmx.fill_column(kd, i, 0, n, out64)
+        columns[i] = out32.copy()
+        exact = y * y[i] * (X @ X[i])
+        assert np.all(np.abs(out64 - exact) <= 1e-12 * norms * norms[i])
+        rounded = y * y[i] * (X32 @ X32[i])  # the kernel of the rounded features
+        np.testing.assert_allclose(out32, rounded, rtol=2.0**-23, atol=1e-12 * d)
+        bound = 2.0**-24 * np.abs(exact) + 2.0**-23 * norms * norms[i]
+        assert np.all(np.abs(out32 - exact) <= 1.01 * bound)
+    for i in cols:  # Q_ij = Q_ji, bit for bit
+        for j in cols:
+            assert columns[i][j] == columns[j][i]
+    cache = kc.make_cache(n, 200.0, np.float32)
+    cache.picks[0, :] = -1
+    cache.picks[0, : cols.size] = cols
+    _load(cache, kd, cols.size)  # one pass over XT32 for all eight
+    for i in cols:
+        s = cache.slot_of[i]
+        assert np.array_equal(cache.data[s * n : (s + 1) * n], columns[i])
+    keep = np.sort(rng.choice(n, size=700, replace=False))
+    perm = np.concatenate([keep, np.setdiff1d(np.arange(n), keep)]).astype(np.int64)
+    kc.compact_layout(cache, kd, perm, keep.size)
+    assert np.array_equal(kd.XT32, kd.XT.astype(np.float32))  # permuted with the layout
+    for i in (cols[0], int(np.setdiff1d(keep, cols)[0])):  # a repacked column, a new one
+        np.testing.assert_array_equal(kc.get_column(cache, kd, i),
+                                      (y[keep] * y[i] * (X32[keep] @ X32[i])).astype(np.float32))
+    np.testing.assert_array_equal(X, X_before)
+
+
+def test_wide_linear_data_certify_with_rounded_features() -> None:
+    """SMO on wide linear data, with float32 columns from the rounded features (the default)
+    and with float64 ones (``precision="double"``): both certified, the same problem to tol,
+    and LIBSVM's dual objective."""
+    from sklearn.svm import SVC
+
+    rng = np.random.default_rng(4)
+    n, d = 1500, 700
+    X = rng.normal(size=(n, d))
+    y = np.where(X[:, 0] + X[:, 1] + 2.0 * rng.normal(size=n) > 0, 1.0, -1.0)
+    assert qmx.make_qmatrix(make_kernel("linear"), X, y, blocks=True).XT32.size
+    auto = smo(X, y, C=0.01, kernel="linear")
+    double = smo(X, y, C=0.01, kernel="linear", precision="double")
+    assert auto.status == double.status == "optimal"
+    assert auto.certificate.kkt_violation < 1e-3 and double.certificate.kkt_violation < 1e-3
+    assert auto.dual_objective == pytest.approx(double.dual_objective, rel=1e-5)
+    svc = SVC(kernel="linear", C=0.01, tol=1e-3).fit(X, y)
+    coef = svc.dual_coef_[0]
+    K = X[svc.support_] @ X[svc.support_].T
+    dual = float(np.sum(np.abs(coef)) - 0.5 * coef @ K @ coef)
+    assert auto.dual_objective == pytest.approx(dual, rel=1e-4)
 
 
 def test_wide_data_runs_certify_with_blas_columns() -> None:

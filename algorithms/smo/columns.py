@@ -43,7 +43,7 @@ def prefetch(st: SolverState, c: ColumnCache, kd: QMatrix, i: int) -> bool:
         return False
     G, yT, in_up, in_low, act = st.G, st.yT, st.in_up, st.in_low, st.act
     cols, score = c.picks[0], c.score
-    limit = kd.block.shape[0] if blas_columns(kd, L) else PREFETCH
+    limit = kd.block.shape[0] if blas_columns(kd, L, c.data) else PREFETCH
     cols[0] = i
     nb = np.int64(1)  # not a literal (see state.PERIODIC)
     for k in range(L):

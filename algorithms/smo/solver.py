@@ -35,7 +35,13 @@ from maxmargin.algorithms.smo.state import FREE, LOWER, STALE, UPPER, SolverStat
 from maxmargin.certificate import Certificate, certify_svm, decision_values
 from maxmargin.kernels import Kernel
 from maxmargin.kernels.formulas import KIND_LINEAR
-from maxmargin.kernels.qmatrix import QMatrix, has_weighted_sums, value_cost, weighted_sums
+from maxmargin.kernels.qmatrix import (
+    ROUNDED_FEATURES_ERROR,
+    QMatrix,
+    has_weighted_sums,
+    value_cost,
+    weighted_sums,
+)
 
 __all__ = ["CACHE_DTYPE", "Problem", "Options", "Solver"]
 
@@ -97,8 +103,9 @@ class Solver:
         self.hull_eps = HULL_EPS["auto"]
         #: ``precision="auto"``: the float32 rounding floor of ``m - M`` is estimated as this
         #: times ``sqrt(sum alpha^2)`` (:func:`~.loops.alpha_norm`; recalibrated by a
-        #: refinement)
-        self.floor_coeff = 2.0**-24 * problem.radius2
+        #: refinement); columns from rounded features err ``ROUNDED_FEATURES_ERROR`` times more
+        rounded = ROUNDED_FEATURES_ERROR if problem.kd.XT32.shape[0] > 0 else 1.0
+        self.floor_coeff = rounded * 2.0**-24 * problem.radius2
         self.last_certified: Certified | None = None
         #: spare flat blocks for the caches' columns, by dtype (a batch's, which its problems
         #: reuse: no fresh pages a problem); the current cache's block is ``block``
@@ -184,8 +191,8 @@ class Solver:
         return decision_values(p.kernel, p.X, p.X[idx], coef)
 
     def try_exact_finish(self) -> bool:
-        """The exact finish (:mod:`.finish`) from the current alpha, each of its two tries
-        within half of SMO's work so far; True, and its alpha kept, only if its float64
+        """The exact finish (:mod:`.finish`) from the current alpha, its two tries
+        together within SMO's work so far; True, and its alpha kept, only if its float64
         certificate meets ``tol``."""
         p, alpha = self.problem, self.st.alpha
         values = self.kernel_values + int(self.cache.state[S_ROWS])

@@ -56,7 +56,8 @@ __all__ = [
     "value_cost", "weighted_sums", "has_weighted_sums", "blas_columns",
     "MAX_BLOCK", "BLOCK_ROWS", "SUM_BLOCK_VALUES", "SUM_CHUNK", "SUM_TILE_ROWS",
     "SUM_TILE_POINTS", "SUM_FUSED_FEATURES", "SUM_SPLIT_FRACTION", "BLAS_BLOCK", "BLAS_BYTES",
-    "BLAS_BUFFER_BYTES", "blas_block_rows", "THREAD_WORK",
+    "BLAS_BUFFER_BYTES", "blas_block_rows", "THREAD_WORK", "ROUNDED_KINDS",
+    "ROUNDED_FEATURES_ERROR", "rounded_features",
 ]
 
 #: The formulas computed here from the data (any other kernel is read from its Gram matrix).
@@ -90,6 +91,17 @@ THREAD_WORK = 2**17
 #: more columns a product, the fewer passes over the features). The product's buffer takes at
 #: most ``BLAS_BUFFER_BYTES``: fewer columns a product above 65,536 points.
 BLAS_BLOCK, BLAS_BYTES, BLAS_BUFFER_BYTES = 64, 8 * 2**20, 32 * 2**20
+#: Wide dense data of the linear kernel (the same sizes as the BLAS products), built with
+#: ``blocks=True``, also keeps ``XT32``, its features rounded to float32: the columns of a float32
+#: cache are computed from it (products exact in float64 and summed in feature order, as from
+#: ``XT``), reading half the bytes. A column of such data is a pass over every feature of the
+#: layout, beyond the processor's caches, so it takes about half the time; its values are the
+#: exact kernel of the rounded features, within ``2^-23 |x_i| |x_j|`` of ``K_ij`` (the float32
+#: cache's own rounding is ``2^-24 |K_ij|``; see :data:`ROUNDED_FEATURES_ERROR`).
+ROUNDED_KINDS = (KIND_LINEAR,)
+#: The error of a column from ``XT32``, in units of ``2^-24 max_t K_tt``: the features' rounding
+#: (twice) plus the cache's.
+ROUNDED_FEATURES_ERROR = 3.0
 
 
 class QMatrix(NamedTuple):
@@ -101,6 +113,7 @@ class QMatrix(NamedTuple):
 
     X: np.ndarray  # (n, d) dense points, original order (centred for linear and rbf)
     XT: np.ndarray  # (d, n) the same transposed, in layout order: XT[:, k] = X[order[k]]
+    XT32: np.ndarray  # (d, n) float32: XT rounded (wide linear data, see ROUNDED_KINDS), or (0, 0)
     sq: np.ndarray  # (n,) squared norms x_i . x_i in feature order (K_ii for a Gram matrix)
     sqT: np.ndarray  # (n,) the same in layout order
     indptr: np.ndarray  # (n + 1,) int64 CSR rows (sparse data)
@@ -137,7 +150,7 @@ def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray, blocks: bool = False,
         "pos": np.arange(n, dtype=np.int64), "dots": np.empty(n),
         "bits": np.empty(n, dtype=np.int64), "X": none2, "XT": np.zeros((0, n)),
         "indptr": ints, "indices": ints, "values": np.zeros(0), "G": none2,
-        "panel": none2, "block": none2,
+        "panel": none2, "block": none2, "XT32": np.zeros((0, 0), dtype=np.float32),
         "pool": np.zeros((threads, 2), dtype=np.int64) if threads > 1 else ints,
     }
     if threads > 1:  # start Numba's thread pool: compiled code loaded from the cache calls it
@@ -175,6 +188,8 @@ def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray, blocks: bool = False,
         if blocks and d >= EXPENSIVE_FEATURES and 8 * d * n >= BLAS_BYTES:
             rows = blas_block_rows(n)
             parts.update(panel=np.empty((rows, d)), block=np.empty((rows, n)))
+            if kind in ROUNDED_KINDS:
+                parts.update(XT32=XT.astype(np.float32))
     return QMatrix(sq=sq, sqT=sq.copy(), kind=int(kind), gamma=float(gamma),
                    coef0=float(coef0), degree=int(degree), **parts)
 
@@ -276,12 +291,7 @@ def _sparse_dot(qm: QMatrix, a: int, b: int) -> float:
 def _layout_dots(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray) -> None:
     """``out[k - lo]`` for the layout positions ``lo <= k < hi`` (``t = order[k]``):
     ``x_t . x_i`` (``||x_t - x_i||^2`` for rbf, clamped at 0), or ``K_ti`` itself from a stored
-    Gram matrix.
-
-    Dense data: over ``XT`` with unit stride, eight features a pass over blocks of 512 rows (kept
-    in L1), summed in feature order for every column (so ``Q_ij = Q_ji`` bit for bit; each entry
-    the same whatever range it is computed in).
-    """
+    Gram matrix (dense data: :func:`_dense_dots` over ``XT``)."""
     if qm.G.shape[0] > 0:
         row = qm.G[i]
         for k in range(lo, hi):
@@ -291,36 +301,7 @@ def _layout_dots(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray) -> None
         for k in range(lo, hi):
             out[k - lo] = _sparse_dot(qm, qm.order[k], i)
     else:
-        XT = qm.XT
-        xi = qm.X[i]
-        for b0 in range(lo, hi, 512):
-            b1 = min(hi, b0 + 512)
-            m = b1 - b0
-            dots = out[b0 - lo : b1 - lo]
-            for k in range(m):
-                dots[k] = 0.0
-            f, d = 0, XT.shape[0]
-            while f + 8 <= d:  # eight features a pass: an eighth of the loads and stores
-                r0, r1, r2, r3 = XT[f, b0:b1], XT[f + 1, b0:b1], XT[f + 2, b0:b1], XT[f + 3, b0:b1]
-                r4, r5 = XT[f + 4, b0:b1], XT[f + 5, b0:b1]
-                r6, r7 = XT[f + 6, b0:b1], XT[f + 7, b0:b1]
-                x0, x1, x2, x3 = xi[f], xi[f + 1], xi[f + 2], xi[f + 3]
-                x4, x5, x6, x7 = xi[f + 4], xi[f + 5], xi[f + 6], xi[f + 7]
-                for k in range(m):  # summed in feature order, as one feature a pass
-                    dots[k] = (dots[k] + r0[k] * x0 + r1[k] * x1 + r2[k] * x2 + r3[k] * x3
-                               + r4[k] * x4 + r5[k] * x5 + r6[k] * x6 + r7[k] * x7)
-                f += 8
-            while f + 4 <= d:
-                r0, r1, r2, r3 = XT[f, b0:b1], XT[f + 1, b0:b1], XT[f + 2, b0:b1], XT[f + 3, b0:b1]
-                x0, x1, x2, x3 = xi[f], xi[f + 1], xi[f + 2], xi[f + 3]
-                for k in range(m):
-                    dots[k] = dots[k] + r0[k] * x0 + r1[k] * x1 + r2[k] * x2 + r3[k] * x3
-                f += 4
-            for rest in range(f, d):
-                row = XT[rest, b0:b1]
-                xf = xi[rest]
-                for k in range(m):
-                    dots[k] += row[k] * xf
+        _dense_dots(qm.XT, qm.pos[i], lo, hi, out)
     if qm.kind == KIND_RBF:
         sq_i = qm.sq[i]
         sqT = qm.sqT
@@ -329,12 +310,70 @@ def _layout_dots(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray) -> None
 
 
 @njit(**INTERNAL)
+def _dense_dots(XT: np.ndarray, c: int, lo: int, hi: int, out: np.ndarray) -> None:
+    """``out[k - lo] = XT[:, k] . XT[:, c]`` for ``lo <= k < hi``, in float64 whatever ``XT``'s
+    dtype (a product of two float32 values is exact), over ``XT`` with unit stride, eight
+    features a pass over blocks of 512 rows (kept in L1), summed in feature order for every
+    column (so ``Q_ij = Q_ji`` bit for bit; each entry the same whatever range it is computed
+    in)."""
+    d = XT.shape[0]
+    for b0 in range(lo, hi, 512):
+        b1 = min(hi, b0 + 512)
+        m = b1 - b0
+        dots = out[b0 - lo : b1 - lo]
+        for k in range(m):
+            dots[k] = 0.0
+        f = 0
+        while f + 8 <= d:  # eight features a pass: an eighth of the loads and stores
+            r0, r1, r2, r3 = XT[f, b0:b1], XT[f + 1, b0:b1], XT[f + 2, b0:b1], XT[f + 3, b0:b1]
+            r4, r5 = XT[f + 4, b0:b1], XT[f + 5, b0:b1]
+            r6, r7 = XT[f + 6, b0:b1], XT[f + 7, b0:b1]
+            x0, x1 = np.float64(XT[f, c]), np.float64(XT[f + 1, c])  # (float() keeps float32)
+            x2, x3 = np.float64(XT[f + 2, c]), np.float64(XT[f + 3, c])
+            x4, x5 = np.float64(XT[f + 4, c]), np.float64(XT[f + 5, c])
+            x6, x7 = np.float64(XT[f + 6, c]), np.float64(XT[f + 7, c])
+            for k in range(m):  # summed in feature order, as one feature a pass
+                dots[k] = (dots[k] + r0[k] * x0 + r1[k] * x1 + r2[k] * x2 + r3[k] * x3
+                           + r4[k] * x4 + r5[k] * x5 + r6[k] * x6 + r7[k] * x7)
+            f += 8
+        while f + 4 <= d:
+            r0, r1, r2, r3 = XT[f, b0:b1], XT[f + 1, b0:b1], XT[f + 2, b0:b1], XT[f + 3, b0:b1]
+            x0, x1 = np.float64(XT[f, c]), np.float64(XT[f + 1, c])
+            x2, x3 = np.float64(XT[f + 2, c]), np.float64(XT[f + 3, c])
+            for k in range(m):
+                dots[k] = dots[k] + r0[k] * x0 + r1[k] * x1 + r2[k] * x2 + r3[k] * x3
+            f += 4
+        for rest in range(f, d):
+            row = XT[rest, b0:b1]
+            xf = np.float64(XT[rest, c])
+            for k in range(m):
+                dots[k] += row[k] * xf
+
+
+@njit(**INTERNAL)
+def rounded_features(qm: QMatrix, out: np.ndarray) -> bool:
+    """Whether columns into ``out`` come from the rounded features ``XT32``: a float32 ``out``
+    and a Q-matrix that keeps them (:data:`ROUNDED_KINDS`)."""
+    return out.itemsize == 4 and qm.XT32.shape[0] > 0
+
+
+@njit(**INTERNAL)
+def _column_dots(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray, dots: np.ndarray) -> None:
+    """:func:`_layout_dots` into ``dots`` for a column stored in ``out``: from ``XT32`` where
+    :func:`rounded_features` says so (a linear kernel: the inner products are its values)."""
+    if rounded_features(qm, out):
+        _dense_dots(qm.XT32, qm.pos[i], lo, hi, dots)
+    else:
+        _layout_dots(qm, i, lo, hi, dots)
+
+
+@njit(**INTERNAL)
 def _column_range(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray, dots: np.ndarray,
                   bits: np.ndarray) -> None:
     """:func:`fill_column` on the positions ``lo <= k < hi`` with the scratch ``dots``, ``bits``
     (``hi - lo`` long)."""
     m = hi - lo
-    _layout_dots(qm, i, lo, hi, dots)
+    _column_dots(qm, i, lo, hi, out, dots)
     finish_values(qm.kind, qm.gamma, qm.coef0, qm.degree, dots, bits)
     o, yT = out[lo:hi], qm.yT[lo:hi]
     y_i = qm.y[i]
@@ -385,7 +424,7 @@ def _fill_column_by_type(qm, i, lo, hi, out):  # noqa: ANN001, ANN202
 def _column_range_serial(qm, i, lo, hi, out):  # noqa: ANN001, ANN202
     m = hi - lo  # _column_range on the Q-matrix's own scratch, without a call in between
     dots = qm.dots[:m]
-    _layout_dots(qm, i, lo, hi, dots)
+    _column_dots(qm, i, lo, hi, out, dots)
     finish_values(qm.kind, qm.gamma, qm.coef0, qm.degree, dots, qm.bits[:m])
     o, yT = out[lo:hi], qm.yT[lo:hi]
     y_i = qm.y[i]
@@ -405,18 +444,26 @@ def fill_columns(qm: QMatrix, cols: np.ndarray, nb: int, L: int, data: np.ndarra
     """Columns ``cols[:nb]`` on the layout's ``L`` positions into
     ``data[offsets[b] : offsets[b] + L]``. With :func:`blas_columns` (``nb <= len(qm.block)``):
     one BLAS product (:func:`_blas_fill`). Otherwise (``nb <= MAX_BLOCK``), on dense data in one
-    pass over ``XT`` (each block of ``BLOCK_ROWS`` rows of every feature read once for all
-    ``nb`` columns, ``acc`` their partial sums), bit for bit the values of
-    :func:`fill_column`; one at a time on other data."""
+    pass over ``XT`` (``XT32`` where :func:`rounded_features`; :func:`_pass_columns`), bit for
+    bit the values of :func:`fill_column`; one at a time on other data."""
     if not is_dense(qm):
         for b in range(nb):
             fill_column(qm, cols[b], np.int64(0), L, data[offsets[b] : offsets[b] + L])
-        return
-    if blas_columns(qm, L):
+    elif blas_columns(qm, L, data):
         _blas_fill(qm, cols, nb, L, data, offsets)
-        return
-    XT, P = qm.XT, qm.X
-    d = XT.shape[0]
+    elif rounded_features(qm, data):
+        _pass_columns(qm, qm.XT32, cols, nb, L, data, offsets, acc)
+    else:
+        _pass_columns(qm, qm.XT, cols, nb, L, data, offsets, acc)
+
+
+@njit(**INTERNAL)
+def _pass_columns(qm: QMatrix, XT: np.ndarray, cols: np.ndarray, nb: int, L: int,
+                  data: np.ndarray, offsets: np.ndarray, acc: np.ndarray) -> None:
+    """:func:`fill_columns` in one pass over the features ``XT`` (``qm.XT`` or ``qm.XT32``):
+    each block of ``BLOCK_ROWS`` rows of every feature read once for all ``nb`` columns,
+    ``acc`` their partial sums, summed in feature order as :func:`_dense_dots`."""
+    d, pos = XT.shape[0], qm.pos
     for b0 in range(0, L, BLOCK_ROWS):
         b1 = min(L, b0 + BLOCK_ROWS)
         m = b1 - b0
@@ -425,11 +472,12 @@ def fill_columns(qm: QMatrix, cols: np.ndarray, nb: int, L: int, data: np.ndarra
             for k in range(m):
                 a[k] = 0.0
         f = 0
-        while f + 4 <= d:  # as _layout_dots: four features a pass, in feature order
+        while f + 4 <= d:  # four features a pass, in feature order
             r0, r1, r2, r3 = XT[f, b0:b1], XT[f + 1, b0:b1], XT[f + 2, b0:b1], XT[f + 3, b0:b1]
             for b in range(nb):
-                p = cols[b]
-                x0, x1, x2, x3 = P[p, f], P[p, f + 1], P[p, f + 2], P[p, f + 3]
+                c = pos[cols[b]]
+                x0, x1 = np.float64(XT[f, c]), np.float64(XT[f + 1, c])
+                x2, x3 = np.float64(XT[f + 2, c]), np.float64(XT[f + 3, c])
                 a = acc[b]
                 for k in range(m):
                     a[k] = a[k] + r0[k] * x0 + r1[k] * x1 + r2[k] * x2 + r3[k] * x3
@@ -437,7 +485,7 @@ def fill_columns(qm: QMatrix, cols: np.ndarray, nb: int, L: int, data: np.ndarra
         for rest in range(f, d):
             row = XT[rest, b0:b1]
             for b in range(nb):
-                xf = P[cols[b], rest]
+                xf = np.float64(XT[rest, pos[cols[b]]])
                 a = acc[b]
                 for k in range(m):
                     a[k] += row[k] * xf
@@ -480,10 +528,13 @@ def gemm(typingctx: Any, a: Any, b: Any, out: Any) -> Any:
 
 
 @njit(no_cpython_wrapper=True)
-def blas_columns(qm: QMatrix, L: int) -> bool:
-    """Whether :func:`fill_columns` takes blocks of up to ``len(qm.block)`` columns by BLAS: the
-    buffers exist (wide data, ``blocks=True``) and the layout holds at least half the points."""
-    return qm.block.shape[0] > 0 and 2 * L >= qm.XT.shape[1]
+def blas_columns(qm: QMatrix, L: int, data: np.ndarray) -> bool:
+    """Whether :func:`fill_columns` takes blocks of up to ``len(qm.block)`` columns into
+    ``data`` by BLAS: the buffers exist (wide data, ``blocks=True``), the layout holds at least
+    half the points and the columns do not come from rounded features
+    (:func:`rounded_features`)."""
+    return (qm.block.shape[0] > 0 and 2 * L >= qm.XT.shape[1]
+            and not rounded_features(qm, data))
 
 
 @njit(no_cpython_wrapper=True)
