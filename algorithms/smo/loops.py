@@ -54,7 +54,7 @@ from maxmargin.algorithms.smo.working_set import (
     select_wss1,
     violation,
 )
-from maxmargin.kernels import RBFKernel
+from maxmargin.kernels import LinearKernel, RBFKernel
 from maxmargin.kernels.qmatrix import EXPENSIVE_FEATURES, QMatrix, diagonal, make_qmatrix
 
 __all__ = [
@@ -101,16 +101,20 @@ def prefetching_for(kd: QMatrix) -> bool | None:
 
 def warm_prefetching() -> None:
     """Compile (or load from Numba's on-disk cache) :func:`solve_pairs`' specialisations for
-    wide data (``prefetching=True``), with float32 and float64 caches, by running it on a
+    wide data (``prefetching=True``), with float32 and float64 caches, on an rbf Q-matrix and on
+    a linear one with rounded features (wide linear data's own type), by running it on a
     four-point problem: no small problem selects them, so ``maxmargin compile`` warms them up
     this way (the arguments have the types :func:`~maxmargin.algorithms.smo.smo` passes)."""
     X = np.array([[0.0, 0.0], [1.0, 0.2], [2.0, 2.0], [3.0, 2.5]])
     y = np.array([-1.0, -1.0, 1.0, 1.0])
-    kd = make_qmatrix(RBFKernel(1.0), X, y, blocks=True)
     limits = Limits(max_iter=1000, hull_bound2=0.0, floor_coeff=0.0, floor_limit=0.0)
-    for dtype in (np.float32, np.float64):
-        st = new_state(kd, diagonal(kd), 1.0, 1e-3, 1)
-        solve_pairs(st, make_cache(X.shape[0], 1.0, dtype), kd, True, True, limits, True)
+    rbf = make_qmatrix(RBFKernel(1.0), X, y, blocks=True)
+    linear = make_qmatrix(LinearKernel(), X, y, blocks=True)  # wide linear data's own type:
+    linear = linear._replace(XT32=linear.XT.astype(np.float32))  # with rounded features
+    for kd in (rbf, linear):
+        for dtype in (np.float32, np.float64):
+            st = new_state(kd, diagonal(kd), 1.0, 1e-3, 1)
+            solve_pairs(st, make_cache(X.shape[0], 1.0, dtype), kd, True, True, limits, True)
 
 
 @njit(**HELPER)

@@ -113,7 +113,9 @@ class QMatrix(NamedTuple):
 
     X: np.ndarray  # (n, d) dense points, original order (centred for linear and rbf)
     XT: np.ndarray  # (d, n) the same transposed, in layout order: XT[:, k] = X[order[k]]
-    XT32: np.ndarray  # (d, n) float32: XT rounded (wide linear data, see ROUNDED_KINDS), or (0, 0)
+    XT32: np.ndarray  # (d, n) float32: XT rounded (wide linear data, see ROUNDED_KINDS), else
+    #                   (0, 0) float64 (so that other data compile none of its code: see
+    #                   rounded_features)
     sq: np.ndarray  # (n,) squared norms x_i . x_i in feature order (K_ii for a Gram matrix)
     sqT: np.ndarray  # (n,) the same in layout order
     indptr: np.ndarray  # (n + 1,) int64 CSR rows (sparse data)
@@ -150,7 +152,7 @@ def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray, blocks: bool = False,
         "pos": np.arange(n, dtype=np.int64), "dots": np.empty(n),
         "bits": np.empty(n, dtype=np.int64), "X": none2, "XT": np.zeros((0, n)),
         "indptr": ints, "indices": ints, "values": np.zeros(0), "G": none2,
-        "panel": none2, "block": none2, "XT32": np.zeros((0, 0), dtype=np.float32),
+        "panel": none2, "block": none2, "XT32": none2,
         "pool": np.zeros((threads, 2), dtype=np.int64) if threads > 1 else ints,
     }
     if threads > 1:  # start Numba's thread pool: compiled code loaded from the cache calls it
@@ -288,10 +290,17 @@ def _sparse_dot(qm: QMatrix, a: int, b: int) -> float:
 
 
 @njit(**INTERNAL)
-def _layout_dots(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray) -> None:
+def _layout_dots(qm: QMatrix, XT: np.ndarray, i: int, lo: int, hi: int, out: np.ndarray) -> None:
     """``out[k - lo]`` for the layout positions ``lo <= k < hi`` (``t = order[k]``):
     ``x_t . x_i`` (``||x_t - x_i||^2`` for rbf, clamped at 0), or ``K_ti`` itself from a stored
-    Gram matrix (dense data: :func:`_dense_dots` over ``XT``)."""
+    Gram matrix.
+
+    Dense data: over the features ``XT`` (``qm.XT``, or ``qm.XT32`` for :func:`rounded_features`)
+    with unit stride, in float64 whatever their dtype (a product of two float32 values is
+    exact), eight features a pass over blocks of 512 rows (kept in L1), summed in feature order
+    for every column (so ``Q_ij = Q_ji`` bit for bit; each entry the same whatever range it is
+    computed in).
+    """
     if qm.G.shape[0] > 0:
         row = qm.G[i]
         for k in range(lo, hi):
@@ -301,7 +310,39 @@ def _layout_dots(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray) -> None
         for k in range(lo, hi):
             out[k - lo] = _sparse_dot(qm, qm.order[k], i)
     else:
-        _dense_dots(qm.XT, qm.pos[i], lo, hi, out)
+        c = qm.pos[i]
+        d = XT.shape[0]
+        for b0 in range(lo, hi, 512):
+            b1 = min(hi, b0 + 512)
+            m = b1 - b0
+            dots = out[b0 - lo : b1 - lo]
+            for k in range(m):
+                dots[k] = 0.0
+            f = 0
+            while f + 8 <= d:  # eight features a pass: an eighth of the loads and stores
+                r0, r1, r2, r3 = XT[f, b0:b1], XT[f + 1, b0:b1], XT[f + 2, b0:b1], XT[f + 3, b0:b1]
+                r4, r5 = XT[f + 4, b0:b1], XT[f + 5, b0:b1]
+                r6, r7 = XT[f + 6, b0:b1], XT[f + 7, b0:b1]
+                x0, x1 = np.float64(XT[f, c]), np.float64(XT[f + 1, c])  # (float() keeps float32)
+                x2, x3 = np.float64(XT[f + 2, c]), np.float64(XT[f + 3, c])
+                x4, x5 = np.float64(XT[f + 4, c]), np.float64(XT[f + 5, c])
+                x6, x7 = np.float64(XT[f + 6, c]), np.float64(XT[f + 7, c])
+                for k in range(m):  # summed in feature order, as one feature a pass
+                    dots[k] = (dots[k] + r0[k] * x0 + r1[k] * x1 + r2[k] * x2 + r3[k] * x3
+                               + r4[k] * x4 + r5[k] * x5 + r6[k] * x6 + r7[k] * x7)
+                f += 8
+            while f + 4 <= d:
+                r0, r1, r2, r3 = XT[f, b0:b1], XT[f + 1, b0:b1], XT[f + 2, b0:b1], XT[f + 3, b0:b1]
+                x0, x1 = np.float64(XT[f, c]), np.float64(XT[f + 1, c])
+                x2, x3 = np.float64(XT[f + 2, c]), np.float64(XT[f + 3, c])
+                for k in range(m):
+                    dots[k] = dots[k] + r0[k] * x0 + r1[k] * x1 + r2[k] * x2 + r3[k] * x3
+                f += 4
+            for rest in range(f, d):
+                row = XT[rest, b0:b1]
+                xf = np.float64(XT[rest, c])
+                for k in range(m):
+                    dots[k] += row[k] * xf
     if qm.kind == KIND_RBF:
         sq_i = qm.sq[i]
         sqT = qm.sqT
@@ -310,61 +351,21 @@ def _layout_dots(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray) -> None
 
 
 @njit(**INTERNAL)
-def _dense_dots(XT: np.ndarray, c: int, lo: int, hi: int, out: np.ndarray) -> None:
-    """``out[k - lo] = XT[:, k] . XT[:, c]`` for ``lo <= k < hi``, in float64 whatever ``XT``'s
-    dtype (a product of two float32 values is exact), over ``XT`` with unit stride, eight
-    features a pass over blocks of 512 rows (kept in L1), summed in feature order for every
-    column (so ``Q_ij = Q_ji`` bit for bit; each entry the same whatever range it is computed
-    in)."""
-    d = XT.shape[0]
-    for b0 in range(lo, hi, 512):
-        b1 = min(hi, b0 + 512)
-        m = b1 - b0
-        dots = out[b0 - lo : b1 - lo]
-        for k in range(m):
-            dots[k] = 0.0
-        f = 0
-        while f + 8 <= d:  # eight features a pass: an eighth of the loads and stores
-            r0, r1, r2, r3 = XT[f, b0:b1], XT[f + 1, b0:b1], XT[f + 2, b0:b1], XT[f + 3, b0:b1]
-            r4, r5 = XT[f + 4, b0:b1], XT[f + 5, b0:b1]
-            r6, r7 = XT[f + 6, b0:b1], XT[f + 7, b0:b1]
-            x0, x1 = np.float64(XT[f, c]), np.float64(XT[f + 1, c])  # (float() keeps float32)
-            x2, x3 = np.float64(XT[f + 2, c]), np.float64(XT[f + 3, c])
-            x4, x5 = np.float64(XT[f + 4, c]), np.float64(XT[f + 5, c])
-            x6, x7 = np.float64(XT[f + 6, c]), np.float64(XT[f + 7, c])
-            for k in range(m):  # summed in feature order, as one feature a pass
-                dots[k] = (dots[k] + r0[k] * x0 + r1[k] * x1 + r2[k] * x2 + r3[k] * x3
-                           + r4[k] * x4 + r5[k] * x5 + r6[k] * x6 + r7[k] * x7)
-            f += 8
-        while f + 4 <= d:
-            r0, r1, r2, r3 = XT[f, b0:b1], XT[f + 1, b0:b1], XT[f + 2, b0:b1], XT[f + 3, b0:b1]
-            x0, x1 = np.float64(XT[f, c]), np.float64(XT[f + 1, c])
-            x2, x3 = np.float64(XT[f + 2, c]), np.float64(XT[f + 3, c])
-            for k in range(m):
-                dots[k] = dots[k] + r0[k] * x0 + r1[k] * x1 + r2[k] * x2 + r3[k] * x3
-            f += 4
-        for rest in range(f, d):
-            row = XT[rest, b0:b1]
-            xf = np.float64(XT[rest, c])
-            for k in range(m):
-                dots[k] += row[k] * xf
-
-
-@njit(**INTERNAL)
 def rounded_features(qm: QMatrix, out: np.ndarray) -> bool:
     """Whether columns into ``out`` come from the rounded features ``XT32``: a float32 ``out``
-    and a Q-matrix that keeps them (:data:`ROUNDED_KINDS`)."""
+    and a Q-matrix that keeps them (:data:`ROUNDED_KINDS`). Only such a Q-matrix has a float32
+    ``XT32``, so it is a type of its own: the code of other Q-matrices types ``XT32``'s passes
+    as ``XT``'s (no second specialisation), and the drivers' column code drops them
+    (:func:`_keeps_rounded`)."""
     return out.itemsize == 4 and qm.XT32.shape[0] > 0
 
 
-@njit(**INTERNAL)
-def _column_dots(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray, dots: np.ndarray) -> None:
-    """:func:`_layout_dots` into ``dots`` for a column stored in ``out``: from ``XT32`` where
-    :func:`rounded_features` says so (a linear kernel: the inner products are its values)."""
-    if rounded_features(qm, out):
-        _dense_dots(qm.XT32, qm.pos[i], lo, hi, dots)
-    else:
-        _layout_dots(qm, i, lo, hi, dots)
+def _keeps_rounded(qm: Any, out: Any) -> bool:
+    """At typing time: whether columns of type ``out`` may come from the Q-matrix type ``qm``'s
+    rounded features (a float32 ``out`` and a float32 ``XT32``)."""
+    tup = qm.inner if isinstance(qm, Ref) else qm  # a Q-matrix or a Ref to one
+    return (out.dtype == types.float32
+            and tup.types[tup.fields.index("XT32")].dtype == types.float32)
 
 
 @njit(**INTERNAL)
@@ -373,7 +374,10 @@ def _column_range(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray, dots: 
     """:func:`fill_column` on the positions ``lo <= k < hi`` with the scratch ``dots``, ``bits``
     (``hi - lo`` long)."""
     m = hi - lo
-    _column_dots(qm, i, lo, hi, out, dots)
+    if rounded_features(qm, out):  # a linear kernel: the inner products are its values
+        _layout_dots(qm, qm.XT32, i, lo, hi, dots)
+    else:
+        _layout_dots(qm, qm.XT, i, lo, hi, dots)
     finish_values(qm.kind, qm.gamma, qm.coef0, qm.degree, dots, bits)
     o, yT = out[lo:hi], qm.yT[lo:hi]
     y_i = qm.y[i]
@@ -418,18 +422,31 @@ def _fill_column_by_type(qm, i, lo, hi, out):  # noqa: ANN001, ANN202
             else:
                 _column_range(qm, i, lo, hi, out, qm.dots[: hi - lo], qm.bits[: hi - lo])
         return threaded
-    return _column_range_serial
+    return _serial_column(_keeps_rounded(qm, out))
 
 
-def _column_range_serial(qm, i, lo, hi, out):  # noqa: ANN001, ANN202
-    m = hi - lo  # _column_range on the Q-matrix's own scratch, without a call in between
-    dots = qm.dots[:m]
-    _column_dots(qm, i, lo, hi, out, dots)
-    finish_values(qm.kind, qm.gamma, qm.coef0, qm.degree, dots, qm.bits[:m])
-    o, yT = out[lo:hi], qm.yT[lo:hi]
-    y_i = qm.y[i]
-    for k in range(m):
-        o[k] = y_i * yT[k] * dots[k]
+def _serial_column(rounded: bool):  # noqa: ANN202
+    """:func:`_column_range` on the Q-matrix's own scratch, without a call in between;
+    ``rounded`` (:func:`_keeps_rounded`): from ``XT32`` where the Q-matrix keeps it. Only such
+    columns compile that branch: Numba drops ``if rounded`` on a constant False before typing."""
+
+    def column_range_serial(qm, i, lo, hi, out):  # noqa: ANN001, ANN202
+        m = hi - lo
+        dots = qm.dots[:m]
+        if rounded:
+            if qm.XT32.shape[0] > 0:  # a linear kernel: the inner products are its values
+                _layout_dots(qm, qm.XT32, i, lo, hi, dots)
+            else:
+                _layout_dots(qm, qm.XT, i, lo, hi, dots)
+        else:
+            _layout_dots(qm, qm.XT, i, lo, hi, dots)
+        finish_values(qm.kind, qm.gamma, qm.coef0, qm.degree, dots, qm.bits[:m])
+        o, yT = out[lo:hi], qm.yT[lo:hi]
+        y_i = qm.y[i]
+        for k in range(m):
+            o[k] = y_i * yT[k] * dots[k]
+
+    return column_range_serial
 
 
 @njit(**ENTRY)
@@ -451,10 +468,30 @@ def fill_columns(qm: QMatrix, cols: np.ndarray, nb: int, L: int, data: np.ndarra
             fill_column(qm, cols[b], np.int64(0), L, data[offsets[b] : offsets[b] + L])
     elif blas_columns(qm, L, data):
         _blas_fill(qm, cols, nb, L, data, offsets)
-    elif rounded_features(qm, data):
-        _pass_columns(qm, qm.XT32, cols, nb, L, data, offsets, acc)
     else:
-        _pass_columns(qm, qm.XT, cols, nb, L, data, offsets, acc)
+        _columns_in_one_pass(qm, cols, nb, L, data, offsets, acc)
+
+
+def _columns_in_one_pass(qm, cols, nb, L, data, offsets, acc):  # noqa: ANN001, ANN201
+    """:func:`_pass_columns` over ``XT32`` where :func:`rounded_features`, else over ``XT``.
+    Compiled callers only (:func:`_columns_in_one_pass_by_type`)."""
+
+
+@overload(_columns_in_one_pass, jit_options=INTERNAL)
+def _columns_in_one_pass_by_type(qm, cols, nb, L, data, offsets, acc):  # noqa: ANN001, ANN202
+    """The code for ``data``'s and the Q-matrix's types: only float32 ``data`` and rounded
+    features compile the pass over ``XT32`` (:func:`_keeps_rounded`)."""
+    if not _keeps_rounded(qm, data):
+        def float64_columns(qm, cols, nb, L, data, offsets, acc):  # noqa: ANN001, ANN202
+            _pass_columns(qm, qm.XT, cols, nb, L, data, offsets, acc)
+        return float64_columns
+
+    def float32_columns(qm, cols, nb, L, data, offsets, acc):  # noqa: ANN001, ANN202
+        if qm.XT32.shape[0] > 0:
+            _pass_columns(qm, qm.XT32, cols, nb, L, data, offsets, acc)
+        else:
+            _pass_columns(qm, qm.XT, cols, nb, L, data, offsets, acc)
+    return float32_columns
 
 
 @njit(**INTERNAL)
@@ -462,7 +499,7 @@ def _pass_columns(qm: QMatrix, XT: np.ndarray, cols: np.ndarray, nb: int, L: int
                   data: np.ndarray, offsets: np.ndarray, acc: np.ndarray) -> None:
     """:func:`fill_columns` in one pass over the features ``XT`` (``qm.XT`` or ``qm.XT32``):
     each block of ``BLOCK_ROWS`` rows of every feature read once for all ``nb`` columns,
-    ``acc`` their partial sums, summed in feature order as :func:`_dense_dots`."""
+    ``acc`` their partial sums, summed in feature order as :func:`_layout_dots`."""
     d, pos = XT.shape[0], qm.pos
     for b0 in range(0, L, BLOCK_ROWS):
         b1 = min(L, b0 + BLOCK_ROWS)
