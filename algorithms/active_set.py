@@ -338,15 +338,16 @@ class Finished:
 
 def polish_tries(start: Callable[[], np.ndarray], y: np.ndarray, C: float | np.ndarray | None,
                  gram_rows: Callable[[np.ndarray], np.ndarray], quiet: bool = False,
-                 **options: Any) -> Iterator[np.ndarray | None]:
+                 shared_work: bool = False, **options: Any) -> Iterator[np.ndarray | None]:
     """:func:`polish_alpha` with the eigenvalue cutoff :data:`POLISH_EIG_RTOL`, then with
     :data:`POLISH_EIG_RTOL_FINE` (``eigh``'s own round-off: the dropped eigenvalues, times C,
     can carry alpha): each try's answer (None when it does not end), lazily, so the caller
     judges one and asks for the next only when it is not satisfied. Each try starts from
     ``start()``, the caller's best alpha at that moment (the first try's answer, when the
     caller kept it); ``quiet``: NumPy's floating-point warnings silenced during the tries.
-    ``options``: :func:`polish_alpha`'s; its ``max_work`` is shared: a try gets what the tries
-    before it left (none when nothing is left)."""
+    ``options``: :func:`polish_alpha`'s; its ``max_work`` is each try's, or with
+    ``shared_work`` both tries' together (a try gets what the one before it left; none when
+    nothing is left)."""
     left = options.pop("max_work", None)
     for eig_rtol in (POLISH_EIG_RTOL, POLISH_EIG_RTOL_FINE):
         if left is not None and left <= 0.0:
@@ -356,7 +357,7 @@ def polish_tries(start: Callable[[], np.ndarray], y: np.ndarray, C: float | np.n
         with np.errstate(all="ignore") if quiet else contextlib.nullcontext():
             polished = polish_alpha(start(), y, C, gram_rows, eig_rtol=eig_rtol, max_work=left,
                                     work_done=used, **options)
-        if left is not None:
+        if left is not None and shared_work:
             left -= used[0]
         yield polished
 
@@ -381,7 +382,7 @@ def finish_alpha(
         return None
     rows = kernel_rows(kernel, X)
     points = X if kernel.kind == KIND_LINEAR and isinstance(X, np.ndarray) else None
-    for polished in polish_tries(lambda: alpha, y, C, rows, quiet=True,
+    for polished in polish_tries(lambda: alpha, y, C, rows, quiet=True, shared_work=True,
                                  max_iter=2 * alpha.size + 4 * n_free + 100, max_work=max_work,
                                  kkt_tol=kkt_tol, linear_X=points):
         if polished is None:

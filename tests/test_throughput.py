@@ -22,10 +22,12 @@ from sklearn.datasets import load_digits, load_iris
 from maxmargin import MaxMarginClassifier
 from maxmargin._threads import blas_threads, check_n_jobs
 from maxmargin.algorithms import _kernel_cache as kc
+from maxmargin.algorithms import active_set
 from maxmargin.algorithms.smo import precision as smo_precision
 from maxmargin.algorithms.smo import smo
-from maxmargin.algorithms.smo.api import default_max_iter
+from maxmargin.algorithms.smo.api import default_max_iter, problem_of
 from maxmargin.algorithms.smo.batch import SMOBatch
+from maxmargin.algorithms.smo.solver import Options
 from maxmargin.certificate import certify_svm, decision_values
 from maxmargin.kernels import PrecomputedKernel, make_kernel
 from maxmargin.kernels import qmatrix as qmx
@@ -159,6 +161,7 @@ def test_gemm_is_the_matrix_product(m, k, n) -> None:
 
 
 _load = njit(lambda c, k, m: kc.load_columns(c, k, m))  # compiled callers only
+grow_layout = njit(lambda c, k, n: kc.grow_layout(c, k, n))
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -175,8 +178,6 @@ def test_blas_columns_are_the_kernel_columns(kind) -> None:
     assert kd.block.shape == (qmx.BLAS_BLOCK, n)
     assert not qmx.make_qmatrix(_kernel(kind, d, X), X, y).block.size  # not asked for
     for dtype in (np.float64, np.float32):
-        if dtype == np.float32 and kd.XT32.size:  # rounded features: no BLAS (test below)
-            continue
         cache = kc.make_cache(n, 200.0, dtype)
         cols = rng.choice(n, size=qmx.BLAS_BLOCK, replace=False)
         cache.picks[0, :] = cols
@@ -192,37 +193,50 @@ def test_blas_columns_are_the_kernel_columns(kind) -> None:
 
 
 def test_rounded_features_of_wide_linear_data() -> None:
-    """Wide linear data (d = 600, n = 1,800) keep ``XT32``, the features rounded to float32. A
-    float32 column is the kernel of the rounded features, within the documented bound of the
-    exact one (``2^-24 |K_ij| + 2^-23 |x_i| |x_j|``), symmetric and the same bits whichever
-    path computes it (one at a time, eight in one pass, after a compaction); float64 columns
-    still come from ``XT``, and no other kernel keeps the copy."""
+    """Wide linear data (d = 600, n = 1,800) with ``XT32``, the features rounded to float32: a
+    float32 column is the float64 sum in feature order of the rounded features' (exact)
+    products, rounded once, bit for bit, on every path (one at a time, on two threads, eight in
+    one pass, after a compaction and a growth); within about the documented bound of the exact
+    kernel (``2^-24 |K_ij| + 2^-23 |x_i| |x_j|``); symmetric. Float64 columns still come from
+    ``XT``; no other kernel, and no data without the BLAS buffers, take the copy."""
     rng = np.random.default_rng(12)
     n, d = 1800, 600
     X = rng.normal(size=(n, d)) * np.exp(rng.normal(size=(n, 1)))
     X_before = X.copy()
     y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
     lin = make_kernel("linear")
-    kd = qmx.make_qmatrix(lin, X, y, blocks=True)
+    plain = qmx.make_qmatrix(lin, X, y, blocks=True)
+    assert plain.XT32.size == 0 and plain.XT32.dtype == np.float64  # its own type: see below
+    kd = qmx.with_rounded_features(plain)
     assert kd.XT32.dtype == np.float32 and np.array_equal(kd.XT32, kd.XT.astype(np.float32))
-    assert not qmx.make_qmatrix(lin, X, y).XT32.size  # not asked for
+    assert not qmx.with_rounded_features(qmx.make_qmatrix(lin, X, y)).XT32.size  # no blocks
     for kind in KINDS[1:]:
-        assert not qmx.make_qmatrix(_kernel(kind, d, X), X, y, blocks=True).XT32.size
+        other = qmx.make_qmatrix(_kernel(kind, d, X), X, y, blocks=True)
+        assert not qmx.with_rounded_features(other).XT32.size
     X32 = X.astype(np.float32).astype(np.float64)
+
+    def rounded_column(i: int, rows: np.ndarray) -> np.ndarray:
+        s = np.zeros(rows.size)
+        for f in range(d):  # feature order; the products are exact
+            s += X32[rows, f] * X32[i, f]
+        return (y[rows] * y[i] * s).astype(np.float32)
+
     norms = np.linalg.norm(X, axis=1)
     cols = rng.choice(n, size=kc.MAX_BLOCK, replace=False)
+    threaded = qmx.with_rounded_features(qmx.make_qmatrix(lin, X, y, blocks=True, threads=2))
     out32, out64 = np.empty(n, dtype=np.float32), np.empty(n)
     columns = {}
     for i in cols:
         qmx.fill_column(kd, i, 0, n, out32)
-        qmx.fill_column(kd, i, 0, n, out64)
         columns[i] = out32.copy()
+        np.testing.assert_array_equal(out32, rounded_column(i, np.arange(n)))
+        qmx.fill_column(threaded, i, 0, n, out32)
+        np.testing.assert_array_equal(out32, columns[i])
+        qmx.fill_column(kd, i, 0, n, out64)
         exact = y * y[i] * (X @ X[i])
         assert np.all(np.abs(out64 - exact) <= 1e-12 * norms * norms[i])
-        rounded = y * y[i] * (X32 @ X32[i])  # the kernel of the rounded features
-        np.testing.assert_allclose(out32, rounded, rtol=2.0**-23, atol=1e-12 * d)
         bound = 2.0**-24 * np.abs(exact) + 2.0**-23 * norms * norms[i]
-        assert np.all(np.abs(out32 - exact) <= 1.01 * bound)
+        assert np.all(np.abs(columns[i] - exact) <= 1.01 * bound)
     for i in cols:  # Q_ij = Q_ji, bit for bit
         for j in cols:
             assert columns[i][j] == columns[j][i]
@@ -237,25 +251,70 @@ def test_rounded_features_of_wide_linear_data() -> None:
     perm = np.concatenate([keep, np.setdiff1d(np.arange(n), keep)]).astype(np.int64)
     kc.compact_layout(cache, kd, perm, keep.size)
     assert np.array_equal(kd.XT32, kd.XT.astype(np.float32))  # permuted with the layout
-    for i in (cols[0], int(np.setdiff1d(keep, cols)[0])):  # a repacked column, a new one
+    fresh = int(np.setdiff1d(keep, cols)[0])
+    for i in (cols[0], fresh):  # a repacked column, a new one
+        np.testing.assert_array_equal(kc.get_column(cache, kd, i), rounded_column(i, keep))
+    grow_layout(cache, kd, n)  # the prefixes completed on demand
+    for i in (cols[0], fresh):
         np.testing.assert_array_equal(kc.get_column(cache, kd, i),
-                                      (y[keep] * y[i] * (X32[keep] @ X32[i])).astype(np.float32))
+                                      rounded_column(i, kd.order))
     np.testing.assert_array_equal(X, X_before)
 
 
+def test_smo_keeps_rounded_features_where_they_pay() -> None:
+    """``problem_of`` keeps ``XT32`` for wide linear data whose first phase is float32 and whose
+    float32 columns do not all fit in the cache; not with a cache that holds them (the BLAS
+    blocks are faster), not for ``precision="double"``, not for other kernels."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(1800, 600))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    lin, rbf = make_kernel("linear"), make_kernel("rbf", gamma=1e-3)
+
+    def kept(kern, cache_size: float, precision: str = "auto") -> bool:
+        options = Options(1e-3, "wss2", True, 10**6, cache_size, True)
+        return problem_of(X, y, 1.0, None, kern, options, precision)[0].kd.XT32.size > 0
+
+    assert kept(lin, 5.0) and kept(lin, 5.0, "single")
+    assert not kept(lin, 200.0)  # 1,800 float32 columns of 1,800: 13 MB
+    assert not kept(lin, 5.0, "double")
+    assert not kept(rbf, 5.0)
+
+
+def test_polish_tries_share_a_budget_only_when_asked() -> None:
+    """``polish_tries``: with ``shared_work`` the second try gets what the first left (none
+    when it used all); without, each try gets the whole ``max_work``."""
+    budgets: list[float | None] = []
+
+    def fake(alpha, y, C, rows, eig_rtol, max_work, work_done, **options):  # noqa: ANN001
+        budgets.append(max_work)
+        work_done.append(0.75 * max_work)
+        return None
+
+    original = active_set.polish_alpha
+    active_set.polish_alpha = fake
+    try:
+        list(active_set.polish_tries(lambda: np.zeros(2), np.ones(2), 1.0, None, max_work=8.0))
+        list(active_set.polish_tries(lambda: np.zeros(2), np.ones(2), 1.0, None, max_work=8.0,
+                                     shared_work=True))
+    finally:
+        active_set.polish_alpha = original
+    assert budgets == [8.0, 8.0, 8.0, 2.0]
+
+
 def test_wide_linear_data_certify_with_rounded_features() -> None:
-    """SMO on wide linear data, with float32 columns from the rounded features (the default)
-    and with float64 ones (``precision="double"``): both certified, the same problem to tol,
-    and LIBSVM's dual objective."""
+    """SMO on wide linear data with a cache too small for every column, with float32 columns
+    from the rounded features (the default) and with float64 ones (``precision="double"``):
+    both certified, the same problem to tol, and LIBSVM's dual objective."""
     from sklearn.svm import SVC
 
     rng = np.random.default_rng(4)
     n, d = 1500, 700
     X = rng.normal(size=(n, d))
     y = np.where(X[:, 0] + X[:, 1] + 2.0 * rng.normal(size=n) > 0, 1.0, -1.0)
-    assert qmx.make_qmatrix(make_kernel("linear"), X, y, blocks=True).XT32.size
-    auto = smo(X, y, C=0.01, kernel="linear")
-    double = smo(X, y, C=0.01, kernel="linear", precision="double")
+    options = Options(1e-3, "wss2", True, 10**6, 2.0, True)
+    assert problem_of(X, y, 0.01, None, make_kernel("linear"), options, "auto")[0].kd.XT32.size
+    auto = smo(X, y, C=0.01, kernel="linear", cache_size=2.0)
+    double = smo(X, y, C=0.01, kernel="linear", precision="double", cache_size=2.0)
     assert auto.status == double.status == "optimal"
     assert auto.certificate.kkt_violation < 1e-3 and double.certificate.kkt_violation < 1e-3
     assert auto.dual_objective == pytest.approx(double.dual_objective, rel=1e-5)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -18,13 +19,14 @@ from maxmargin._validation import (
     check_sample_weight,
     check_Xy,
 )
+from maxmargin.algorithms._kernel_cache import block_size
 from maxmargin.algorithms.smo.precision import PRECISIONS, first_precision, solve_certified
 from maxmargin.algorithms.smo.result import make_result
 from maxmargin.algorithms.smo.solver import Options, Problem, Solver
 from maxmargin.algorithms.smo.state import new_state
 from maxmargin.kernels import Kernel, make_kernel, own_points, precomputed
 from maxmargin.kernels.formulas import KIND_LINEAR
-from maxmargin.kernels.qmatrix import diagonal, make_qmatrix
+from maxmargin.kernels.qmatrix import diagonal, make_qmatrix, with_rounded_features
 from maxmargin.results import SVMSolution
 from maxmargin.tolerances import CENTRE_OFFSET_RATIO
 
@@ -38,7 +40,8 @@ def _centred_if_offset(X: Any) -> Any:
     with ``y . alpha = 0``, without the cancellation of ``x . z`` on data whose offset dwarfs
     their spread: ``||mean||^2 > CENTRE_OFFSET_RATIO`` times the mean squared distance to the
     mean); the answer and its certificate stay in the user's units (:mod:`.result`). Other
-    data are left as they are (their iterates are LIBSVM's, bit for bit as before)."""
+    data are left as they are (their iterates are LIBSVM's, bit for bit as before, except on
+    wide data with rounded features: see :func:`problem_of`)."""
     if not isinstance(X, np.ndarray):
         return X
     centre = X.mean(axis=0)
@@ -156,13 +159,22 @@ def default_max_iter(n: int) -> int:
 
 
 def problem_of(X: Any, y: np.ndarray, C: float | None, sw: np.ndarray | None,
-               kern: Kernel, threads: int = 1) -> tuple[Problem, np.ndarray]:
-    """The :class:`Problem` of validated arguments (its Q-matrix, long columns on ``threads``
-    threads; linear data far from the origin centred) and its diagonal ``K_ii``."""
+               kern: Kernel, options: Options, precision: str) -> tuple[Problem, np.ndarray, str]:
+    """The :class:`Problem` of validated arguments (its Q-matrix, long columns on
+    ``options.threads`` threads; linear data far from the origin centred), its diagonal
+    ``K_ii`` and the first phase's precision (:func:`~.precision.first_precision`). Wide linear
+    data whose first phase is float32 and whose float32 columns do not all fit in the cache
+    keep their features rounded to float32 for those columns
+    (:func:`~maxmargin.kernels.qmatrix.with_rounded_features`)."""
     Xs = _centred_if_offset(X) if kern.kind == KIND_LINEAR else X
-    kd = make_qmatrix(kern, Xs, y, blocks=True, threads=threads)
+    kd = make_qmatrix(kern, Xs, y, blocks=True, threads=options.threads)
     QD = diagonal(kd)  # K_ii from the data the columns come from (centred for linear and rbf)
-    return Problem(Xs, y, C, sw, kern, kd, radius2=float(np.max(QD)), X_user=X), QD
+    problem = Problem(Xs, y, C, sw, kern, kd, radius2=float(np.max(QD)), X_user=X)
+    first = first_precision(precision, problem, options.cache_size)
+    n = y.shape[0]
+    if first != "double" and block_size(n, options.cache_size, 4) < n * n:
+        problem = dataclasses.replace(problem, kd=with_rounded_features(kd))
+    return problem, QD, first
 
 
 def solve_checked(X: Any, y: np.ndarray, C: float | None, sw: np.ndarray | None, kern: Kernel,
@@ -170,8 +182,7 @@ def solve_checked(X: Any, y: np.ndarray, C: float | None, sw: np.ndarray | None,
     """:func:`smo` on validated arguments: build the Q-matrix and the solver, run the precision
     policy, report (:mod:`.batch` runs the same steps for each problem of a batch)."""
     start = time.perf_counter()
-    problem, QD = problem_of(X, y, C, sw, kern, options.threads)
-    first = first_precision(precision, problem, options.cache_size)
+    problem, QD, first = problem_of(X, y, C, sw, kern, options, precision)
     box = None if C is None else (C if sw is None else C * sw)
     solver = Solver(problem, options, new_state(problem.kd, QD, box, options.tol, history_every))
     outcome, g, cert = solve_certified(solver, first, precision)

@@ -29,7 +29,7 @@ from maxmargin._validation import (
     check_sample_weight,
 )
 from maxmargin.algorithms.smo.api import WORKING_SETS, default_max_iter, problem_of
-from maxmargin.algorithms.smo.precision import PRECISIONS, first_precision, solve_certified
+from maxmargin.algorithms.smo.precision import PRECISIONS, solve_certified
 from maxmargin.algorithms.smo.result import make_result
 from maxmargin.algorithms.smo.solver import Certified, Options, Solver
 from maxmargin.algorithms.smo.state import new_state
@@ -118,12 +118,12 @@ class SMOBatch:
                 options = dataclasses.replace(options, max_iter=cap)
             self._options[cap] = options
         start = time.perf_counter()
-        problem, QD = problem_of(self.X[idx], y, C, sample_weight, self.kernel)
+        problem, QD, first = problem_of(self.X[idx], y, C, sample_weight, self.kernel, options,
+                                        self.precision)
         box = None if C is None else (C if sample_weight is None else C * sample_weight)
         state = new_state(problem.kd, QD, box, options.tol, self.history_every)
         solver = _SummarisingSolver(problem, options, state)
         solver.spare, self._spare = self._spare, {}  # taken: one problem uses them at a time
-        first = first_precision(self.precision, problem, options.cache_size)
         outcome, g, cert = solve_certified(solver, first, self.precision)
         result = make_result(solver, outcome, g, cert, start, self.precision, solver.summary,
                              own_rows=True)  # X[idx]: a fresh copy

@@ -57,7 +57,7 @@ __all__ = [
     "MAX_BLOCK", "BLOCK_ROWS", "SUM_BLOCK_VALUES", "SUM_CHUNK", "SUM_TILE_ROWS",
     "SUM_TILE_POINTS", "SUM_FUSED_FEATURES", "SUM_SPLIT_FRACTION", "BLAS_BLOCK", "BLAS_BYTES",
     "BLAS_BUFFER_BYTES", "blas_block_rows", "THREAD_WORK", "ROUNDED_KINDS",
-    "ROUNDED_FEATURES_ERROR", "rounded_features",
+    "ROUNDED_FEATURES_ERROR", "rounded_features", "with_rounded_features",
 ]
 
 #: The formulas computed here from the data (any other kernel is read from its Gram matrix).
@@ -91,16 +91,18 @@ THREAD_WORK = 2**17
 #: more columns a product, the fewer passes over the features). The product's buffer takes at
 #: most ``BLAS_BUFFER_BYTES``: fewer columns a product above 65,536 points.
 BLAS_BLOCK, BLAS_BYTES, BLAS_BUFFER_BYTES = 64, 8 * 2**20, 32 * 2**20
-#: Wide dense data of the linear kernel (the same sizes as the BLAS products), built with
-#: ``blocks=True``, also keeps ``XT32``, its features rounded to float32: the columns of a float32
-#: cache are computed from it (products exact in float64 and summed in feature order, as from
-#: ``XT``), reading half the bytes. A column of such data is a pass over every feature of the
-#: layout, beyond the processor's caches, so it takes about half the time; its values are the
-#: exact kernel of the rounded features, within ``2^-23 |x_i| |x_j|`` of ``K_ij`` (the float32
-#: cache's own rounding is ``2^-24 |K_ij|``; see :data:`ROUNDED_FEATURES_ERROR`).
+#: Wide dense data of the linear kernel (the same sizes as the BLAS products, built with
+#: ``blocks=True``) may keep ``XT32``, its features rounded to float32
+#: (:func:`with_rounded_features`): the columns of a float32 cache are then computed from it
+#: (products exact in float64 and summed in feature order, as from ``XT``), reading half the
+#: bytes. A column of such data is a pass over every feature of the layout, beyond the
+#: processor's caches, so it takes about half the time; its values are the exact kernel of the
+#: rounded features, within about ``2^-23 |x_i| |x_j|`` of ``K_ij`` (the float32 cache's own
+#: rounding is ``2^-24 |K_ij|``; see :data:`ROUNDED_FEATURES_ERROR`).
 ROUNDED_KINDS = (KIND_LINEAR,)
 #: The error of a column from ``XT32``, in units of ``2^-24 max_t K_tt``: the features' rounding
-#: (twice) plus the cache's.
+#: (twice) plus the cache's, a worst case (measured gradient errors were 1.2-2.2 times the
+#: float32 cache's own).
 ROUNDED_FEATURES_ERROR = 3.0
 
 
@@ -113,7 +115,7 @@ class QMatrix(NamedTuple):
 
     X: np.ndarray  # (n, d) dense points, original order (centred for linear and rbf)
     XT: np.ndarray  # (d, n) the same transposed, in layout order: XT[:, k] = X[order[k]]
-    XT32: np.ndarray  # (d, n) float32: XT rounded (wide linear data, see ROUNDED_KINDS), else
+    XT32: np.ndarray  # (d, n) float32: XT rounded (with_rounded_features), else
     #                   (0, 0) float64 (so that other data compile none of its code: see
     #                   rounded_features)
     sq: np.ndarray  # (n,) squared norms x_i . x_i in feature order (K_ii for a Gram matrix)
@@ -190,10 +192,18 @@ def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray, blocks: bool = False,
         if blocks and d >= EXPENSIVE_FEATURES and 8 * d * n >= BLAS_BYTES:
             rows = blas_block_rows(n)
             parts.update(panel=np.empty((rows, d)), block=np.empty((rows, n)))
-            if kind in ROUNDED_KINDS:
-                parts.update(XT32=XT.astype(np.float32))
     return QMatrix(sq=sq, sqT=sq.copy(), kind=int(kind), gamma=float(gamma),
                    coef0=float(coef0), degree=int(degree), **parts)
+
+
+def with_rounded_features(qm: QMatrix) -> QMatrix:
+    """``qm`` keeping ``XT32``, its features rounded to float32, where they apply: a kernel of
+    :data:`ROUNDED_KINDS` on wide dense data with the BLAS buffers (``blocks=True``); else
+    ``qm`` itself. The caller decides whether a float32 cache will need them (SMO: when one
+    runs and cannot hold every column; then the BLAS blocks are not used for its columns)."""
+    if qm.kind not in ROUNDED_KINDS or qm.block.shape[0] == 0:
+        return qm
+    return qm._replace(XT32=qm.XT.astype(np.float32))
 
 
 def blas_block_rows(n: int) -> int:
