@@ -371,8 +371,9 @@ def rounded_features(qm: QMatrix, out: np.ndarray) -> bool:
 
 
 def _keeps_rounded(qm: Any, out: Any) -> bool:
-    """At typing time: whether columns of type ``out`` may come from the Q-matrix type ``qm``'s
-    rounded features (a float32 ``out`` and a float32 ``XT32``)."""
+    """At typing time: whether columns of type ``out`` come from the Q-matrix type ``qm``'s
+    rounded features (a float32 ``out`` and a float32 ``XT32``, which is only ever a kept,
+    non-empty copy: :func:`with_rounded_features`)."""
     tup = qm.inner if isinstance(qm, Ref) else qm  # a Q-matrix or a Ref to one
     return (out.dtype == types.float32
             and tup.types[tup.fields.index("XT32")].dtype == types.float32)
@@ -443,11 +444,8 @@ def _serial_column(rounded: bool):  # noqa: ANN202
     def column_range_serial(qm, i, lo, hi, out):  # noqa: ANN001, ANN202
         m = hi - lo
         dots = qm.dots[:m]
-        if rounded:
-            if qm.XT32.shape[0] > 0:  # a linear kernel: the inner products are its values
-                _layout_dots(qm, qm.XT32, i, lo, hi, dots)
-            else:
-                _layout_dots(qm, qm.XT, i, lo, hi, dots)
+        if rounded:  # a linear kernel: the inner products are its values
+            _layout_dots(qm, qm.XT32, i, lo, hi, dots)
         else:
             _layout_dots(qm, qm.XT, i, lo, hi, dots)
         finish_values(qm.kind, qm.gamma, qm.coef0, qm.degree, dots, qm.bits[:m])
@@ -497,10 +495,7 @@ def _columns_in_one_pass_by_type(qm, cols, nb, L, data, offsets, acc):  # noqa: 
         return float64_columns
 
     def float32_columns(qm, cols, nb, L, data, offsets, acc):  # noqa: ANN001, ANN202
-        if qm.XT32.shape[0] > 0:
-            _pass_columns(qm, qm.XT32, cols, nb, L, data, offsets, acc)
-        else:
-            _pass_columns(qm, qm.XT, cols, nb, L, data, offsets, acc)
+        _pass_columns(qm, qm.XT32, cols, nb, L, data, offsets, acc)
     return float32_columns
 
 
