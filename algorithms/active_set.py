@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
+from maxmargin.algorithms._kkt_factor import EIGH_WORK, BorderedKKT
 from maxmargin.certificate import Certificate, certify_svm, decision_values
 from maxmargin.kernels.formulas import KIND_LINEAR
 
@@ -77,12 +78,12 @@ POLISH_REFINE = 2
 #: ``max(1, max |gradient|)``).
 POLISH_KKT_RTOL = 1e-13
 #: The work of :func:`polish_alpha` is counted, not timed, so that the same input gives the same
-#: bits under any load. It is in floating-point operations, estimated: ``EIGH_WORK (m + 1)^3``
-#: for the eigendecomposition of the KKT matrix on ``m`` free alphas, ``2 n k`` for a product
-#: with ``k`` columns of ``Q`` (``2 (n + k) d`` through the points of a linear kernel), ``k^2``
-#: (``2 k^2 d``) for the Gram block of ``k`` alphas, and ``STEP_WORK`` for a step's fixed cost
-#: (NumPy calls on small arrays).
-EIGH_WORK = 9.0
+#: bits under any load. It is in floating-point operations, estimated: the KKT solves' as
+#: :mod:`~maxmargin.algorithms._kkt_factor` counts them (``EIGH_WORK (m + 1)^3`` for an
+#: eigendecomposition on ``m`` free alphas), ``2 n k`` for a product with ``k`` columns of ``Q``
+#: (``2 (n + k) d`` through the points of a linear kernel), ``k^2`` (``2 k^2 d``) for ``k^2``
+#: entries of the Gram matrix, and ``STEP_WORK`` for a step's fixed cost (NumPy calls on small
+#: arrays).
 STEP_WORK = 1e5
 
 
@@ -132,7 +133,9 @@ def polish_alpha(
 
         Q_{FF} d + y_F \lambda = -g_F, \qquad y_F^T d = 0
 
-    (equilibrated by ``sigma = max |Q_FF|``, by eigendecomposition, eigenvalues below ``eig_rtol``
+    (equilibrated by ``sigma = max |Q_FF|``; :class:`~maxmargin.algorithms._kkt_factor.BorderedKKT`:
+    LU factors bordered by the alphas that joined or left the free set since, ``O(m^2)`` a step,
+    and an eigendecomposition where the system is near singular, eigenvalues below ``eig_rtol``
     times the largest dropped). If it is consistent, ``d`` is the Newton step (of length at most
     1); if not, its least-squares residual is a direction with ``Q_FF d = 0``, ``y_F^T d = 0`` and
     ``g_F^T d < 0`` (zero curvature, descent), followed to the first bound (Gram matrices of low
@@ -150,7 +153,7 @@ def polish_alpha(
     points of a linear kernel) products go through ``X`` instead, ``K[:, F] v = X (X_F^T v)`` and
     ``K_FF = X_F X_F^T``, never forming a row of length ``n``. Returns the polished alpha, or
     None when the method runs ``max_iter`` steps (default ``10 n + 100``), has done more than
-    ``max_work`` floating-point operations (counted as :data:`EIGH_WORK` says), meets more than
+    ``max_work`` floating-point operations (counted as :data:`STEP_WORK` says), meets more than
     :data:`FINISH_MAX_FREE` free alphas, or finds the problem unbounded (hard margin on meeting
     hulls): the caller keeps the solver's alpha. With ``kkt_tol > 0``, running out of steps or
     work returns instead the last stationary point whose multipliers were wrong by at most
@@ -163,7 +166,7 @@ def polish_alpha(
     a = np.clip(np.asarray(alpha, dtype=np.float64), 0.0, upper)
     at0, atC = a <= 0.0, a >= upper
     d_lin = 0 if linear_X is None else linear_X.shape[1]
-    work = 0.0  # floating-point operations so far (EIGH_WORK)
+    work = 0.0  # floating-point operations so far (STEP_WORK)
 
     def q_times(idx: np.ndarray, v: np.ndarray) -> np.ndarray:
         """``Q[:, idx] @ v``."""
@@ -173,6 +176,15 @@ def polish_alpha(
             return y * (linear_X @ (linear_X[idx].T @ (y[idx] * v)))
         work += 2.0 * n * idx.size
         return y * (gram_rows(idx).T @ (y[idx] * v))
+
+    def column(idx: np.ndarray, j: int) -> np.ndarray:
+        """``K[idx, j]``."""
+        nonlocal work
+        if linear_X is not None:
+            work += 2.0 * idx.size * d_lin
+            return linear_X[idx] @ linear_X[j]
+        work += float(idx.size)
+        return gram_rows(np.array([j]))[0, idx]
 
     def gram_block(idx: np.ndarray) -> np.ndarray:
         """``K[idx][:, idx]``."""
@@ -192,6 +204,7 @@ def polish_alpha(
         support = np.flatnonzero(a > 0)
         return (q_times(support, a[support]) if support.size else np.zeros(n)) - 1.0
 
+    kkt = BorderedKKT(y, column, gram_block)
     g = gradient()
     tol = POLISH_KKT_RTOL * max(1.0, float(np.max(np.abs(g))))
     solved_on, refined = None, 0  # full Newton steps taken on the free set ``solved_on``
@@ -207,12 +220,13 @@ def polish_alpha(
         refined = refined + 1 if same else 0
         if same:  # iterative refinement: the updated gradient has drifted by round-off
             g = gradient()
-        d, newton, lam, noise, sigma = _subproblem_step(free, y, g, gram_block, eig_rtol)
-        work += STEP_WORK + EIGH_WORK * (free.size + 1) ** 3
+        before = kkt.work
+        (d, newton, lam, noise, sigma), dg = kkt.step(free, g, eig_rtol, q_times)
+        work += STEP_WORK + kkt.work - before
         scale = float(np.max(a, initial=0.0)) or float(np.min(upper))
         tiny = float(np.max(np.abs(d), initial=0.0)) <= 1e-12 * (
             (scale if math.isfinite(scale) else 1.0) + noise)
-        dg = None  # Q[:, F] d, when computed for the test below
+        refining = False  # a step small beside alpha, taken because it moves the gradient
         if (newton and tiny and refined < POLISH_REFINE and d.size
                 and np.all((a[free] + d >= 0.0) & (a[free] + d <= upper[free]))):
             # small beside alpha is not small beside the gradient: on a Gram matrix of low
@@ -220,7 +234,8 @@ def polish_alpha(
             # the box is taken (refined) unless it would move no entry of g by more than the
             # multipliers' tolerance or the gradient's own round-off, ~1e-15 max |Q_FF| sum(a)
             # (one that meets a bound is left as before: no cycling)
-            dg = q_times(free, d)
+            refining = True
+            dg = q_times(free, d) if dg is None else dg
             roundoff = 1e-15 * sigma * float(np.sum(a))
             tiny = float(np.max(np.abs(dg), initial=0.0)) <= max(tol, roundoff)
         if newton and (tiny or refined >= POLISH_REFINE):
@@ -256,7 +271,7 @@ def polish_alpha(
             a[j] = 0.0 if d[block] < 0 else upper[j]
             if length == 0.0 and j == released:  # degenerate: not released again until a
                 stuck[j] = True                   # step moves alpha (no cycling)
-        if length > 0.0 and dg is None:  # a refinement's round-off step is no progress
+        if length > 0.0 and not refining:  # a refinement's round-off step is no progress
             stuck[:] = False
     return spent(None if good is None else balance_alpha(good, y, C))
 
@@ -272,39 +287,6 @@ def _best_multiplier(g: np.ndarray, y: np.ndarray, at0: np.ndarray, atC: np.ndar
     if math.isfinite(lo) and math.isfinite(hi):
         return 0.5 * (lo + hi)
     return lo if math.isfinite(lo) else (hi if math.isfinite(hi) else 0.0)
-
-
-def _subproblem_step(
-    free: np.ndarray, y: np.ndarray, g: np.ndarray,
-    gram_block: Callable[[np.ndarray], np.ndarray], eig_rtol: float = POLISH_EIG_RTOL,
-) -> tuple[np.ndarray, bool, float | None, float, float]:
-    """The step ``d`` of :func:`polish_alpha` on the free set, whether it is the Newton step
-    (else a zero-curvature descent direction), the multiplier ``lambda`` of ``y . alpha = 0``
-    (None for a descent direction or an empty free set), ``max |g_F| / sigma``, the unit of
-    the solve's round-off in ``d``, and ``sigma = max |Q_FF|`` (0 for an empty free set)."""
-    m = free.size
-    if m == 0:
-        return np.zeros(0), True, None, 0.0, 0.0
-    yF = y[free]
-    Q = yF[:, None] * gram_block(free) * yF[None, :]
-    sigma = float(np.max(np.abs(Q))) or 1.0
-    M = np.zeros((m + 1, m + 1))
-    M[:m, :m] = Q / sigma
-    M[:m, m] = M[m, :m] = yF
-    # the right-hand side -g_F / sigma, solved as a unit vector times rho (no overflow in
-    # norms when sigma is tiny: data of magnitude 1e-140 has alpha ~ 1e280)
-    g_max = float(np.max(np.abs(g[free]))) or 1.0
-    rho = g_max / sigma
-    rhs = np.append(-g[free] / g_max, 0.0)
-    eig, V = np.linalg.eigh(M)
-    keep = np.abs(eig) > eig_rtol * float(np.max(np.abs(eig)))
-    coef = V.T @ rhs
-    residual = V[:, ~keep] @ coef[~keep]
-    if (np.linalg.norm(residual) > 1e-10 * np.linalg.norm(rhs)
-            and float(residual[:m] @ rhs[:m]) > 0.0):
-        return residual[:m], False, None, 0.0, sigma
-    z = V[:, keep] @ (coef[keep] / eig[keep])
-    return z[:m] * rho, True, float(z[m]) * g_max, rho, sigma
 
 
 def kernel_rows(kernel: Any, X: Any) -> Callable[[np.ndarray], np.ndarray]:
