@@ -24,8 +24,9 @@ left adds the unit vector ``e_r`` (``d_r = 0``; its multiplier absorbs its row).
     S = D - W^T M_0^{-1} W, \quad z = S^{-1} (h - W^T M_0^{-1} f), \quad
     x = M_0^{-1} (f - W z),
 
-``O(m^2)`` a step (``M_0^{-1} W`` is kept, a column a border). ``M_0`` is factored afresh after
-``BORDER_LIMIT`` borders, and whenever a bordered solution is above ``1 / RCOND_MIN`` (the
+``O(m^2)`` a step (``M_0^{-1} W`` and ``S`` are kept, a column a border). ``M_0`` is factored
+afresh after ``BORDER_LIMIT`` borders, and whenever ``S`` is singular to round-off
+(:meth:`BorderedKKT._bordered`), a bordered solution is above ``1 / RCOND_MIN`` (the
 right-hand side has entries up to 1: a near-singular system) or its residual
 ``Q_FF d + lambda y_F + g_F`` is above round-off. A matrix whose reciprocal condition number
 (LAPACK's estimate) is below ``RCOND_MIN`` is not factored: such a step is left to the
@@ -43,18 +44,22 @@ import numpy as np
 import scipy.linalg
 from scipy.linalg.lapack import dgecon
 
-__all__ = ["BORDER_LIMIT", "RCOND_MIN", "RESIDUAL_RTOL", "FACTOR_WORK", "SOLVE_WORK",
-           "EIGH_WORK", "Step", "BorderedKKT", "eigh_step"]
+__all__ = ["BORDER_LIMIT", "RCOND_MIN", "RESIDUAL_RTOL", "NULL_ROW_TOL", "FACTOR_WORK",
+           "SOLVE_WORK", "EIGH_WORK", "Step", "BorderedKKT", "eigh_step"]
 
 #: Borders (alphas that joined or left ``F`` since the factorization) before ``M_0`` is
 #: factored afresh.
 BORDER_LIMIT = 48
 #: Matrices with a smaller reciprocal condition number (1-norm, LAPACK's ``gecon``) are left
-#: to :func:`eigh_step` (about ``1e4`` times the coarse eigenvalue cutoff of the polish).
+#: to :func:`eigh_step` (the coarse eigenvalue cutoff of the polish); so are bordered systems
+#: whose bound on it is smaller (:meth:`BorderedKKT._bordered`).
 RCOND_MIN = 1e-12
 #: A bordered solution is kept when ``|Q_FF d + lambda y_F + g_F|`` is at most this times
 #: ``max |g_F| + max |Q_FF| max |d| + |lambda|`` (else ``M_0`` is factored afresh).
 RESIDUAL_RTOL = 1e-13
+#: A row of the orthonormal null basis ``N`` at most this long is round-off: the alpha that
+#: leaves is not in the null space, which keeps its dimension (:meth:`BorderedKKT._null_step`).
+NULL_ROW_TOL = 1e-10
 #: Counted floating-point operations (never timed): ``EIGH_WORK (m + 1)^3`` for an
 #: eigendecomposition, ``FACTOR_WORK (m + 1)^3`` for an LU factorization with its condition
 #: estimate, ``SOLVE_WORK (m + 1)^2`` for a solve with the factors.
@@ -64,10 +69,23 @@ SOLVE_WORK = 4.0
 
 
 class Step(NamedTuple):
-    """A step on the free set: ``d`` (in ``free``'s order), whether it is the Newton step
-    (else a zero-curvature descent direction), the multiplier ``lambda`` of ``y . alpha = 0``
-    (None for a descent direction or an empty free set), ``noise = max |g_F| / sigma`` (the
-    unit of the solve's round-off in ``d``) and ``sigma = max |Q_FF|``."""
+    """A step on the free set.
+
+    Attributes
+    ----------
+    d : (m,) array
+        The step, in ``free``'s order.
+    newton : bool
+        Whether it is the Newton step (else a zero-curvature descent direction).
+    lam : float or None
+        The multiplier ``lambda`` of ``y . alpha = 0`` (None for a descent direction or an
+        empty free set).
+    noise : float
+        ``max |g_F| / sigma``, the unit of the solve's round-off in ``d``.
+    sigma : float
+        ``max |Q_FF|``: from the factors, ``max_i |Q_ii|`` over ``F`` (the same for a
+        semidefinite ``Q``, whose largest entry is on its diagonal).
+    """
 
     d: np.ndarray
     newton: bool
@@ -77,16 +95,18 @@ class Step(NamedTuple):
 
 
 def eigh_step(Q: np.ndarray, yF: np.ndarray, gF: np.ndarray, eig_rtol: float,
-              ) -> tuple[Step, np.ndarray]:
+              ) -> tuple[Step, np.ndarray | None]:
     """The step from the eigendecomposition of ``M_F`` (``Q = Q_FF``, ``s = max |Q_FF|``),
     eigenvalues below ``eig_rtol`` times the largest dropped, and the dropped eigenvectors'
-    first ``m`` entries (their last is ``lambda``'s, 0 for a null vector). If the system is
-    consistent, ``d`` is the Newton step; if not, its least-squares residual (its projection on
-    the dropped eigenvectors) is a direction with ``Q_FF d = 0``, ``y_F^T d = 0`` and
-    ``g_F^T d < 0`` (zero curvature, descent)."""
+    first ``m`` entries (their last is ``lambda``'s, 0 for a null vector), or None when ``Q_FF``
+    is not semidefinite on ``y_F^T d = 0`` (``M_F`` has more than one negative eigenvalue: the
+    null space can then grow as alphas leave). If the system is consistent, ``d`` is the Newton
+    step; if not, its least-squares residual (its projection on the dropped eigenvectors) is a
+    direction with ``Q_FF d = 0``, ``y_F^T d = 0`` and ``g_F^T d < 0`` (zero curvature,
+    descent)."""
     m = yF.size
     if m == 0:
-        return Step(np.zeros(0), True, None, 0.0, 0.0), np.zeros((0, 0))
+        return Step(np.zeros(0), True, None, 0.0, 0.0), None
     sigma = float(np.max(np.abs(Q))) or 1.0
     M = np.zeros((m + 1, m + 1))
     M[:m, :m] = Q / sigma
@@ -100,7 +120,8 @@ def eigh_step(Q: np.ndarray, yF: np.ndarray, gF: np.ndarray, eig_rtol: float,
     keep = np.abs(eig) > eig_rtol * float(np.max(np.abs(eig)))
     coef = V.T @ rhs
     residual = V[:, ~keep] @ coef[~keep]
-    null = V[:m, ~keep]
+    semidefinite = int(np.count_nonzero(keep & (eig < 0.0))) <= 1
+    null = V[:m, ~keep] if semidefinite else None
     if (np.linalg.norm(residual) > 1e-10 * np.linalg.norm(rhs)
             and float(residual[:m] @ rhs[:m]) > 0.0):
         return Step(residual[:m], False, None, 0.0, sigma), null
@@ -139,7 +160,7 @@ class BorderedKKT:
         self.s0 = 1.0
         self.borders = np.zeros(0, dtype=np.int64)  # positions: joined F, then left F_0
         self.W = self.U = np.zeros((0, 0))  # (m_0 + 1) x borders: W and M_0^{-1} W
-        self.S = np.zeros((0, 0))  # D - W^T U
+        self.S = self.T = np.zeros((0, 0))  # D - W^T U and |D| + |W|^T |U|
         #: the free set and an orthonormal basis of ``M``'s null space there, after a
         #: zero-curvature step (:meth:`_null_step`)
         self.null: tuple[np.ndarray, np.ndarray] | None = None
@@ -213,7 +234,7 @@ class BorderedKKT:
         self.base, self.lu = pos, (lu, piv)
         self.borders = np.zeros(0, dtype=np.int64)
         self.W = self.U = np.zeros((m + 1, 0))
-        self.S = np.zeros((0, 0))
+        self.S = self.T = np.zeros((0, 0))
         return pos
 
     def _solve0(self, rhs: np.ndarray) -> np.ndarray:
@@ -240,9 +261,11 @@ class BorderedKKT:
         old = where[wanted]
         reused, new = np.flatnonzero(old >= 0), np.flatnonzero(old < 0)
         m0, r = base.size, wanted.size
-        W, U, S = np.empty((m0 + 1, r)), np.empty((m0 + 1, r)), np.empty((r, r))
+        W, U = np.empty((m0 + 1, r)), np.empty((m0 + 1, r))
+        S, T = np.empty((r, r)), np.empty((r, r))
         W[:, reused], U[:, reused] = self.W[:, old[reused]], self.U[:, old[reused]]
         S[np.ix_(reused, reused)] = self.S[np.ix_(old[reused], old[reused])]
+        T[np.ix_(reused, reused)] = self.T[np.ix_(old[reused], old[reused])]
         row = np.full(k, -1, dtype=np.int64)
         row[base] = np.arange(m0)
         for t in new:
@@ -260,13 +283,21 @@ class BorderedKKT:
                          self.Q[np.ix_(wanted, wanted[new])] / self.s0, 0.0)
             S[:, new] = D - W.T @ U[:, new]
             S[new, :] = S[:, new].T
-            self.work += 2.0 * (m0 + 1) * r * new.size
-        self.borders, self.W, self.U, self.S = wanted, W, U, S
+            T[:, new] = np.abs(D) + np.abs(W).T @ np.abs(U[:, new])
+            T[new, :] = T[:, new].T
+            self.work += 4.0 * (m0 + 1) * r * new.size
+        self.borders, self.W, self.U, self.S, self.T = wanted, W, U, S, T
         return True
 
     def _bordered(self, pos: np.ndarray, gF: np.ndarray) -> tuple[np.ndarray, float] | None:
         """The solution ``(d / rho, lambda / g_max)`` of the bordered system for ``gF / g_max``
-        (already scaled), ``d`` in ``pos``'s order; None when ``S`` is singular."""
+        (already scaled), ``d`` in ``pos``'s order; None when it is near singular.
+
+        ``M_F = [[I, 0], [U^T, I]] diag(M_0, S) [[I, U], [0, I]]``, so with ``M_0`` regular
+        ``M_F`` is singular with ``S``. A singular ``S`` is round-off left by the cancellation
+        of its terms ``D - W^T U``: the system is refused when the smallest singular value of
+        ``S`` is at most ``RCOND_MIN`` times the largest of ``|D| + |W|^T |U|`` (a solution
+        would carry a null part of arbitrary size and sign)."""
         base, m0, k = self.base, self.base.size, self.known.size
         grad = np.zeros(k)
         grad[pos] = gF
@@ -278,11 +309,11 @@ class BorderedKKT:
             in_free[pos] = True
             joined = in_free[self.borders]
             h = np.where(joined, -grad[self.borders], 0.0) - self.W.T @ x
-            self.work += 4.0 * (m0 + 1) * r + r ** 3
-            try:
-                z = np.linalg.solve(self.S, h)
-            except np.linalg.LinAlgError:
+            self.work += 8.0 * (m0 + 1) * r + 3.0 * r ** 3
+            singular = np.linalg.svd(self.S, compute_uv=False)
+            if not singular[-1] > RCOND_MIN * float(np.max(self.T)):
                 return None
+            z = np.linalg.solve(self.S, h)
             x = x - self.U @ z
             out[self.borders[joined]] = z[joined]
         out[base] = x[:m0]
@@ -291,8 +322,25 @@ class BorderedKKT:
     def step(self, free: np.ndarray, g: np.ndarray, eig_rtol: float,
              q_times: Callable[[np.ndarray, np.ndarray], np.ndarray],
              ) -> tuple[Step, np.ndarray | None]:
-        """The step on ``free`` (sorted indices) for the gradient ``g``, with ``Q[:, F] d``
-        (``q_times(free, d)``) when it was computed to judge a factored step's residual."""
+        """The step on the free set.
+
+        Parameters
+        ----------
+        free : (m,) int array
+            The free set ``F``, sorted.
+        g : (n,) array
+            The gradient ``Q alpha - 1``.
+        eig_rtol : float
+            The eigenvalue cutoff of :func:`eigh_step`, where it is used.
+        q_times : callable
+            ``q_times(free, d)``: ``Q[:, F] d`` (length ``n``).
+
+        Returns
+        -------
+        step : Step
+        Qd : (n,) array or None
+            ``Q[:, F] d`` when it was computed (to judge a factored step).
+        """
         m = free.size
         if m == 0:
             return Step(np.zeros(0), True, None, 0.0, 0.0), None
@@ -328,7 +376,7 @@ class BorderedKKT:
         self.base, self.lu = None, None
         self.work += EIGH_WORK * (m + 1) ** 3
         found, null = eigh_step(self.gram(free), yF, gF, eig_rtol)
-        if not found.newton:  # zero curvature: walk on in this null space
+        if not found.newton and null is not None:  # zero curvature: walk on in this null space
             self.work += 2.0 * m * null.shape[1] ** 2
             self.null = (free, np.linalg.qr(null)[0])
         return found, None
@@ -351,7 +399,7 @@ class BorderedKKT:
         for j in np.flatnonzero(~inside):  # rotate a column onto e_j, then drop it
             u = N[j].copy()
             norm = float(np.linalg.norm(u))
-            if norm > 0.0:
+            if norm > NULL_ROW_TOL:  # else e_j is not in span(N) but for round-off
                 u[0] += math.copysign(norm, u[0])
                 N = (N - np.outer(N @ u, u) * (2.0 / float(u @ u)))[:, 1:]
             self.work += 4.0 * N.shape[0] * (N.shape[1] + 1)

@@ -354,7 +354,7 @@ def finish_alpha(
     fails, once more with the finer eigenvalue cutoff :data:`POLISH_EIG_RTOL_FINE`.
 
     None when more than ``FINISH_MAX_FREE`` alphas are free, or when neither try ends (both
-    within ``max_work`` floating-point operations together, counted as :data:`EIGH_WORK` says,
+    within ``max_work`` floating-point operations together, counted as :data:`STEP_WORK` says,
     so that a finish costs about what the caller allows, the same under any load; ``kkt_tol``
     as in :func:`polish_alpha`) with ``accept(certificate)`` true.
     """

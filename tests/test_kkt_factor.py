@@ -136,3 +136,68 @@ def test_smo_on_wide_linear_data_is_finished_at_its_first_checkpoint():
     assert sol.iterations == first_checkpoint(900)
     assert "finished exactly by the active-set method" in sol.message
     assert sol.certificate.meets(1e-3, 1e-9)
+
+
+def test_one_margin_violator_on_low_rank_data_is_finished_exactly():
+    # From an exact optimum on rank-r linear data (r + 1 free alphas), one point at alpha = 0
+    # is moved just inside its margin: releasing it makes the free set's system singular
+    # (r + 2 free on rank r). A bordered solve of it has a null part of arbitrary sign, which
+    # once sent the step uphill; the polish must end at the optimum, as the eigendecomposition
+    # does (its Schur complement bound refuses such a system).
+    rng = np.random.default_rng(0)
+    checked = 0
+    while checked < 40:
+        n, r = int(rng.integers(20, 60)), int(rng.integers(1, 4))
+        X = rng.normal(size=(n, r))
+        y = np.where(X[:, 0] + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0)
+        C = float(10.0 ** rng.uniform(-1, 2))
+        alpha = polish_alpha(np.zeros(n), y, C, lambda i, X=X: X[i] @ X.T, linear_X=X)
+        free, zero = np.flatnonzero((alpha > 0) & (alpha < C)), np.flatnonzero(alpha == 0)
+        w = X.T @ (alpha * y)
+        if free.size != r + 1 or zero.size == 0 or float(w @ w) < 1e-8:
+            continue
+        f = X @ w
+        b = float(np.mean(y[free] - f[free]))
+        j = int(rng.choice(zero))
+        for eps in (1e-6, 1e-9):
+            Xj = X.copy()
+            Xj[j] = X[j] + ((1 - eps) * y[j] - b - f[j]) / float(w @ w) * w
+            polished = polish_alpha(alpha, y, C, lambda i, Xj=Xj: Xj[i] @ Xj.T, linear_X=Xj)
+            cert = certify_svm(polished, Xj, y, C, LinearKernel())
+            assert cert.kkt_violation < 1e-11, (n, r, C, eps, cert.summary())
+        checked += 1
+
+
+def test_the_null_walk_keeps_directions_an_alpha_outside_it_does_not_touch():
+    # Two groups of points in orthogonal feature blocks: three in general position (no null
+    # direction among them) and 27 of rank 1. The null vectors vanish on the first group, so
+    # its alphas leaving F (their rows of N are round-off) must keep every null direction:
+    # 25 of them, as the eigendecomposition of each smaller system finds.
+    rng = np.random.default_rng(5)
+    A = np.zeros((30, 4))
+    A[:3, :3] = rng.normal(size=(3, 3))
+    A[3:, 3] = rng.normal(size=27)
+    K = A @ A.T
+    y = np.where(rng.random(30) < 0.5, 1.0, -1.0)
+    Q = y[:, None] * K * y[None, :]
+    kkt = BorderedKKT(y, lambda idx, j: K[idx, j], lambda idx: K[np.ix_(idx, idx)])
+    g = rng.normal(size=30)
+    free = np.arange(30)
+    for _ in range(3):
+        _same_step(kkt, Q, y, free, g)
+        assert kkt.null is not None and kkt.null[1].shape[1] == 25
+        free = free[1:]  # the first group leaves, one alpha at a time
+
+
+def test_no_null_walk_on_an_indefinite_system():
+    # An indefinite Q (a sigmoid-like Gram matrix) can gain null directions as alphas leave;
+    # the null space is then not kept, and each step is the eigendecomposition's.
+    rng = np.random.default_rng(2)
+    B = rng.normal(size=(25, 3))
+    K = B @ np.diag([1.0, 1.0, -1.0]) @ B.T
+    y = np.where(rng.random(25) < 0.5, 1.0, -1.0)
+    Q = y[:, None] * K * y[None, :]
+    kkt = BorderedKKT(y, lambda idx, j: K[idx, j], lambda idx: K[np.ix_(idx, idx)])
+    g = rng.normal(size=25)
+    step, _ = kkt.step(np.arange(20), g, 1e-12, lambda idx, v: Q[:, idx] @ v)
+    assert not step.newton and kkt.null is None
