@@ -22,7 +22,8 @@ def _system(rng: np.random.Generator, n: int, rank: int):
     K = X @ X.T
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
     Q = y[:, None] * K * y[None, :]
-    kkt = BorderedKKT(y, lambda idx, j: K[idx, j], lambda idx: K[np.ix_(idx, idx)])
+    kkt = BorderedKKT(y, lambda idx, j: K[idx, j], lambda idx: K[np.ix_(idx, idx)],
+                      min_factored=1)  # the factors on every free set, however small
     return K, y, Q, kkt
 
 
@@ -180,7 +181,8 @@ def test_the_null_walk_keeps_directions_an_alpha_outside_it_does_not_touch():
     K = A @ A.T
     y = np.where(rng.random(30) < 0.5, 1.0, -1.0)
     Q = y[:, None] * K * y[None, :]
-    kkt = BorderedKKT(y, lambda idx, j: K[idx, j], lambda idx: K[np.ix_(idx, idx)])
+    kkt = BorderedKKT(y, lambda idx, j: K[idx, j], lambda idx: K[np.ix_(idx, idx)],
+                      min_factored=1)
     g = rng.normal(size=30)
     free = np.arange(30)
     for _ in range(3):
@@ -197,7 +199,8 @@ def test_no_null_walk_on_an_indefinite_system():
     K = B @ np.diag([1.0, 1.0, -1.0]) @ B.T
     y = np.where(rng.random(25) < 0.5, 1.0, -1.0)
     Q = y[:, None] * K * y[None, :]
-    kkt = BorderedKKT(y, lambda idx, j: K[idx, j], lambda idx: K[np.ix_(idx, idx)])
+    kkt = BorderedKKT(y, lambda idx, j: K[idx, j], lambda idx: K[np.ix_(idx, idx)],
+                      min_factored=1)
     g = rng.normal(size=25)
     step, _ = kkt.step(np.arange(20), g, 1e-12, lambda idx, v: Q[:, idx] @ v)
     assert not step.newton and kkt.null is None
