@@ -100,6 +100,17 @@ class Step(NamedTuple):
     sigma: float
 
 
+def kkt_matrix(Q: np.ndarray, yF: np.ndarray) -> tuple[np.ndarray, float]:
+    """``M_F = [[Q_FF / s, y_F], [y_F^T, 0]]`` with ``s = max |Q_FF|`` (1 for a zero ``Q_FF``),
+    and ``s``."""
+    m = yF.size
+    s = float(np.max(np.abs(Q))) or 1.0
+    M = np.zeros((m + 1, m + 1))
+    M[:m, :m] = Q / s
+    M[:m, m] = M[m, :m] = yF
+    return M, s
+
+
 def eigh_step(Q: np.ndarray, yF: np.ndarray, gF: np.ndarray, eig_rtol: float,
               ) -> tuple[Step, np.ndarray | None]:
     """The step from the eigendecomposition of ``M_F`` (``Q = Q_FF``, ``s = max |Q_FF|``),
@@ -113,10 +124,7 @@ def eigh_step(Q: np.ndarray, yF: np.ndarray, gF: np.ndarray, eig_rtol: float,
     m = yF.size
     if m == 0:
         return Step(np.zeros(0), True, None, 0.0, 0.0), None
-    sigma = float(np.max(np.abs(Q))) or 1.0
-    M = np.zeros((m + 1, m + 1))
-    M[:m, :m] = Q / sigma
-    M[:m, m] = M[m, :m] = yF
+    M, sigma = kkt_matrix(Q, yF)
     # the right-hand side -g_F / sigma, solved as a unit vector times rho (no overflow in
     # norms when sigma is tiny: data of magnitude 1e-140 has alpha ~ 1e280)
     g_max = float(np.max(np.abs(gF))) or 1.0
@@ -229,11 +237,7 @@ class BorderedKKT:
         self.base, self.lu = None, None
         if self.known.size > 2 * m + BORDER_LIMIT:
             pos = self._forget_all_but(pos)
-        Qb = self.Q[np.ix_(pos, pos)]
-        self.s0 = float(np.max(np.abs(Qb))) or 1.0
-        M = np.zeros((m + 1, m + 1))
-        M[:m, :m] = Qb / self.s0
-        M[:m, m] = M[m, :m] = self.y[self.known[pos]]
+        M, self.s0 = kkt_matrix(self.Q[np.ix_(pos, pos)], self.y[self.known[pos]])
         self.work += FACTOR_WORK * (m + 1) ** 3
         lu, piv, info = scipy.linalg.lapack.dgetrf(M)
         if info != 0:
