@@ -317,6 +317,8 @@ def compact_layout(c: ColumnCache, kd: QMatrix, perm: np.ndarray, new_len: int) 
         permute_prefix(kd.XT[f, :L], p, kd.dots)
     for f in range(kd.XT32.shape[0]):  # their float32 copy, where kept (float32 to float64
         permute_prefix(kd.XT32[f, :L], p, kd.dots)  # and back is exact)
+    if kd.sqT32.shape[0] > 0:  # the rounded features' norms (rbf)
+        permute_prefix(kd.sqT32[:L], p, kd.dots)
     for k in range(L):
         kd.pos[kd.order[k]] = k
     st[S_LEN] = new_len

@@ -361,7 +361,7 @@ COMPILE_NOTICE = "about 40 s on 2 cores, 67 s of CPU; longer when they are busy"
 #: The pieces by lane, balanced (CPU seconds on an empty cache, load 2: SMO 18, then SMO's
 #: driver for wide data 14, which loads the callees it shares with SMO from the cache; nearest
 #: points 20, then Platt's SMO 14, then the perceptrons 1): 35 to 41 s of wall time.
-COMPILE_LANES = (("smo", "smo_wide"), ("nearest", "platt", "perceptron"))
+COMPILE_LANES = (("smo", "smo_large"), ("nearest", "platt", "perceptron"))
 
 
 def _compile_all(jobs: int) -> list[tuple[str, float, float]]:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from maxmargin.algorithms import _kernel_cache as kc
 from maxmargin.algorithms.smo import column_sums, precision, smo, state
 from maxmargin.algorithms.smo.solver import Options, Problem, Solver
-from maxmargin.kernels import make_kernel
+from maxmargin.kernels import make_kernel, sums
 from maxmargin.kernels import qmatrix as qmx
 
 
@@ -68,8 +68,8 @@ def test_sums_from_the_cached_columns_are_the_kernel_pass(seed, kind, shrinking,
     g = column_sums.cached_sums(cache, kd, sv, coef)
     assert g is not None  # every support vector's column is cached at full length
     _close(g, exact, terms)
-    if qmx.has_weighted_sums(kd):
-        _close(g, qmx.weighted_sums(kd, sv, coef), terms)
+    if sums.has_weighted_sums(kd):
+        _close(g, sums.weighted_sums(kd, sv, coef), terms)
     np.testing.assert_array_equal(run.kernel_sums(sv, coef), g)  # the solver takes them
     assert run.certify()[0] is not None
     # a short column (as left by a shrunk layout) and an evicted one: computed afresh, unless

@@ -18,10 +18,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numba import njit
 
-from maxmargin.algorithms.smo import smo
+from maxmargin.algorithms.smo import scans, smo
 from maxmargin.certificate import decision_values
-from maxmargin.kernels import make_kernel
+from maxmargin.kernels import make_kernel, sums
 from maxmargin.kernels import qmatrix as qmx
 
 KINDS = ("linear", "rbf", "poly", "sigmoid")
@@ -86,7 +87,7 @@ def test_fused_sums_are_the_kernel_objects_sums_at_scale(kind) -> None:
     kd = qmx.make_qmatrix(kern, X, np.ones(n))
     idx = rng.choice(n, size=777, replace=False)
     coef = rng.normal(size=idx.size)
-    got = [qmx.weighted_sums(kd, idx, coef, threads=k) for k in (1, 2, 3)]
+    got = [sums.weighted_sums(kd, idx, coef, threads=k) for k in (1, 2, 3)]
     assert np.array_equal(got[0], got[1]) and np.array_equal(got[0], got[2])
     expected = decision_values(kern, X, X[idx], coef)
     scale = np.abs(kern(X, X[idx])) @ np.abs(coef)
@@ -189,7 +190,56 @@ def test_wide_sums_from_the_triangle(kind, points) -> None:
            "some": rng.choice(n, size=301, replace=False)}[points]
     idx = np.r_[idx, 9] if points == "some" and 9 not in idx else idx
     coef = rng.normal(size=idx.size)
-    got = qmx.weighted_sums(kd, idx, coef)
+    got = sums.weighted_sums(kd, idx, coef)
     expected = decision_values(kern, X, X[idx], coef)
     scale = np.abs(kern(X, X[idx])) @ np.abs(coef)
     assert np.all(np.abs(got - expected) <= 1e-12 * scale)
+
+
+_update_and_argmax = njit(lambda kd, G, Q_i, Q_j, d_i, d_j, yT, in_up, score:
+                          scans.update_and_argmax(kd, G, Q_i, Q_j, d_i, d_j, yT, in_up, score))
+_second_order_scan = njit(lambda kd, G, yT, QDT, in_low, Q_i, QD_i, y_i, g_max, score:
+                          scans.second_order_scan(kd, G, yT, QDT, in_low, Q_i, QD_i, y_i, g_max,
+                                                  score))
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6), threads=st.integers(2, 3), extra=st.integers(0, 5000),
+       ties=st.booleans(), empty=st.sampled_from(["none", "up", "low"]))
+def test_threaded_scans_are_the_one_thread_scans(seed, threads, extra, ties, empty) -> None:
+    """On a long layout (``PARALLEL_SCAN`` positions or more) the scans of a Q-matrix with
+    threads are the one-thread scans bit for bit: the updated ``G``, ``m`` and its last
+    position (ties and ``-0.0``/``+0.0`` included), the second-order choice and ``m - M``; and
+    both are NumPy's last maximum."""
+    rng = np.random.default_rng(seed)
+    L = scans.PARALLEL_SCAN + extra
+    n = L + int(rng.integers(0, 50))  # G and the masks may be longer than the layout
+    values = np.array([-1.0, -0.0, 0.0, 0.5, 1.0])
+    G = rng.choice(values, size=n) if ties else rng.normal(size=n)
+    yT = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    in_up = (rng.random(n) < 0.6) & (empty != "up")
+    in_low = (rng.random(n) < 0.6) & (empty != "low")
+    Q_i = rng.choice(values, size=L).astype(np.float32) if ties else rng.random(L).astype(
+        np.float32)
+    Q_j = rng.random(L + 7).astype(np.float32)
+    QDT = np.where(rng.random(n) < 0.05, 0.0, 1.0) + (0.0 if ties else rng.random(n))
+    Xs, ys = np.zeros((2, 1)), np.ones(2)
+    one = qmx.make_qmatrix(make_kernel("linear"), Xs, ys)
+    many = qmx.make_qmatrix(make_kernel("linear"), Xs, ys, threads=threads)
+    d_i, d_j = (0.0, -0.0) if ties else (rng.normal(), rng.normal())
+    got = []
+    for kd in (one, many):
+        g, score = G.copy(), np.full(n, np.nan)
+        m, k = _update_and_argmax(kd, g, Q_i, Q_j, d_i, d_j, yT, in_up, score)
+        j, gap = _second_order_scan(kd, g, yT, QDT, in_low, Q_i, 1.0, yT[0], max(m, 0.0),
+                                    score)
+        got.append((g.tobytes(), m, k, j, gap))
+    assert got[0] == got[1]
+    _, m, k, j, gap = got[0]
+    Gl = G[:L] + Q_i.astype(np.float64) * d_i + Q_j[:L].astype(np.float64) * d_j
+    up = np.where(in_up[:L], -yT[:L] * Gl, -np.inf)
+    if empty == "up":
+        assert (m, k) == (-np.inf, -1)
+    else:
+        assert m == up.max() and k == L - 1 - int(np.argmax(up[::-1] == m))
+    assert (j == -1) == (empty == "low" or gap == 0.0)

@@ -877,12 +877,16 @@ def test_load_columns_equals_one_column_at_a_time(seed, kind, nb, d, double) -> 
     assert cache.state[kc.S_MISSES] == nb
 
 
-def test_columns_computed_ahead_leave_the_iterates_unchanged() -> None:
+def test_columns_computed_ahead_leave_the_iterates_unchanged(monkeypatch) -> None:
     """On wide data (d = 900, n = 1,200: features of 8.6 MB) with a cache that holds every
     column, a missing column is computed with those of the most violating uncached variables
     (``PREFETCH``); the cache's content is the only difference, so the run is the one with a
-    cache too small for it, bit for bit."""
+    cache too small for it, bit for bit (its columns from the features themselves, not rounded
+    ones: ``test_rounded_rbf.py``)."""
+    from maxmargin.algorithms.smo import api
+
     X, y = clouds(1200, 900, sep=0.3, seed=5)
+    monkeypatch.setattr(api, "with_rounded_features", lambda kd: kd)
     big = smo(X, y, C=1.0, kernel="rbf", cache_size=200.0)
     small = smo(X, y, C=1.0, kernel="rbf", cache_size=2.0)
     assert big.status == small.status == "optimal"

@@ -14,6 +14,7 @@ import operator
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from column_checks import check_symmetric_and_one_pass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
@@ -29,7 +30,7 @@ from maxmargin.algorithms.smo.api import default_max_iter, problem_of
 from maxmargin.algorithms.smo.batch import SMOBatch
 from maxmargin.algorithms.smo.solver import Options
 from maxmargin.certificate import certify_svm, decision_values
-from maxmargin.kernels import PrecomputedKernel, make_kernel
+from maxmargin.kernels import PrecomputedKernel, make_kernel, sums
 from maxmargin.kernels import qmatrix as qmx
 from maxmargin.kernels.formulas import kernel_entry
 
@@ -198,7 +199,7 @@ def test_rounded_features_of_wide_linear_data() -> None:
     products, rounded once, bit for bit, on every path (one at a time, on two threads, eight in
     one pass, after a compaction and a growth); within about the documented bound of the exact
     kernel (``2^-24 |K_ij| + 2^-23 |x_i| |x_j|``); symmetric. Float64 columns still come from
-    ``XT``; no other kernel, and no data without the BLAS buffers, take the copy."""
+    ``XT``; neither poly nor sigmoid, nor linear data without the BLAS buffers, take the copy."""
     rng = np.random.default_rng(12)
     n, d = 1800, 600
     X = rng.normal(size=(n, d)) * np.exp(rng.normal(size=(n, 1)))
@@ -210,7 +211,7 @@ def test_rounded_features_of_wide_linear_data() -> None:
     kd = qmx.with_rounded_features(plain)
     assert kd.XT32.dtype == np.float32 and np.array_equal(kd.XT32, kd.XT.astype(np.float32))
     assert not qmx.with_rounded_features(qmx.make_qmatrix(lin, X, y)).XT32.size  # no blocks
-    for kind in KINDS[1:]:
+    for kind in ("poly", "sigmoid"):  # (rbf: test_rounded_rbf.py)
         other = qmx.make_qmatrix(_kernel(kind, d, X), X, y, blocks=True)
         assert not qmx.with_rounded_features(other).XT32.size
     X32 = X.astype(np.float32).astype(np.float64)
@@ -237,16 +238,7 @@ def test_rounded_features_of_wide_linear_data() -> None:
         assert np.all(np.abs(out64 - exact) <= 1e-12 * norms * norms[i])
         bound = 2.0**-24 * np.abs(exact) + 2.0**-23 * norms * norms[i]
         assert np.all(np.abs(columns[i] - exact) <= 1.01 * bound)
-    for i in cols:  # Q_ij = Q_ji, bit for bit
-        for j in cols:
-            assert columns[i][j] == columns[j][i]
-    cache = kc.make_cache(n, 200.0, np.float32)
-    cache.picks[0, :] = -1
-    cache.picks[0, : cols.size] = cols
-    _load(cache, kd, cols.size)  # one pass over XT32 for all eight
-    for i in cols:
-        s = cache.slot_of[i]
-        assert np.array_equal(cache.data[s * n : (s + 1) * n], columns[i])
+    cache = check_symmetric_and_one_pass(kd, cols, columns)  # eight in one pass over XT32
     keep = np.sort(rng.choice(n, size=700, replace=False))
     perm = np.concatenate([keep, np.setdiff1d(np.arange(n), keep)]).astype(np.int64)
     kc.compact_layout(cache, kd, perm, keep.size)
@@ -264,11 +256,13 @@ def test_rounded_features_of_wide_linear_data() -> None:
 def test_smo_keeps_rounded_features_where_they_pay() -> None:
     """``problem_of`` keeps ``XT32`` for wide linear data whose first phase is float32 and whose
     float32 columns do not all fit in the cache; not with a cache that holds them (the BLAS
-    blocks are faster), not for ``precision="double"``, not for other kernels."""
+    blocks are faster), not for ``precision="double"``; for rbf data too (see
+    ``test_rounded_rbf.py``), not for poly."""
     rng = np.random.default_rng(5)
     X = rng.normal(size=(1800, 600))
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
     lin, rbf = make_kernel("linear"), make_kernel("rbf", gamma=1e-3)
+    poly = make_kernel("poly", gamma=1e-3)
 
     def kept(kern, cache_size: float, precision: str = "auto") -> bool:
         options = Options(1e-3, "wss2", True, 10**6, cache_size, True)
@@ -277,7 +271,7 @@ def test_smo_keeps_rounded_features_where_they_pay() -> None:
     assert kept(lin, 5.0) and kept(lin, 5.0, "single")
     assert not kept(lin, 200.0)  # 1,800 float32 columns of 1,800: 13 MB
     assert not kept(lin, 5.0, "double")
-    assert not kept(rbf, 5.0)
+    assert kept(rbf, 5.0) and not kept(poly, 5.0)
 
 
 def test_polish_tries_share_a_budget_only_when_asked() -> None:
@@ -355,11 +349,11 @@ def test_weighted_sums_are_the_kernel_objects_sums(seed, kind, m, offset, d) -> 
     X = rng.normal(size=(n, d)) + offset
     kern = _kernel(kind, d, X)
     kd = qmx.make_qmatrix(kern, X, np.ones(n))
-    assert qmx.has_weighted_sums(kd)
+    assert sums.has_weighted_sums(kd)
     idx = rng.choice(n, size=m, replace=False)
     coef = rng.normal(size=m)
-    one = qmx.weighted_sums(kd, idx, coef)
-    assert np.array_equal(one, qmx.weighted_sums(kd, idx, coef, threads=2))
+    one = sums.weighted_sums(kd, idx, coef)
+    assert np.array_equal(one, sums.weighted_sums(kd, idx, coef, threads=2))
     expected = decision_values(kern, X, X[idx], coef)
     scale = np.abs(kern(X, X[idx])) @ np.abs(coef) if m else np.zeros(n)
     assert np.all(np.abs(one - expected) <= 1e-12 * (scale + 1e-300))
@@ -367,8 +361,8 @@ def test_weighted_sums_are_the_kernel_objects_sums(seed, kind, m, offset, d) -> 
 
 def test_weighted_sums_take_dense_compiled_kernels_only() -> None:
     X = np.random.default_rng(0).normal(size=(20, 3))
-    assert not qmx.has_weighted_sums(qmx.make_qmatrix(make_kernel("linear"), X, np.ones(20)))
-    assert not qmx.has_weighted_sums(
+    assert not sums.has_weighted_sums(qmx.make_qmatrix(make_kernel("linear"), X, np.ones(20)))
+    assert not sums.has_weighted_sums(
         qmx.make_qmatrix(make_kernel("rbf", gamma=1.0), sp.csr_matrix(X), np.ones(20)))
 
 

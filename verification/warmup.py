@@ -12,7 +12,7 @@ import numpy as np
 
 from maxmargin._jit import cache_is_cold
 from maxmargin.algorithms import gilbert_svm, kernel_perceptron, mdm_hulls, perceptron, smo
-from maxmargin.algorithms.smo.loops import solve_pairs, warm_prefetching
+from maxmargin.algorithms.smo.loops import solve_pairs, warm_large_data
 
 __all__ = ["WARM_UPS", "warm_up", "numba_cache_is_cold", "COMPILE_GUARD_S"]
 
@@ -59,7 +59,7 @@ def _warm_perceptrons() -> None:
 #: from Numba's on-disk cache) its specialisations, on a four-point problem.
 WARM_UPS: dict[str, Callable[[], None]] = {
     "smo": _warm_smo(("wss2", "wss1")),
-    "smo_wide": warm_prefetching,  # the drivers for wide data, which no small problem selects
+    "smo_large": warm_large_data,  # the drivers only large problems select
     "platt": _warm_smo(("platt",)),
     "nearest": _warm_nearest,
     "perceptron": _warm_perceptrons,

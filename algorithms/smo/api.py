@@ -111,18 +111,18 @@ def smo(
     n_jobs : int or None
         Threads (opt-in; -1 for every core). None (default) is one thread, as in
         scikit-learn: the same bits as ``n_jobs=1``. For otherwise idle cores only: each long
-        column is a parallel region, which waits for any thread another process holds off
-        its core (then many times slower than one thread). With ``k``, the certificate's sums
-        (the Q-matrix's compiled blocks, :func:`~maxmargin.kernels.qmatrix.weighted_sums`,
-        unless a float64 cache holds the columns: then one thread, in one order),
-        their BLAS products, and the long kernel columns of dense data (bit for bit the
-        one-thread columns) run on ``k`` threads; the BLAS blocks of kernel columns of wide
-        data run on one thread whatever ``k``. BLAS splits its sums by thread count, so on
-        wide data the last bits of the certificate's sums (and from them ``b``, and the
-        iterates after a continuation) may differ between values of ``k`` (rbf, poly and
-        sigmoid on dense data of fewer than 32 features: none, every ``k`` gives the
-        one-thread bits); every answer is certified in float64 all the same, and a given
-        ``k`` gives the same bits on every run.
+        column or scan is a parallel region, which waits for any thread another process holds
+        off its core (then many times slower than one thread). With ``k``, the certificate's
+        sums (the Q-matrix's compiled blocks, :func:`~maxmargin.kernels.sums.weighted_sums`,
+        unless a float64 cache holds the columns: then one thread, in one order), their BLAS
+        products, the long kernel columns of dense data and the scans of a long layout (bit
+        for bit the one-thread columns and scans, :mod:`.scans`) run on ``k`` threads; the
+        BLAS blocks of kernel columns of wide data run on one thread whatever ``k``. BLAS
+        splits its sums by thread count, so on wide data the last bits of the certificate's
+        sums (and from them ``b``, and the iterates after a continuation) may differ between
+        values of ``k`` (rbf, poly and sigmoid on dense data of fewer than 32 features: none,
+        every ``k`` gives the one-thread bits); every answer is certified in float64 all the
+        same, and a given ``k`` gives the same bits on every run.
 
     Returns
     -------

@@ -55,7 +55,13 @@ from maxmargin.algorithms.smo.working_set import (
     violation,
 )
 from maxmargin.kernels import LinearKernel, RBFKernel
-from maxmargin.kernels.qmatrix import EXPENSIVE_FEATURES, QMatrix, diagonal, make_qmatrix
+from maxmargin.kernels.qmatrix import (
+    EXPENSIVE_FEATURES,
+    QMatrix,
+    diagonal,
+    make_qmatrix,
+    rounded_copy,
+)
 
 __all__ = [
     "OPTIMAL",
@@ -69,7 +75,7 @@ __all__ = [
     "record_final",
     "solve_pairs",
     "solve_platt",
-    "warm_prefetching",
+    "warm_large_data",
 ]
 
 #: How a driver stopped: ``m - M < tol``, the iteration cap, the hard margin's infeasibility
@@ -99,22 +105,26 @@ def prefetching_for(kd: QMatrix) -> bool | None:
     return True if d >= EXPENSIVE_FEATURES and 8 * d * n >= PREFETCH_BYTES else None
 
 
-def warm_prefetching() -> None:
-    """Compile (or load from Numba's on-disk cache) :func:`solve_pairs`' specialisations for
-    wide data (``prefetching=True``), with float32 and float64 caches, on an rbf Q-matrix and on
-    a linear one with rounded features (wide linear data's own type), by running it on a
-    four-point problem: no small problem selects them, so ``maxmargin compile`` warms them up
-    this way (the arguments have the types :func:`~maxmargin.algorithms.smo.smo` passes)."""
+def warm_large_data() -> None:
+    """Compile (or load from Numba's on-disk cache) the specialisations of :func:`solve_pairs`
+    that only large problems select, by running it on a four-point problem with the types
+    :func:`~maxmargin.algorithms.smo.smo` passes them: on wide data (``prefetching=True``) an
+    rbf Q-matrix with float32 and float64 caches, a linear one with a float64 cache, and both
+    with rounded features (float32 caches: a float64 phase drops them); on large rbf data
+    (``prefetching=None``) the rbf Q-matrix with rounded features. No small problem selects
+    them, so ``maxmargin compile`` warms them up this way."""
     X = np.array([[0.0, 0.0], [1.0, 0.2], [2.0, 2.0], [3.0, 2.5]])
     y = np.array([-1.0, -1.0, 1.0, 1.0])
     limits = Limits(max_iter=1000, hull_bound2=0.0, floor_coeff=0.0, floor_limit=0.0)
     rbf = make_qmatrix(RBFKernel(1.0), X, y, blocks=True)
-    linear = make_qmatrix(LinearKernel(), X, y, blocks=True)  # wide linear data's own type:
-    linear = linear._replace(XT32=linear.XT.astype(np.float32))  # with rounded features
-    for kd in (rbf, linear):
-        for dtype in (np.float32, np.float64):
-            st = new_state(kd, diagonal(kd), 1.0, 1e-3, 1)
-            solve_pairs(st, make_cache(X.shape[0], 1.0, dtype), kd, True, True, limits, True)
+    linear = make_qmatrix(LinearKernel(), X, y, blocks=True)
+    runs = [(rbf, np.float32, True), (rbf, np.float64, True), (linear, np.float64, True),
+            (rounded_copy(linear), np.float32, True), (rounded_copy(rbf), np.float32, True),
+            (rounded_copy(rbf), np.float32, None)]
+    for kd, dtype, prefetching in runs:
+        st = new_state(kd, diagonal(kd), 1.0, 1e-3, 1)
+        cache = make_cache(X.shape[0], 1.0, dtype)
+        solve_pairs(st, cache, kd, True, True, limits, prefetching)
 
 
 @njit(**HELPER)

@@ -25,9 +25,9 @@ import numpy as np
 from maxmargin._jit import INLINE, njit
 from maxmargin.algorithms._kernel_cache import ColumnCache, get_column
 from maxmargin.algorithms.smo.columns import prefetch
+from maxmargin.algorithms.smo.scans import TAU, update_and_argmax
 from maxmargin.algorithms.smo.shrinking import update_G_bar
 from maxmargin.algorithms.smo.state import UPPER, SolverState, update_alpha_status
-from maxmargin.algorithms.smo.working_set import TAU, argmax_up
 from maxmargin.kernels.qmatrix import QMatrix
 
 __all__ = ["two_variable_update", "update_pair", "take_step"]
@@ -111,8 +111,8 @@ def update_pair(
     ``G_bar`` (module docstring).
 
     ``G`` is updated on the layout's rows by a loop that vectorises; a second pass finds
-    ``m = max_{I_up} -y_t G_t`` and its last argmax for the next working set
-    (:func:`~.working_set.argmax_up`).
+    ``m = max_{I_up} -y_t G_t`` and its last argmax for the next working set (both
+    :func:`~.scans.update_and_argmax`, on the Q-matrix's threads where it has them).
     """
     alpha, G, sc = st.alpha, st.G, st.scalars
     d_i = new_i - alpha[i]
@@ -128,11 +128,7 @@ def update_pair(
     alpha[j] = new_j
     update_alpha_status(st, i)
     update_alpha_status(st, j)
-    L = Q_i.shape[0]
-    Gl, Qi, Qj = G[:L], Q_i[:L], Q_j[:L]
-    for k in range(L):  # vectorised
-        Gl[k] = Gl[k] + Qi[k] * d_i + Qj[k] * d_j
-    g_max, k_max = argmax_up(Gl, st.yT, st.in_up, st.score)
+    g_max, k_max = update_and_argmax(kd, G, Q_i, Q_j, d_i, d_j, st.yT, st.in_up, st.score)
     sc.g_max = g_max
     sc.i_max = st.act[k_max] if k_max >= 0 else -1
     for t, was_upper in ((i, was_upper_i), (j, was_upper_j)):

@@ -11,6 +11,7 @@ policy (:mod:`.precision`) decides which phases to run.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -36,12 +37,12 @@ from maxmargin.certificate import Certificate, certify_svm, decision_values
 from maxmargin.kernels import Kernel
 from maxmargin.kernels.formulas import KIND_LINEAR
 from maxmargin.kernels.qmatrix import (
-    ROUNDED_FEATURES_ERROR,
     QMatrix,
-    has_weighted_sums,
+    rounding_error,
     value_cost,
-    weighted_sums,
+    without_rounded_features,
 )
+from maxmargin.kernels.sums import has_weighted_sums, weighted_sums
 
 __all__ = ["CACHE_DTYPE", "Problem", "Options", "Solver"]
 
@@ -74,7 +75,7 @@ class Options:
     cache_size: float
     exact_finish: bool
     #: k (``smo`` passes 1 for ``n_jobs=None``): the certificate from the Q-matrix's compiled
-    #: blocks (:func:`~maxmargin.kernels.qmatrix.weighted_sums`) and its BLAS calls on k
+    #: blocks (:func:`~maxmargin.kernels.sums.weighted_sums`) and its BLAS calls on k
     #: threads, long kernel columns split over k threads; the loop's BLAS blocks on one thread
     #: either way (``smo``'s ``n_jobs`` says what changes with k)
     threads: int = 1
@@ -103,8 +104,8 @@ class Solver:
         self.hull_eps = HULL_EPS["auto"]
         #: ``precision="auto"``: the float32 rounding floor of ``m - M`` is estimated as this
         #: times ``sqrt(sum alpha^2)`` (:func:`~.loops.alpha_norm`; recalibrated by a
-        #: refinement); columns from rounded features err ``ROUNDED_FEATURES_ERROR`` times more
-        rounded = ROUNDED_FEATURES_ERROR if problem.kd.XT32.shape[0] > 0 else 1.0
+        #: refinement); columns from rounded features err ``rounding_error`` times more
+        rounded = rounding_error(problem.kd) if problem.kd.XT32.shape[0] > 0 else 1.0
         self.floor_coeff = rounded * 2.0**-24 * problem.radius2
         self.last_certified: Certified | None = None
         #: spare flat blocks for the caches' columns, by dtype (a batch's, which its problems
@@ -142,6 +143,9 @@ class Solver:
         st, kd, opt = self.st, self.problem.kd, self.options
         n = st.alpha.shape[0]
         dtype = CACHE_DTYPE[precision]
+        if dtype == np.float64 and kd.XT32.shape[0] > 0:  # float64 columns never read the
+            kd = without_rounded_features(kd)  # rounded features: drop them for good (no
+            self.problem = dataclasses.replace(self.problem, kd=kd)  # driver of their type)
         # a kept cache serves every variable as it is: a driver leaves the layout at all n
         # (solve_pairs ends with reconstruct_gradient; Platt's loop never shrinks)
         if not (keep_cache and self.cache is not None and self.cache.data.dtype == dtype):

@@ -14,17 +14,17 @@ and every rule stops when ``m - M < tol``.
   ``j`` minimises ``-b_it^2 / a_it`` over ``t in I_low`` with ``b_it = m + y_t G_t > 0`` and
   ``a_it = K_ii + K_tt - 2 K_it`` (``TAU`` if ``<= 0``): the largest gain of the pair's step.
 
-Platt's heuristic is in :mod:`.platt`.
+The scans over the layout are in :mod:`.scans`; Platt's heuristic is in :mod:`.platt`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from maxmargin._jit import INLINE, INTERNAL, njit
+from maxmargin._jit import INTERNAL, njit
 from maxmargin.algorithms._kernel_cache import S_LEN, ColumnCache, get_column
-from maxmargin.algorithms.smo.bits import as_float, bits, last_of, ordered, unordered
 from maxmargin.algorithms.smo.columns import prefetch
+from maxmargin.algorithms.smo.scans import TAU, argmax_up, second_order_j, second_order_scan
 from maxmargin.algorithms.smo.state import STALE, SolverState
 from maxmargin.kernels.qmatrix import QMatrix
 
@@ -38,10 +38,6 @@ __all__ = [
     "select_wss2",
     "select_working_set",
 ]
-
-#: LIBSVM's replacement for a non-positive curvature ``a_it`` (or ``eta``).
-TAU = 1e-12
-
 
 @njit(**INTERNAL)
 def extremes(st: SolverState, c: ColumnCache) -> tuple[float, int, float, int]:
@@ -77,58 +73,6 @@ def select_wss1(st: SolverState, c: ColumnCache) -> tuple[int, int, float]:
     return i, j, gap
 
 
-@njit(**INLINE)
-def second_order_j(
-    G: np.ndarray, yT: np.ndarray, QDT: np.ndarray, in_low: np.ndarray, Q_i: np.ndarray,
-    QD_i: float, y_i: float, g_max: float, score: np.ndarray,
-) -> tuple[int, float]:
-    """LIBSVM's second-order choice of ``j`` for a given ``i``: the layout position ``k`` of
-    the last maximum of ``score_t = b_it^2 / a_it`` over the candidates ``t`` (in ``I_low``
-    with ``b_it = m + y_t G_t > 0``; ``a_it = Q_ii + Q_tt - 2 y_i y_t Q_it``, ``TAU`` if not
-    positive; -1 when there are none), and ``m - M = max_t b_it`` over the candidates (0 when
-    there are none: then ``m - M <= 0``).
-
-    The scores (-1 for the others) are written to ``score`` by a loop whose every step is a
-    select, with both maxima taken over the values' bits (non-negative floats order as their
-    bits), so it vectorises, reductions included; a backward search then finds the maximum.
-    """
-    best, gap = bits(-1.0), np.int64(0)
-    for k in range(Q_i.shape[0]):
-        b_it = g_max + yT[k] * G[k]
-        a_it = QD_i + QDT[k] - 2.0 * y_i * yT[k] * Q_i[k]
-        a_it = a_it if a_it > 0.0 else TAU
-        candidate = in_low[k] and b_it > 0.0
-        v = b_it * b_it / a_it if candidate else -1.0
-        score[k] = v
-        best = max(best, bits(v))
-        gap = max(gap, bits(b_it) if candidate else np.int64(0))
-    top = as_float(best)
-    if top < 0.0:
-        return -1, as_float(gap)
-    return last_of(score[: Q_i.shape[0]], top), as_float(gap)
-
-
-@njit(**INLINE)
-def argmax_up(
-    G: np.ndarray, yT: np.ndarray, in_up: np.ndarray, score: np.ndarray,
-) -> tuple[float, int]:
-    """``m = max_{I_up} -y_t G_t`` over the layout's ``len(G)`` positions and the last position
-    that attains it, as LIBSVM's ``-y[t]*G[t] >= Gmax`` scan; ``(-inf, -1)`` if ``I_up`` is empty.
-
-    ``score`` receives ``-y_t G_t`` (``-inf`` outside ``I_up``) by a loop of selects with an
-    integer maximum over :func:`~.bits.ordered` values, which vectorises; the position is then
-    found by a float comparison (``-0.0`` and ``+0.0`` tie there, as in LIBSVM's scan).
-    """
-    L = G.shape[0]
-    up, best = score[:L], ordered(-np.inf)
-    for k in range(L):
-        v = -yT[k] * G[k] if in_up[k] else -np.inf
-        up[k] = v
-        best = max(best, ordered(v))
-    g_max = unordered(best)
-    return g_max, (last_of(up, g_max) if g_max > -np.inf else -1)
-
-
 @njit(inline="always")
 def select_wss2(
     st: SolverState, c: ColumnCache, kd: QMatrix, prefetching: bool | None
@@ -136,7 +80,8 @@ def select_wss2(
     """LIBSVM's second-order working set; ``(-1, -1, gap)`` when ``gap = m - M < tol``.
 
     ``i = argmax_{I_up} -y_t G_t`` comes from the previous pair update when it is fresh; ``j``
-    by :func:`second_order_j`. A missing column ``i`` is offered to
+    by :func:`~.scans.second_order_j` (:func:`~.scans.second_order_scan`: on the Q-matrix's
+    threads where it has them). A missing column ``i`` is offered to
     :func:`~.columns.prefetch` unless ``prefetching`` is None (:func:`~.loops.solve_pairs`).
     """
     i = st.scalars.i_max
@@ -148,8 +93,8 @@ def select_wss2(
         if prefetching is not None and c.slot_of[i] < 0:
             prefetch(st, c, kd, i)
         Q_i = get_column(c, kd, i)
-        k, gap = second_order_j(st.G, st.yT, st.QDT, st.in_low, Q_i, st.QD[i], st.y[i], g_max,
-                                st.score)
+        k, gap = second_order_scan(kd, st.G, st.yT, st.QDT, st.in_low, Q_i, st.QD[i], st.y[i],
+                                   g_max, st.score)
         if k >= 0:
             j = st.act[k]
     if gap < st.tol or j < 0:

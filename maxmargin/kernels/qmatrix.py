@@ -22,11 +22,9 @@ column and every entry, so ``Q_ij = Q_ji`` bit for bit.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
+import math
 from typing import Any, NamedTuple
 
-import numba
 import numpy as np
 from numba import prange
 from numba.core import cgutils, types
@@ -38,7 +36,6 @@ from maxmargin._byref import Ref
 from maxmargin._jit import ENTRY, INTERNAL, njit
 from maxmargin._threads import start_numba_threads
 from maxmargin.kernels.base import Kernel
-from maxmargin.kernels.builtin import _poly_weighted_rows, _rbf_weighted_rows
 from maxmargin.kernels.formulas import (
     KIND_GRAM,
     KIND_LINEAR,
@@ -48,16 +45,14 @@ from maxmargin.kernels.formulas import (
     finish_values,
     kernel_entry,
 )
-from maxmargin.tolerances import CANCEL_RTOL
 
 __all__ = [
     "COMPILED", "GRAM_MAX_BYTES", "EXPENSIVE_FEATURES", "QMatrix", "make_qmatrix", "fill_column",
     "fill_columns", "kernel_value", "diagonal", "quadratic_form", "is_dense", "expensive",
-    "value_cost", "weighted_sums", "has_weighted_sums", "blas_columns",
-    "MAX_BLOCK", "BLOCK_ROWS", "SUM_BLOCK_VALUES", "SUM_CHUNK", "SUM_TILE_ROWS",
-    "SUM_TILE_POINTS", "SUM_FUSED_FEATURES", "SUM_SPLIT_FRACTION", "BLAS_BLOCK", "BLAS_BYTES",
+    "value_cost", "blas_columns", "MAX_BLOCK", "BLOCK_ROWS", "BLAS_BLOCK", "BLAS_BYTES",
     "BLAS_BUFFER_BYTES", "blas_block_rows", "THREAD_WORK", "ROUNDED_KINDS",
-    "ROUNDED_FEATURES_ERROR", "rounded_features", "with_rounded_features",
+    "ROUNDED_FEATURES_ERROR", "rounded_features",
+    "rounding_error", "with_rounded_features", "rounded_copy", "without_rounded_features",
 ]
 
 #: The formulas computed here from the data (any other kernel is read from its Gram matrix).
@@ -69,18 +64,6 @@ EXPENSIVE_FEATURES = 64
 #: :func:`fill_columns` computes at most ``MAX_BLOCK`` columns in one pass, ``BLOCK_ROWS`` rows
 #: at a time (their partial sums, 8 x 256 float64, stay in L1).
 MAX_BLOCK, BLOCK_ROWS = 8, 256
-#: :func:`weighted_sums` evaluates at most this many kernel values at once (a block of rows),
-#: and on several threads chunks of ``SUM_CHUNK`` rows; on narrow data tiles of
-#: ``SUM_TILE_ROWS`` rows and ``SUM_TILE_POINTS`` points (their values and partial sums in L1).
-SUM_BLOCK_VALUES, SUM_CHUNK = 2**20, 64
-SUM_TILE_ROWS, SUM_TILE_POINTS = 4, 256
-#: :func:`weighted_sums` on wide data sums the rows of its points from the upper triangle of
-#: their products only when they are at least this fraction of the rows (below it the triangle
-#: saves less than its separate pass costs).
-SUM_SPLIT_FRACTION = 0.2
-#: :func:`weighted_sums` fuses products and kernel values on data of fewer features than this
-#: (BLAS products are no faster there, and the passes need no BLAS threads).
-SUM_FUSED_FEATURES = 32
 #: A column of dense data goes to several threads (a Q-matrix built for them) when its
 #: positions times ``d + 32`` (its products and its kernel formula) reach this.
 THREAD_WORK = 2**17
@@ -91,18 +74,21 @@ THREAD_WORK = 2**17
 #: more columns a product, the fewer passes over the features). The product's buffer takes at
 #: most ``BLAS_BUFFER_BYTES``: fewer columns a product above 65,536 points.
 BLAS_BLOCK, BLAS_BYTES, BLAS_BUFFER_BYTES = 64, 8 * 2**20, 32 * 2**20
-#: Wide dense data of the linear kernel (the same sizes as the BLAS products, built with
-#: ``blocks=True``) may keep ``XT32``, its features rounded to float32
-#: (:func:`with_rounded_features`): the columns of a float32 cache are then computed from it
-#: (products exact in float64 and summed in feature order, as from ``XT``), reading half the
-#: bytes. A column of such data is a pass over every feature of the layout, beyond the
-#: processor's caches, so it takes about half the time; its values are the exact kernel of the
-#: rounded features, within about ``2^-23 |x_i| |x_j|`` of ``K_ij`` (the float32 cache's own
-#: rounding is ``2^-24 |K_ij|``; see :data:`ROUNDED_FEATURES_ERROR`).
-ROUNDED_KINDS = (KIND_LINEAR,)
-#: The error of a column from ``XT32``, in units of ``2^-24 max_t K_tt``: the features' rounding
-#: (twice) plus the cache's, a worst case (measured gradient errors were 1.2-2.2 times the
-#: float32 cache's own).
+#: A float32 cache's columns may come from ``XT32``, the features rounded to float32
+#: (:func:`with_rounded_features`): products exact in float64 and summed in feature order, as
+#: from ``XT``, reading half the bytes, so a column that streams its features from beyond the
+#: processor's caches takes about half the time. Kept for wide dense data of the linear kernel
+#: (the sizes of the BLAS products, ``blocks=True``), whose values are within about
+#: ``2^-23 |x_i| |x_j|`` of ``K_ij`` (see :data:`ROUNDED_FEATURES_ERROR`), and for dense rbf
+#: data, whose columns are then the exact kernel of the rounded (centred) points, squared norms
+#: ``sqT32`` included: within ``2^-22 sqrt(gamma / 2e) R`` of ``K_ij``, ``R = max_t |x_t|``
+#: (:func:`rounding_error`; the float32 cache's own rounding is ``2^-24 |K_ij|``), where their
+#: error stays about the cache's own.
+ROUNDED_KINDS = (KIND_LINEAR, KIND_RBF)
+#: The error of a linear kernel's column from ``XT32``, in units of ``2^-24 max_t K_tt``: the
+#: features' rounding (twice) plus the cache's, a worst case (measured gradient errors were
+#: 1.2-2.2 times the float32 cache's own); rbf data keep ``XT32`` while their
+#: :func:`rounding_error` is at most this.
 ROUNDED_FEATURES_ERROR = 3.0
 
 
@@ -120,6 +106,8 @@ class QMatrix(NamedTuple):
     #                   rounded_features)
     sq: np.ndarray  # (n,) squared norms x_i . x_i in feature order (K_ii for a Gram matrix)
     sqT: np.ndarray  # (n,) the same in layout order
+    sqT32: np.ndarray  # (n,) rbf with XT32: the squared norms of its columns (summed as sqT),
+    #                    else (0,)
     indptr: np.ndarray  # (n + 1,) int64 CSR rows (sparse data)
     indices: np.ndarray  # (nnz,) int64, sorted within each row
     values: np.ndarray  # (nnz,) float64
@@ -154,7 +142,7 @@ def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray, blocks: bool = False,
         "pos": np.arange(n, dtype=np.int64), "dots": np.empty(n),
         "bits": np.empty(n, dtype=np.int64), "X": none2, "XT": np.zeros((0, n)),
         "indptr": ints, "indices": ints, "values": np.zeros(0), "G": none2,
-        "panel": none2, "block": none2, "XT32": none2,
+        "panel": none2, "block": none2, "XT32": none2, "sqT32": np.zeros(0),
         "pool": np.zeros((threads, 2), dtype=np.int64) if threads > 1 else ints,
     }
     if threads > 1:  # start Numba's thread pool: compiled code loaded from the cache calls it
@@ -196,14 +184,55 @@ def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray, blocks: bool = False,
                    coef0=float(coef0), degree=int(degree), **parts)
 
 
+def rounding_error(qm: QMatrix) -> float:
+    """The error of a float32 column from the rounded features ``XT32`` in units of ``2^-24
+    max_t K_tt``, the cache's own rounding included, as the precision policy's floor counts
+    it: :data:`ROUNDED_FEATURES_ERROR` for the linear kernel; for rbf ``1 + sqrt(8 / e)
+    sqrt(gamma R^2 / d)``, ``R^2 = max_t sqT_t``. Each feature off by ``2^-24`` of itself moves
+    ``D = |x_i - x_j|^2`` by at most ``2^-22 R sqrt(D)`` (and ``gamma e^(-gamma D) sqrt(D) <=
+    sqrt(gamma / 2e)``), but only along ``x_i - x_j``: independent roundings of ``d`` features
+    put about ``1 / sqrt(d)`` of that worst case there (measured gradient errors: the float32
+    cache's own, within 10 %)."""
+    if qm.kind != KIND_RBF:
+        return ROUNDED_FEATURES_ERROR
+    d = max(qm.XT.shape[0], 1)
+    r2 = float(np.max(qm.sqT)) if qm.sqT.size else 0.0
+    return 1.0 + math.sqrt(8.0 / math.e) * math.sqrt(qm.gamma * r2 / d)
+
+
 def with_rounded_features(qm: QMatrix) -> QMatrix:
-    """``qm`` keeping ``XT32``, its features rounded to float32, where they apply: a kernel of
-    :data:`ROUNDED_KINDS` on wide dense data with the BLAS buffers (``blocks=True``); else
-    ``qm`` itself. The caller decides whether a float32 cache will need them (SMO: when one
-    runs and cannot hold every column; then the BLAS blocks are not used for its columns)."""
-    if qm.kind not in ROUNDED_KINDS or qm.block.shape[0] == 0:
+    """``qm`` keeping its features rounded to float32 (:func:`rounded_copy`) where they apply
+    (see :data:`ROUNDED_KINDS`): the linear kernel on wide dense data with the BLAS buffers
+    (``blocks=True``); the rbf kernel on dense data whose :func:`rounding_error` is at most
+    :data:`ROUNDED_FEATURES_ERROR`; else ``qm`` itself. The caller decides whether a float32
+    cache will need them (SMO: when one runs and cannot hold every column; then the BLAS blocks
+    are not used for its columns)."""
+    linear = qm.kind == KIND_LINEAR and qm.block.shape[0] > 0
+    rbf = (qm.kind == KIND_RBF and qm.XT.shape[0] > 0  # XT has rows for dense data only
+           and rounding_error(qm) <= ROUNDED_FEATURES_ERROR)
+    return rounded_copy(qm) if linear or rbf else qm
+
+
+def rounded_copy(qm: QMatrix) -> QMatrix:
+    """``qm`` with ``XT32``, its dense features ``XT`` rounded to float32, and for rbf
+    ``sqT32``, their squared norms (exact products summed in feature order, as every
+    column's)."""
+    XT32 = qm.XT.astype(np.float32)
+    if qm.kind != KIND_RBF:
+        return qm._replace(XT32=XT32)
+    sq = np.zeros(XT32.shape[1])
+    for row in XT32:
+        sq += np.square(row, dtype=np.float64)
+    return qm._replace(XT32=XT32, sqT32=sq)
+
+
+def without_rounded_features(qm: QMatrix) -> QMatrix:
+    """``qm`` without ``XT32`` and ``sqT32`` (the same arrays otherwise, so the layout stays
+    shared): the type of a Q-matrix that never kept them, for float64 columns, which never
+    read them (compiled code for it need not be compiled again)."""
+    if qm.XT32.shape[0] == 0:
         return qm
-    return qm._replace(XT32=qm.XT.astype(np.float32))
+    return qm._replace(XT32=np.zeros((0, 0)), sqT32=np.zeros(0))
 
 
 def blas_block_rows(n: int) -> int:
@@ -300,12 +329,14 @@ def _sparse_dot(qm: QMatrix, a: int, b: int) -> float:
 
 
 @njit(**INTERNAL)
-def _layout_dots(qm: QMatrix, XT: np.ndarray, i: int, lo: int, hi: int, out: np.ndarray) -> None:
+def _layout_dots(qm: QMatrix, XT: np.ndarray, sqT: np.ndarray, i: int, lo: int, hi: int,
+                 out: np.ndarray) -> None:
     """``out[k - lo]`` for the layout positions ``lo <= k < hi`` (``t = order[k]``):
-    ``x_t . x_i`` (``||x_t - x_i||^2`` for rbf, clamped at 0), or ``K_ti`` itself from a stored
-    Gram matrix.
+    ``x_t . x_i`` (``||x_t - x_i||^2`` for rbf from the squared norms ``sqT``, clamped at 0),
+    or ``K_ti`` itself from a stored Gram matrix.
 
-    Dense data: over the features ``XT`` (``qm.XT``, or ``qm.XT32`` for :func:`rounded_features`)
+    Dense data: over the features ``XT`` with their norms ``sqT`` (``qm.XT``, ``qm.sqT``, or
+    ``qm.XT32``, ``qm.sqT32`` for :func:`rounded_features`)
     with unit stride, in float64 whatever their dtype (a product of two float32 values is
     exact), eight features a pass over blocks of 512 rows (kept in L1), summed in feature order
     for every column (so ``Q_ij = Q_ji`` bit for bit; each entry the same whatever range it is
@@ -354,8 +385,7 @@ def _layout_dots(qm: QMatrix, XT: np.ndarray, i: int, lo: int, hi: int, out: np.
                 for k in range(m):
                     dots[k] += row[k] * xf
     if qm.kind == KIND_RBF:
-        sq_i = qm.sq[i]
-        sqT = qm.sqT
+        sq_i = sqT[qm.pos[i]]
         for k in range(lo, hi):
             out[k - lo] = max(sqT[k] + sq_i - 2.0 * out[k - lo], 0.0)
 
@@ -385,10 +415,10 @@ def _column_range(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray, dots: 
     """:func:`fill_column` on the positions ``lo <= k < hi`` with the scratch ``dots``, ``bits``
     (``hi - lo`` long)."""
     m = hi - lo
-    if rounded_features(qm, out):  # a linear kernel: the inner products are its values
-        _layout_dots(qm, qm.XT32, i, lo, hi, dots)
+    if rounded_features(qm, out):
+        _layout_dots(qm, qm.XT32, qm.sqT32, i, lo, hi, dots)
     else:
-        _layout_dots(qm, qm.XT, i, lo, hi, dots)
+        _layout_dots(qm, qm.XT, qm.sqT, i, lo, hi, dots)
     finish_values(qm.kind, qm.gamma, qm.coef0, qm.degree, dots, bits)
     o, yT = out[lo:hi], qm.yT[lo:hi]
     y_i = qm.y[i]
@@ -444,10 +474,10 @@ def _serial_column(rounded: bool):  # noqa: ANN202
     def column_range_serial(qm, i, lo, hi, out):  # noqa: ANN001, ANN202
         m = hi - lo
         dots = qm.dots[:m]
-        if rounded:  # a linear kernel: the inner products are its values
-            _layout_dots(qm, qm.XT32, i, lo, hi, dots)
+        if rounded:
+            _layout_dots(qm, qm.XT32, qm.sqT32, i, lo, hi, dots)
         else:
-            _layout_dots(qm, qm.XT, i, lo, hi, dots)
+            _layout_dots(qm, qm.XT, qm.sqT, i, lo, hi, dots)
         finish_values(qm.kind, qm.gamma, qm.coef0, qm.degree, dots, qm.bits[:m])
         o, yT = out[lo:hi], qm.yT[lo:hi]
         y_i = qm.y[i]
@@ -491,18 +521,19 @@ def _columns_in_one_pass_by_type(qm, cols, nb, L, data, offsets, acc):  # noqa: 
     features compile the pass over ``XT32`` (:func:`_keeps_rounded`)."""
     if not _keeps_rounded(qm, data):
         def float64_columns(qm, cols, nb, L, data, offsets, acc):  # noqa: ANN001, ANN202
-            _pass_columns(qm, qm.XT, cols, nb, L, data, offsets, acc)
+            _pass_columns(qm, qm.XT, qm.sqT, cols, nb, L, data, offsets, acc)
         return float64_columns
 
     def float32_columns(qm, cols, nb, L, data, offsets, acc):  # noqa: ANN001, ANN202
-        _pass_columns(qm, qm.XT32, cols, nb, L, data, offsets, acc)
+        _pass_columns(qm, qm.XT32, qm.sqT32, cols, nb, L, data, offsets, acc)
     return float32_columns
 
 
 @njit(**INTERNAL)
-def _pass_columns(qm: QMatrix, XT: np.ndarray, cols: np.ndarray, nb: int, L: int,
-                  data: np.ndarray, offsets: np.ndarray, acc: np.ndarray) -> None:
-    """:func:`fill_columns` in one pass over the features ``XT`` (``qm.XT`` or ``qm.XT32``):
+def _pass_columns(qm: QMatrix, XT: np.ndarray, sqT: np.ndarray, cols: np.ndarray, nb: int,
+                  L: int, data: np.ndarray, offsets: np.ndarray, acc: np.ndarray) -> None:
+    """:func:`fill_columns` in one pass over the features ``XT`` with their norms ``sqT``
+    (``qm.XT``, ``qm.sqT`` or ``qm.XT32``, ``qm.sqT32``):
     each block of ``BLOCK_ROWS`` rows of every feature read once for all ``nb`` columns,
     ``acc`` their partial sums, summed in feature order as :func:`_layout_dots`."""
     d, pos = XT.shape[0], qm.pos
@@ -531,12 +562,12 @@ def _pass_columns(qm: QMatrix, XT: np.ndarray, cols: np.ndarray, nb: int, L: int
                 a = acc[b]
                 for k in range(m):
                     a[k] += row[k] * xf
-        sqb, yb = qm.sqT[b0:b1], qm.yT[b0:b1]
+        sqb, yb = sqT[b0:b1], qm.yT[b0:b1]
         for b in range(nb):
             i = cols[b]
             a = acc[b][:m]
             if qm.kind == KIND_RBF:
-                sq_i = qm.sq[i]
+                sq_i = sqT[pos[i]]
                 for k in range(m):
                     a[k] = max(sqb[k] + sq_i - 2.0 * a[k], 0.0)
             finish_values(qm.kind, qm.gamma, qm.coef0, qm.degree, a, qm.bits[:m])
@@ -679,251 +710,3 @@ def quadratic_form(qm: QMatrix, idx: np.ndarray, v: np.ndarray) -> float:
             s += v[c] * kernel_value(qm, idx[g], idx[c])
         total += v[g] * (2.0 * s - v[g] * kernel_value(qm, idx[g], idx[g]))
     return total
-
-
-def has_weighted_sums(qm: QMatrix) -> bool:
-    """Whether :func:`weighted_sums` takes this Q-matrix: dense data, rbf/poly/sigmoid."""
-    return qm.X.shape[0] > 0 and qm.kind in (KIND_RBF, KIND_POLY, KIND_SIGMOID)
-
-
-def weighted_sums(qm: QMatrix, idx: np.ndarray, coef: np.ndarray,
-                  threads: int = 1) -> np.ndarray:
-    """``g_t = sum_k coef_k K(x_t, x_{idx_k})`` for every point ``t`` (original order), in
-    float64, from the Q-matrix's dense data (:func:`has_weighted_sums`; rbf data are centred
-    already and their squared norms known).
-
-    Narrow data (``d < SUM_FUSED_FEATURES``): one compiled pass over tiles of rows and points
-    (:func:`_fused_rows`; rbf distances summed from the differences), no product matrix in
-    memory. Wide data: blocks of rows of the products ``X S^T`` (``S = X[idx]``) by BLAS, then
-    one compiled pass per row (:func:`_weighted_rows`); when the points ``idx`` are distinct and
-    at least ``SUM_SPLIT_FRACTION`` of the rows, their own rows from the upper triangle of ``S
-    S^T`` only (:func:`_symmetric_sums`).
-
-    ``threads > 1``: the rows run on that many threads, in chunks of ``SUM_CHUNK`` rows fixed
-    by the data (each row summed by one thread, in one order): the same values for every
-    thread count, except that wide data's BLAS products run on the caller's BLAS threads,
-    whose count can change their last bits. Values are not checked finite here."""
-    X, sq = qm.X, qm.sq
-    n, m = X.shape[0], idx.shape[0]
-    out = np.zeros(n)
-    if m == 0:
-        return out
-    params = (qm.kind, qm.gamma, qm.coef0, qm.degree)
-    coef = np.ascontiguousarray(coef, dtype=np.float64)
-    if X.shape[1] < SUM_FUSED_FEATURES:
-        ST = np.ascontiguousarray(X[idx].T)
-        if threads > 1 and n > SUM_CHUNK:
-            with _numba_threads(threads):
-                _fused_rows_parallel(*params, X, ST, coef, out)
-        else:
-            _fused_rows(*params, X, ST, coef, np.int64(0), np.int64(n), out)
-        return out
-    S = X[idx]
-    s2 = sq[idx]
-    inside = np.zeros(n, dtype=bool)
-    if SUM_SPLIT_FRACTION * n <= m:  # enough points for the triangle to pay
-        inside[idx] = True
-    if np.count_nonzero(inside) < m:  # few points, or repeated ones: every row against all
-        _product_rows(params, X, sq, S, s2, coef, out, threads)
-        return out
-    rest = np.flatnonzero(~inside)
-    part = np.zeros(rest.shape[0])
-    _product_rows(params, X[rest], sq[rest], S, s2, coef, part, threads)
-    out[rest] = part
-    out[idx] = _symmetric_sums(params, S, s2, coef)
-    return out
-
-
-def _product_rows(params: tuple, A: np.ndarray, a2: np.ndarray, S: np.ndarray, s2: np.ndarray,
-                  coef: np.ndarray, out: np.ndarray, threads: int) -> None:
-    """``out[i] = sum_k coef_k K(a_i, s_k)``: blocks of rows of ``A S^T`` by BLAS, then
-    :func:`_weighted_rows` (on ``threads`` threads, chunks of ``SUM_CHUNK`` rows)."""
-    rows = max(1, SUM_BLOCK_VALUES // S.shape[0])
-    for b0 in range(0, A.shape[0], rows):
-        b1 = min(A.shape[0], b0 + rows)
-        D = A[b0:b1] @ S.T
-        if threads > 1 and b1 - b0 > SUM_CHUNK:
-            with _numba_threads(threads):
-                _weighted_rows_parallel(*params, D, A[b0:b1], S, a2[b0:b1], s2, coef,
-                                        out[b0:b1])
-        else:
-            _weighted_rows(*params, D, A[b0:b1], S, a2[b0:b1], s2, coef, out[b0:b1])
-
-
-def _symmetric_sums(params: tuple, S: np.ndarray, s2: np.ndarray,
-                    coef: np.ndarray) -> np.ndarray:
-    """``g_j = sum_k coef_k K(s_j, s_k)`` for the points themselves, from the upper triangle
-    only (half the products): blocks of rows ``S[j0:j1] S[j0:]^T`` by BLAS, then
-    :func:`_triangle_rows` (each value ``K_jk``, ``k >= j``, computed once and added to both
-    sums, in an order fixed by the data)."""
-    m = S.shape[0]
-    rows_sum, cols_sum = np.zeros(m), np.zeros(m)
-    rows = max(1, SUM_BLOCK_VALUES // m)
-    for j0 in range(0, m, rows):
-        j1 = min(m, j0 + rows)
-        D = S[j0:j1] @ S[j0:].T
-        _triangle_rows(*params, D, S[j0:j1], S[j0:], s2[j0:j1], s2[j0:], coef[j0:j1],
-                       coef[j0:], rows_sum[j0:j1], cols_sum[j0:])
-    return rows_sum + cols_sum
-
-
-@contextlib.contextmanager
-def _numba_threads(threads: int) -> Iterator[None]:
-    """Numba's parallel loops on ``threads`` threads (at most its pool's) inside the block."""
-    previous = start_numba_threads()
-    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(previous)
-
-
-@njit(no_cfunc_wrapper=True)
-def _fused_rows(kind: int, gamma: float, coef0: float, degree: int, X: np.ndarray,
-                ST: np.ndarray, coef: np.ndarray, r0: int, r1: int, out: np.ndarray) -> None:
-    """``out[t] = sum_k coef_k K(x_t, s_k)`` for the rows ``r0 <= t < r1`` of ``X``, the points
-    ``s_k`` being the columns of ``ST`` (``d x m``), tile by tile: ``SUM_TILE_ROWS`` rows
-    against ``SUM_TILE_POINTS`` points, their inner products (rbf: ``||x_t - s_k||^2`` summed
-    from the differences, exact of cancellation) four features a pass into ``acc`` (L1),
-    :func:`~maxmargin.kernels.formulas.finish_values`, then ``coef_k K_tk`` added into ``part``
-    by position in the tile; a row's sum is its ``part`` summed in order. One order for each
-    row whatever rows the call holds."""
-    d, m = ST.shape
-    R, P = SUM_TILE_ROWS, SUM_TILE_POINTS
-    acc = np.empty((R, P))
-    part = np.empty((R, P))
-    bits = np.empty(P, dtype=np.int64)
-    rbf = kind == KIND_RBF
-    for t0 in range(r0, r1, R):
-        nr = min(r1, t0 + R) - t0
-        for r in range(nr):
-            part[r, :] = 0.0
-        for c0 in range(0, m, P):
-            w = min(m, c0 + P) - c0
-            for r in range(nr):
-                acc[r, :w] = 0.0
-            f = 0
-            while f + 4 <= d:  # each tile of ST read once for the rows, from L1
-                s0, s1 = ST[f, c0 : c0 + w], ST[f + 1, c0 : c0 + w]
-                s2, s3 = ST[f + 2, c0 : c0 + w], ST[f + 3, c0 : c0 + w]
-                for r in range(nr):
-                    a, x = acc[r, :w], X[t0 + r]
-                    x0, x1, x2, x3 = x[f], x[f + 1], x[f + 2], x[f + 3]
-                    if rbf:
-                        for k in range(w):
-                            e0, e1, e2, e3 = s0[k] - x0, s1[k] - x1, s2[k] - x2, s3[k] - x3
-                            a[k] = a[k] + e0 * e0 + e1 * e1 + e2 * e2 + e3 * e3
-                    else:
-                        for k in range(w):
-                            a[k] = a[k] + s0[k] * x0 + s1[k] * x1 + s2[k] * x2 + s3[k] * x3
-                f += 4
-            for rest in range(f, d):
-                s0 = ST[rest, c0 : c0 + w]
-                for r in range(nr):
-                    a, xf = acc[r, :w], X[t0 + r, rest]
-                    if rbf:
-                        for k in range(w):
-                            e0 = s0[k] - xf
-                            a[k] += e0 * e0
-                    else:
-                        for k in range(w):
-                            a[k] += s0[k] * xf
-            c = coef[c0 : c0 + w]
-            for r in range(nr):
-                a, p = acc[r, :w], part[r, :w]
-                finish_values(kind, gamma, coef0, degree, a, bits[:w])
-                for k in range(w):
-                    p[k] += c[k] * a[k]
-        for r in range(nr):
-            s = 0.0
-            for k in range(min(m, P)):
-                s += part[r, k]
-            out[t0 + r] = s
-
-
-@njit(parallel=True, no_cfunc_wrapper=True)
-def _fused_rows_parallel(kind: int, gamma: float, coef0: float, degree: int, X: np.ndarray,
-                         ST: np.ndarray, coef: np.ndarray, out: np.ndarray) -> None:
-    """:func:`_fused_rows` on chunks of ``SUM_CHUNK`` rows in parallel."""
-    n = X.shape[0]
-    for c in prange((n + SUM_CHUNK - 1) // SUM_CHUNK):
-        c0 = c * SUM_CHUNK
-        _fused_rows(kind, gamma, coef0, degree, X, ST, coef, c0, min(n, c0 + SUM_CHUNK), out)
-
-
-@njit
-def _weighted_rows(kind: int, gamma: float, coef0: float, degree: int, D: np.ndarray,
-                   A: np.ndarray, S: np.ndarray, a2: np.ndarray, s2: np.ndarray,
-                   coef: np.ndarray, out: np.ndarray) -> None:
-    """``out[i] = sum_k coef_k K_ik`` from the products ``D = A S^T``: rbf by
-    :func:`~maxmargin.kernels.builtin._rbf_weighted_rows` (distances with the kernel objects'
-    cancellation fix), poly by :func:`~maxmargin.kernels.builtin._poly_weighted_rows`, sigmoid
-    through :func:`~maxmargin.kernels.formulas.finish_values`; each row summed in order."""
-    if kind == KIND_RBF:
-        _rbf_weighted_rows(D, A, S, a2, s2, gamma, coef, out)
-    elif kind == KIND_POLY:
-        _poly_weighted_rows(D, gamma, coef0, degree, coef, out)
-    else:
-        m = D.shape[1]
-        values = np.empty(m)
-        bits = np.empty(m, dtype=np.int64)
-        for i in range(D.shape[0]):
-            for k in range(m):
-                values[k] = D[i, k]
-            finish_values(kind, gamma, coef0, degree, values, bits)
-            total = 0.0
-            for k in range(m):
-                total += coef[k] * values[k]
-            out[i] = total
-
-
-@njit(no_cfunc_wrapper=True)
-def _triangle_rows(kind: int, gamma: float, coef0: float, degree: int, D: np.ndarray,
-                   A: np.ndarray, B: np.ndarray, a2: np.ndarray, b2: np.ndarray,
-                   ca: np.ndarray, cb: np.ndarray, rows_sum: np.ndarray,
-                   cols_sum: np.ndarray) -> None:
-    """For the rows ``r`` of ``D = A B^T`` whose points are ``B``'s first ones (``a_r = b_r``):
-    the kernel values ``K_rk``, ``k >= r``, as :func:`_weighted_rows` computes them (rbf
-    distances with the cancellation fix), then ``rows_sum[r] += sum_{k >= r} cb_k K_rk`` and
-    ``cols_sum[k] += ca_r K_rk`` for ``k > r``, row after row."""
-    w = D.shape[1]
-    d2 = np.empty(w)
-    bits = np.empty(w, dtype=np.int64)
-    for r in range(D.shape[0]):
-        m = w - r
-        v = d2[:m]
-        row = D[r, r:]
-        if kind == KIND_RBF:
-            a2_r = a2[r]
-            for k in range(m):
-                t = a2_r + b2[r + k] - 2.0 * row[k]
-                if t < CANCEL_RTOL * (a2_r + b2[r + k]):  # near duplicates: from differences
-                    t = 0.0
-                    for f in range(A.shape[1]):
-                        e = A[r, f] - B[r + k, f]
-                        t += e * e
-                v[k] = max(t, 0.0)
-        else:
-            for k in range(m):
-                v[k] = row[k]
-        finish_values(kind, gamma, coef0, degree, v, bits[:m])
-        s = 0.0
-        for k in range(m):
-            s += cb[r + k] * v[k]
-        rows_sum[r] += s
-        c_r = ca[r]
-        for k in range(1, m):
-            cols_sum[r + k] += c_r * v[k]
-
-
-@njit(parallel=True)
-def _weighted_rows_parallel(kind: int, gamma: float, coef0: float, degree: int, D: np.ndarray,
-                            A: np.ndarray, S: np.ndarray, a2: np.ndarray, s2: np.ndarray,
-                            coef: np.ndarray, out: np.ndarray) -> None:
-    """:func:`_weighted_rows` on chunks of ``SUM_CHUNK`` rows in parallel."""
-    n = D.shape[0]
-    for c in prange((n + SUM_CHUNK - 1) // SUM_CHUNK):
-        c0 = c * SUM_CHUNK
-        c1 = min(n, c0 + SUM_CHUNK)
-        _weighted_rows(kind, gamma, coef0, degree, D[c0:c1], A[c0:c1], S, a2[c0:c1], s2, coef,
-                       out[c0:c1])
