@@ -198,6 +198,7 @@ def test_wide_sums_from_the_triangle(kind, points) -> None:
 
 _update_and_argmax = njit(lambda kd, G, Q_i, Q_j, d_i, d_j, yT, in_up, score:
                           scans.update_and_argmax(kd, G, Q_i, Q_j, d_i, d_j, yT, in_up, score))
+_add_column = njit(lambda kd, G_bar, act, Q_t, coef: scans.add_column(kd, G_bar, act, Q_t, coef))
 _second_order_scan = njit(lambda kd, G, yT, QDT, in_low, Q_i, QD_i, y_i, g_max, score:
                           scans.second_order_scan(kd, G, yT, QDT, in_low, Q_i, QD_i, y_i, g_max,
                                                   score))
@@ -209,8 +210,9 @@ _second_order_scan = njit(lambda kd, G, yT, QDT, in_low, Q_i, QD_i, y_i, g_max, 
 def test_threaded_scans_are_the_one_thread_scans(seed, threads, extra, ties, empty) -> None:
     """On a long layout (``PARALLEL_SCAN`` positions or more) the scans of a Q-matrix with
     threads are the one-thread scans bit for bit: the updated ``G``, ``m`` and its last
-    position (ties and ``-0.0``/``+0.0`` included), the second-order choice and ``m - M``; and
-    both are NumPy's last maximum."""
+    position (ties and ``-0.0``/``+0.0`` included), the second-order choice and ``m - M``, and
+    ``G_bar`` after a column is added through the layout's permutation; and both are NumPy's
+    (the last maximum, the permuted sum)."""
     rng = np.random.default_rng(seed)
     L = scans.PARALLEL_SCAN + extra
     n = L + int(rng.integers(0, 50))  # G and the masks may be longer than the layout
@@ -227,15 +229,21 @@ def test_threaded_scans_are_the_one_thread_scans(seed, threads, extra, ties, emp
     one = qmx.make_qmatrix(make_kernel("linear"), Xs, ys)
     many = qmx.make_qmatrix(make_kernel("linear"), Xs, ys, threads=threads)
     d_i, d_j = (0.0, -0.0) if ties else (rng.normal(), rng.normal())
+    act = rng.permutation(n)
+    G_bar = rng.normal(size=n)
     got = []
     for kd in (one, many):
-        g, score = G.copy(), np.full(n, np.nan)
+        g, score, g_bar = G.copy(), np.full(n, np.nan), G_bar.copy()
         m, k = _update_and_argmax(kd, g, Q_i, Q_j, d_i, d_j, yT, in_up, score)
         j, gap = _second_order_scan(kd, g, yT, QDT, in_low, Q_i, 1.0, yT[0], max(m, 0.0),
                                     score)
-        got.append((g.tobytes(), m, k, j, gap))
+        _add_column(kd, g_bar, act, Q_i, d_i)
+        got.append((g.tobytes(), m, k, j, gap, g_bar.tobytes()))
     assert got[0] == got[1]
-    _, m, k, j, gap = got[0]
+    expected = G_bar.copy()
+    expected[act[:L]] += d_i * Q_i.astype(np.float64)
+    assert got[0][5] == expected.tobytes()
+    _, m, k, j, gap, _ = got[0]
     Gl = G[:L] + Q_i.astype(np.float64) * d_i + Q_j[:L].astype(np.float64) * d_j
     up = np.where(in_up[:L], -yT[:L] * Gl, -np.inf)
     if empty == "up":
@@ -243,3 +251,18 @@ def test_threaded_scans_are_the_one_thread_scans(seed, threads, extra, ties, emp
     else:
         assert m == up.max() and k == L - 1 - int(np.argmax(up[::-1] == m))
     assert (j == -1) == (empty == "low" or gap == 0.0)
+
+
+def test_n_jobs_on_a_long_layout_gives_the_one_thread_bits() -> None:
+    """``smo(n_jobs=2)`` on a layout longer than ``PARALLEL_SCAN`` (its scans and ``G_bar``
+    updates on two threads, its columns from rounded features) is ``smo(n_jobs=1)`` bit for
+    bit, certified, with variables reaching their upper bound."""
+    rng = np.random.default_rng(11)
+    n, d = scans.PARALLEL_SCAN + 1500, 4
+    X = rng.normal(size=(n, d))
+    y = np.where(X[:, 0] + X[:, 1] * X[:, 2] + 0.8 * rng.normal(size=n) > 0, 1.0, -1.0)
+    kw = {"C": 1.0, "kernel": "rbf", "gamma": 0.25, "cache_size": 20.0}
+    one, two = smo(X, y, n_jobs=1, **kw), smo(X, y, n_jobs=2, **kw)
+    assert _same(one, two)
+    assert one.status == "optimal" and one.certificate.kkt_violation < 1e-3
+    assert np.count_nonzero(one.alpha >= 1.0) > 1000

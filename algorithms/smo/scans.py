@@ -4,15 +4,17 @@ the Q-matrix's threads.
 * :func:`second_order_j`: the gains ``b_it^2 / a_it`` of ``"wss2"`` and their last maximum;
 * :func:`argmax_up`: ``m = max_{I_up} -y_t G_t`` and its last position;
 * :func:`update_and_argmax`: the gradient update ``G += Q_:i d_i + Q_:j d_j``, then
-  :func:`argmax_up`.
+  :func:`argmax_up`;
+* :func:`add_column`: ``G_bar[act[k]] += coef Q_t[k]`` over the layout (a variable reached or
+  left its upper bound).
 
 A Q-matrix built for several threads (``make_qmatrix(threads=k)``, its ``pool`` 2-D) runs the
 scans of a long layout (``PARALLEL_SCAN`` positions or more) on its threads
-(:func:`second_order_scan`, :func:`update_and_argmax`): each thread scans whole blocks of 512
-positions and reports its block's maximum and last position, and the maxima are merged in
-order. The result is bit for bit the one-thread scan's (the same entries of ``G``, the same
-maxima, the same last positions), so ``n_jobs`` changes no answer. Other Q-matrices compile no
-parallel code (the choice is made on the Q-matrix's type).
+(:func:`second_order_scan`, :func:`update_and_argmax`, :func:`add_column`): each thread scans
+whole blocks of 512 positions and reports its block's maximum and last position, and the maxima
+are merged in order. The result is bit for bit the one-thread scan's (the same entries of ``G``
+and ``G_bar``, the same maxima, the same last positions), so ``n_jobs`` changes no answer.
+Other Q-matrices compile no parallel code (the choice is made on the Q-matrix's type).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ __all__ = [
     "argmax_up",
     "second_order_scan",
     "update_and_argmax",
+    "add_column",
 ]
 
 #: LIBSVM's replacement for a non-positive curvature ``a_it`` (or ``eta``).
@@ -241,4 +244,46 @@ def _update_and_argmax_by_type(kd, G, Q_i, Q_j, d_i, d_j, yT, in_up, score):  # 
             return argmax_up(G[:L], yT, in_up, score)
         _update_parts(kd.pool, G[:L], Q_i, Q_j[:L], d_i, d_j, yT, in_up, score)
         return _merged_argmax(kd.pool)
+    return threads
+
+
+@njit(**INTERNAL)
+def _add_range(G_bar: np.ndarray, act: np.ndarray, Q_t: np.ndarray, coef: float) -> None:
+    """``G_bar[act[k]] += coef Q_t[k]`` for every ``k`` of ``Q_t`` (``act`` a permutation: each
+    entry of ``G_bar`` once)."""
+    for k in range(Q_t.shape[0]):
+        G_bar[act[k]] += coef * Q_t[k]
+
+
+@njit(parallel=True, no_cfunc_wrapper=True)
+def _add_parts(pool: np.ndarray, G_bar: np.ndarray, act: np.ndarray, Q_t: np.ndarray,
+               coef: float) -> None:
+    """:func:`_add_range` on ``len(pool)`` ranges of ``Q_t``'s positions at once (distinct
+    entries of ``G_bar``: ``act`` is a permutation)."""
+    L = Q_t.shape[0]
+    for p in prange(pool.shape[0]):
+        a, b = _part(p, pool.shape[0], L)
+        _add_range(G_bar, act[a:b], Q_t[a:b], coef)
+
+
+def add_column(kd, G_bar, act, Q_t, coef):  # noqa: ANN001, ANN201
+    """``G_bar[act[k]] += coef Q_t[k]`` over ``len(Q_t)`` positions; on the Q-matrix ``kd``'s
+    threads where it has several and the layout is long (module docstring). Compiled callers
+    only."""
+
+
+@overload(add_column, jit_options=INTERNAL)
+def _add_column_by_type(kd, G_bar, act, Q_t, coef):  # noqa: ANN001, ANN202
+    """The code for the Q-matrix's type: a Q-matrix without threads compiles the loop alone."""
+    if not _threaded(kd):
+        def one_thread(kd, G_bar, act, Q_t, coef):  # noqa: ANN001, ANN202
+            for k in range(Q_t.shape[0]):
+                G_bar[act[k]] += coef * Q_t[k]
+        return one_thread
+
+    def threads(kd, G_bar, act, Q_t, coef):  # noqa: ANN001, ANN202
+        if Q_t.shape[0] < PARALLEL_SCAN:
+            _add_range(G_bar, act, Q_t, coef)
+        else:
+            _add_parts(kd.pool, G_bar, act, Q_t, coef)
     return threads

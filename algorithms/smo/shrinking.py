@@ -30,6 +30,7 @@ from maxmargin.algorithms._kernel_cache import (
     grow_layout,
     permute_prefix,
 )
+from maxmargin.algorithms.smo.scans import add_column
 from maxmargin.algorithms.smo.state import (
     FREE,
     LOWER,
@@ -61,13 +62,13 @@ COMPACT_FRACTION = 0.8
 def update_G_bar(st: SolverState, c: ColumnCache, kd: QMatrix, t: int, coef: float) -> None:
     """``G_bar += coef Q_:t`` (``alpha_t`` reached or left its upper bound ``C_t``).
 
-    The layout's rows are updated now from the cached column; the rows outside it are owed
+    The layout's rows are updated now from the cached column (:func:`~.scans.add_column`, on
+    the Q-matrix's threads where it has them); the rows outside it are owed
     (``pend_t += coef``) until :func:`settle_G_bar` computes them, once per variable.
     """
     Q_t = get_column(c, kd, t)
-    act, G_bar = st.act, st.G_bar
-    for k in range(Q_t.shape[0]):
-        G_bar[act[k]] += coef * Q_t[k]
+    act = st.act
+    add_column(kd, st.G_bar, act, Q_t, coef)
     if Q_t.shape[0] == act.shape[0]:
         return
     sc = st.scalars
