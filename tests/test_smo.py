@@ -882,7 +882,7 @@ def test_columns_computed_ahead_leave_the_iterates_unchanged(monkeypatch) -> Non
     column, a missing column is computed with those of the most violating uncached variables
     (``PREFETCH``); the cache's content is the only difference, so the run is the one with a
     cache too small for it, bit for bit (its columns from the features themselves, not rounded
-    ones: ``test_rounded_rbf.py``)."""
+    ones: ``test_rounded_features.py``)."""
     from maxmargin.algorithms.smo import api
 
     X, y = clouds(1200, 900, sep=0.3, seed=5)

@@ -199,7 +199,7 @@ def test_rounded_features_of_wide_linear_data() -> None:
     products, rounded once, bit for bit, on every path (one at a time, on two threads, eight in
     one pass, after a compaction and a growth); within about the documented bound of the exact
     kernel (``2^-24 |K_ij| + 2^-23 |x_i| |x_j|``); symmetric. Float64 columns still come from
-    ``XT``; neither poly nor sigmoid, nor linear data without the BLAS buffers, take the copy."""
+    ``XT``; neither sigmoid nor linear data without the BLAS buffers take the copy."""
     rng = np.random.default_rng(12)
     n, d = 1800, 600
     X = rng.normal(size=(n, d)) * np.exp(rng.normal(size=(n, 1)))
@@ -211,9 +211,8 @@ def test_rounded_features_of_wide_linear_data() -> None:
     kd = qmx.with_rounded_features(plain)
     assert kd.XT32.dtype == np.float32 and np.array_equal(kd.XT32, kd.XT.astype(np.float32))
     assert not qmx.with_rounded_features(qmx.make_qmatrix(lin, X, y)).XT32.size  # no blocks
-    for kind in ("poly", "sigmoid"):  # (rbf: test_rounded_rbf.py)
-        other = qmx.make_qmatrix(_kernel(kind, d, X), X, y, blocks=True)
-        assert not qmx.with_rounded_features(other).XT32.size
+    other = qmx.make_qmatrix(_kernel("sigmoid", d, X), X, y, blocks=True)  # (rbf, poly:
+    assert not qmx.with_rounded_features(other).XT32.size  # test_rounded_features.py)
     X32 = X.astype(np.float32).astype(np.float64)
 
     def rounded_column(i: int, rows: np.ndarray) -> np.ndarray:
@@ -256,13 +255,13 @@ def test_rounded_features_of_wide_linear_data() -> None:
 def test_smo_keeps_rounded_features_where_they_pay() -> None:
     """``problem_of`` keeps ``XT32`` for wide linear data whose first phase is float32 and whose
     float32 columns do not all fit in the cache; not with a cache that holds them (the BLAS
-    blocks are faster), not for ``precision="double"``; for rbf data too (see
-    ``test_rounded_rbf.py``), not for poly."""
+    blocks are faster), not for ``precision="double"``; for rbf and poly data too (see
+    ``test_rounded_features.py``), not for sigmoid."""
     rng = np.random.default_rng(5)
     X = rng.normal(size=(1800, 600))
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
     lin, rbf = make_kernel("linear"), make_kernel("rbf", gamma=1e-3)
-    poly = make_kernel("poly", gamma=1e-3)
+    poly, sigmoid = make_kernel("poly", gamma=1e-3), make_kernel("sigmoid", gamma=1e-3)
 
     def kept(kern, cache_size: float, precision: str = "auto") -> bool:
         options = Options(1e-3, "wss2", True, 10**6, cache_size, True)
@@ -271,7 +270,7 @@ def test_smo_keeps_rounded_features_where_they_pay() -> None:
     assert kept(lin, 5.0) and kept(lin, 5.0, "single")
     assert not kept(lin, 200.0)  # 1,800 float32 columns of 1,800: 13 MB
     assert not kept(lin, 5.0, "double")
-    assert kept(rbf, 5.0) and not kept(poly, 5.0)
+    assert kept(rbf, 5.0) and kept(poly, 5.0) and not kept(sigmoid, 5.0)
 
 
 def test_polish_tries_share_a_budget_only_when_asked() -> None:

@@ -82,12 +82,13 @@ BLAS_BLOCK, BLAS_BYTES, BLAS_BUFFER_BYTES = 64, 8 * 2**20, 32 * 2**20
 #: ``2^-23 |x_i| |x_j|`` of ``K_ij`` (see :data:`ROUNDED_FEATURES_ERROR`), and for dense rbf
 #: data, whose columns are then the exact kernel of the rounded (centred) points, squared norms
 #: ``sqT32`` included: within ``2^-22 sqrt(gamma / 2e) R`` of ``K_ij``, ``R = max_t |x_t|``
-#: (:func:`rounding_error`; the float32 cache's own rounding is ``2^-24 |K_ij|``), where their
-#: error stays about the cache's own.
-ROUNDED_KINDS = (KIND_LINEAR, KIND_RBF)
+#: (:func:`rounding_error`; the float32 cache's own rounding is ``2^-24 |K_ij|``), and for
+#: dense poly data (the kernel of the rounded points), where their error stays about the
+#: cache's own.
+ROUNDED_KINDS = (KIND_LINEAR, KIND_RBF, KIND_POLY)
 #: The error of a linear kernel's column from ``XT32``, in units of ``2^-24 max_t K_tt``: the
 #: features' rounding (twice) plus the cache's, a worst case (measured gradient errors were
-#: 1.2-2.2 times the float32 cache's own); rbf data keep ``XT32`` while their
+#: 1.2-2.2 times the float32 cache's own); rbf and poly data keep ``XT32`` while their
 #: :func:`rounding_error` is at most this.
 ROUNDED_FEATURES_ERROR = 3.0
 
@@ -188,29 +189,38 @@ def rounding_error(qm: QMatrix) -> float:
     """The error of a float32 column from the rounded features ``XT32`` in units of ``2^-24
     max_t K_tt``, the cache's own rounding included, as the precision policy's floor counts
     it: :data:`ROUNDED_FEATURES_ERROR` for the linear kernel; for rbf ``1 + sqrt(8 / e)
-    sqrt(gamma R^2 / d)``, ``R^2 = max_t sqT_t``. Each feature off by ``2^-24`` of itself moves
-    ``D = |x_i - x_j|^2`` by at most ``2^-22 R sqrt(D)`` (and ``gamma e^(-gamma D) sqrt(D) <=
-    sqrt(gamma / 2e)``), but only along ``x_i - x_j``: independent roundings of ``d`` features
-    put about ``1 / sqrt(d)`` of that worst case there (measured gradient errors: the float32
-    cache's own, within 10 %)."""
-    if qm.kind != KIND_RBF:
+    sqrt(gamma R^2 / d)``, ``R^2 = max_t sqT_t``; for poly ``1 + 2 p g (g + |c|)^(p - 1) /
+    (max_t K_tt sqrt(d))``, ``g = gamma R^2``, ``c = coef0``. Rbf: each feature off by
+    ``2^-24`` of itself moves ``D = |x_i - x_j|^2`` by at most ``2^-22 R sqrt(D)`` (and
+    ``gamma e^(-gamma D) sqrt(D) <= sqrt(gamma / 2e)``); poly: ``x_i . x_j`` by at most
+    ``2^-23 R^2``, times the power's slope; but only along ``x_i - x_j`` (``x_j``):
+    independent roundings of ``d`` features put about ``1 / sqrt(d)`` of that worst case there
+    (measured gradient errors: the float32 cache's own, within 10 %)."""
+    if qm.kind not in (KIND_RBF, KIND_POLY):
         return ROUNDED_FEATURES_ERROR
     d = max(qm.XT.shape[0], 1)
     r2 = float(np.max(qm.sqT)) if qm.sqT.size else 0.0
-    return 1.0 + math.sqrt(8.0 / math.e) * math.sqrt(qm.gamma * r2 / d)
+    g = qm.gamma * r2
+    if qm.kind == KIND_RBF:
+        return 1.0 + math.sqrt(8.0 / math.e) * math.sqrt(g / d)
+    p = qm.degree
+    top = float(np.max(np.abs(qm.gamma * qm.sqT + qm.coef0))) ** p if qm.sqT.size else 0.0
+    if top == 0.0:
+        return math.inf
+    return 1.0 + 2.0 * p * g * (g + abs(qm.coef0)) ** (p - 1) / (top * math.sqrt(d))
 
 
 def with_rounded_features(qm: QMatrix) -> QMatrix:
     """``qm`` keeping its features rounded to float32 (:func:`rounded_copy`) where they apply
     (see :data:`ROUNDED_KINDS`): the linear kernel on wide dense data with the BLAS buffers
-    (``blocks=True``); the rbf kernel on dense data whose :func:`rounding_error` is at most
-    :data:`ROUNDED_FEATURES_ERROR`; else ``qm`` itself. The caller decides whether a float32
-    cache will need them (SMO: when one runs and cannot hold every column; then the BLAS blocks
-    are not used for its columns)."""
+    (``blocks=True``); the rbf and poly kernels on dense data whose :func:`rounding_error` is
+    at most :data:`ROUNDED_FEATURES_ERROR`; else ``qm`` itself. The caller decides whether a
+    float32 cache will need them (SMO: when one runs and cannot hold every column; then the
+    BLAS blocks are not used for its columns)."""
     linear = qm.kind == KIND_LINEAR and qm.block.shape[0] > 0
-    rbf = (qm.kind == KIND_RBF and qm.XT.shape[0] > 0  # XT has rows for dense data only
-           and rounding_error(qm) <= ROUNDED_FEATURES_ERROR)
-    return rounded_copy(qm) if linear or rbf else qm
+    other = (qm.kind in (KIND_RBF, KIND_POLY) and qm.XT.shape[0] > 0  # XT: dense data only
+             and rounding_error(qm) <= ROUNDED_FEATURES_ERROR)
+    return rounded_copy(qm) if linear or other else qm
 
 
 def rounded_copy(qm: QMatrix) -> QMatrix:

@@ -1,4 +1,5 @@
-"""Tests of rbf columns from the features rounded to float32 (``XT32`` with ``sqT32``).
+"""Tests of rbf and poly columns from the features rounded to float32 (``XT32``, and for rbf
+``sqT32``; the linear kernel's are tested in ``test_throughput.py``).
 
 Independent answers: the rbf kernel of the rounded points summed in feature order in NumPy
 (exact products, then the package's one exponential), the kernel object on the original
@@ -104,7 +105,7 @@ def test_rounded_rbf_columns_are_the_kernel_of_the_rounded_points(seed, d, offse
 def test_rounding_error_and_where_rbf_data_keep_rounded_features() -> None:
     """``rounding_error`` is ``1 + sqrt(8/e) sqrt(gamma R^2 / d)`` for rbf and
     ``ROUNDED_FEATURES_ERROR`` for linear; rbf data keep ``XT32`` only while it is at most that
-    constant, and only when dense (not sparse, not a Gram matrix); poly and sigmoid never."""
+    constant, and only when dense (not sparse, not a Gram matrix); sigmoid never."""
     rng = np.random.default_rng(2)
     n, d = 500, 10
     X = rng.normal(size=(n, d))
@@ -123,9 +124,8 @@ def test_rounding_error_and_where_rbf_data_keep_rounded_features() -> None:
     assert not qmx.with_rounded_features(lin).XT32.size  # no BLAS blocks: narrow data
     rbf = make_kernel("rbf", gamma=0.1)
     assert not qmx.with_rounded_features(qmx.make_qmatrix(rbf, sp.csr_matrix(X), y)).XT32.size
-    for kind in ("poly", "sigmoid"):
-        other = qmx.make_qmatrix(make_kernel(kind, gamma=0.1), X, y)
-        assert not qmx.with_rounded_features(other).XT32.size
+    other = qmx.make_qmatrix(make_kernel("sigmoid", gamma=0.1), X, y)
+    assert not qmx.with_rounded_features(other).XT32.size
 
 
 def test_smo_on_rbf_data_with_rounded_features_is_certified() -> None:
@@ -186,3 +186,75 @@ def test_a_float64_continuation_drops_the_rounded_features() -> None:
         cache, kd = sig[1], sig[2]
         if cache.types[cache.fields.index("data")].dtype == numba.float64:
             assert kd.types[kd.fields.index("XT32")].dtype == numba.float64
+
+
+@pytest.mark.parametrize("coef0", [0.0, 1.0])
+def test_rounded_poly_columns_are_the_kernel_of_the_rounded_points(coef0) -> None:
+    """A float32 poly column from rounded features is ``(gamma s + coef0)^p`` of the rounded
+    points' inner products summed in feature order (the power by repeated products) bit for
+    bit, on one thread and two; within the worst-case bound of the exact kernel;
+    ``rounding_error`` is ``1 + 2 p g (g + |c|)^(p-1) / (max K_tt sqrt(d))``, and data whose
+    count is above 3 (``coef0`` cancelling ``gamma |x|^2``) keep the float64 features."""
+    rng = np.random.default_rng(21)
+    n, d, degree = 2500, 16, 3
+    X = rng.normal(size=(n, d)) + 0.5
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    gamma = 1.0 / (d * X.var())
+    kern = make_kernel("poly", gamma=gamma, degree=degree, coef0=coef0)
+    plain = qmx.make_qmatrix(kern, X, y)
+    sq = np.sum(X * X, axis=1)
+    g = gamma * sq.max()
+    top = np.max(np.abs(gamma * sq + coef0)) ** degree
+    expected = 1.0 + 2.0 * degree * g * (g + coef0) ** (degree - 1) / (top * math.sqrt(d))
+    assert qmx.rounding_error(plain) == pytest.approx(expected, rel=1e-12)
+    kd = qmx.with_rounded_features(plain)
+    assert kd.XT32.size and not kd.sqT32.size
+    threaded = qmx.with_rounded_features(qmx.make_qmatrix(kern, X, y, threads=2))
+    X32 = X.astype(np.float32).astype(np.float64)
+    out, out2 = np.empty(n, dtype=np.float32), np.empty(n, dtype=np.float32)
+    for i in rng.choice(n, size=6, replace=False):
+        s = np.zeros(n)
+        for f in range(d):
+            s += X32[:, f] * X32[i, f]
+        base = gamma * s + coef0
+        value = base.copy()
+        for _ in range(degree - 1):
+            value *= base
+        qmx.fill_column(kd, i, 0, n, out)
+        qmx.fill_column(threaded, i, 0, n, out2)
+        np.testing.assert_array_equal(out, (y * y[i] * value).astype(np.float32))
+        np.testing.assert_array_equal(out, out2)
+        exact = y * y[i] * kern(X, X[i : i + 1])[:, 0]
+        assert np.all(np.abs(out - exact) <= 1.01 * (expected - 1.0) * math.sqrt(d) * 2.0**-24
+                      * top + 2.0**-24 * np.abs(exact) + 1e-12 * top)
+    cancelling = qmx.make_qmatrix(make_kernel("poly", gamma=gamma, degree=degree,
+                                              coef0=-gamma * float(np.median(sq))), X, y)
+    assert qmx.rounding_error(cancelling) > qmx.ROUNDED_FEATURES_ERROR
+    assert not qmx.with_rounded_features(cancelling).XT32.size
+
+
+def test_smo_on_poly_data_with_rounded_features_is_certified() -> None:
+    """``smo`` with a poly kernel and a cache too small for every column keeps the rounded
+    features, certifies its answer and solves the problem of the float64 run and of LIBSVM to
+    tol."""
+    from sklearn.svm import SVC
+
+    rng = np.random.default_rng(13)
+    n, d = 2500, 20
+    X = rng.normal(size=(n, d))
+    y = np.where(X[:, 0] * X[:, 1] + X[:, 2] + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0)
+    gamma = 1.0 / (d * X.var())
+    kw = {"C": 1.0, "kernel": "poly", "gamma": gamma, "degree": 3, "coef0": 0.0,
+          "cache_size": 2.0}
+    options = Options(1e-3, "wss2", True, 10**6, 2.0, True)
+    kern = make_kernel("poly", gamma=gamma, degree=3, coef0=0.0)
+    assert problem_of(X, y, 1.0, None, kern, options, "auto")[0].kd.XT32.size
+    auto, double = smo(X, y, **kw), smo(X, y, precision="double", **kw)
+    assert auto.status == double.status == "optimal"
+    assert auto.certificate.kkt_violation < 1e-3 and double.certificate.kkt_violation < 1e-3
+    assert auto.dual_objective == pytest.approx(double.dual_objective, rel=1e-6)
+    svc = SVC(kernel="poly", C=1.0, gamma=gamma, degree=3, coef0=0.0, tol=1e-3).fit(X, y)
+    coef = svc.dual_coef_[0]
+    K = kern(X[svc.support_], X[svc.support_])
+    dual = float(np.sum(np.abs(coef)) - 0.5 * coef @ K @ coef)
+    assert auto.dual_objective == pytest.approx(dual, rel=1e-5)
