@@ -121,13 +121,21 @@ def _second_order_range(G: np.ndarray, yT: np.ndarray, QDT: np.ndarray, in_low: 
     return second_order_j(G, yT, QDT, in_low, Q_i, QD_i, y_i, g_max, score)
 
 
+@njit(**INLINE)
+def _update_then_argmax(G: np.ndarray, Q_i: np.ndarray, Q_j: np.ndarray, d_i: float,
+                        d_j: float, yT: np.ndarray, in_up: np.ndarray,
+                        score: np.ndarray) -> tuple[float, int]:
+    """:func:`_update` then :func:`argmax_up` over ``len(Q_i)`` positions."""
+    L = Q_i.shape[0]
+    _update(G[:L], Q_i, Q_j, d_i, d_j)
+    return argmax_up(G[:L], yT, in_up, score)
+
+
 @njit(**INTERNAL)
 def _update_range(G: np.ndarray, Q_i: np.ndarray, Q_j: np.ndarray, d_i: float, d_j: float,
                   yT: np.ndarray, in_up: np.ndarray, score: np.ndarray) -> tuple[float, int]:
-    """:func:`_update` then :func:`argmax_up`, as a function of its own (see
-    :func:`_second_order_range`)."""
-    _update(G, Q_i, Q_j, d_i, d_j)
-    return argmax_up(G, yT, in_up, score)
+    """:func:`_update_then_argmax` as a function of its own (see :func:`_second_order_range`)."""
+    return _update_then_argmax(G, Q_i, Q_j, d_i, d_j, yT, in_up, score)
 
 
 @njit(parallel=True, no_cfunc_wrapper=True)
@@ -232,27 +240,30 @@ def _update_and_argmax_by_type(kd, G, Q_i, Q_j, d_i, d_j, yT, in_up, score):  # 
     """The code for the Q-matrix's type: a Q-matrix without threads compiles the scans alone."""
     if not _threaded(kd):
         def one_thread(kd, G, Q_i, Q_j, d_i, d_j, yT, in_up, score):  # noqa: ANN001, ANN202
-            L = Q_i.shape[0]
-            _update(G[:L], Q_i, Q_j, d_i, d_j)
-            return argmax_up(G[:L], yT, in_up, score)
+            return _update_then_argmax(G, Q_i, Q_j, d_i, d_j, yT, in_up, score)
         return one_thread
 
     def threads(kd, G, Q_i, Q_j, d_i, d_j, yT, in_up, score):  # noqa: ANN001, ANN202
         L = Q_i.shape[0]
         if L < PARALLEL_SCAN:
-            _update(G[:L], Q_i, Q_j, d_i, d_j)
-            return argmax_up(G[:L], yT, in_up, score)
+            return _update_then_argmax(G, Q_i, Q_j, d_i, d_j, yT, in_up, score)
         _update_parts(kd.pool, G[:L], Q_i, Q_j[:L], d_i, d_j, yT, in_up, score)
         return _merged_argmax(kd.pool)
     return threads
 
 
-@njit(**INTERNAL)
-def _add_range(G_bar: np.ndarray, act: np.ndarray, Q_t: np.ndarray, coef: float) -> None:
+@njit(**INLINE)
+def _add(G_bar: np.ndarray, act: np.ndarray, Q_t: np.ndarray, coef: float) -> None:
     """``G_bar[act[k]] += coef Q_t[k]`` for every ``k`` of ``Q_t`` (``act`` a permutation: each
     entry of ``G_bar`` once)."""
     for k in range(Q_t.shape[0]):
         G_bar[act[k]] += coef * Q_t[k]
+
+
+@njit(**INTERNAL)
+def _add_range(G_bar: np.ndarray, act: np.ndarray, Q_t: np.ndarray, coef: float) -> None:
+    """:func:`_add` as a function of its own (see :func:`_second_order_range`)."""
+    _add(G_bar, act, Q_t, coef)
 
 
 @njit(parallel=True, no_cfunc_wrapper=True)
@@ -277,13 +288,12 @@ def _add_column_by_type(kd, G_bar, act, Q_t, coef):  # noqa: ANN001, ANN202
     """The code for the Q-matrix's type: a Q-matrix without threads compiles the loop alone."""
     if not _threaded(kd):
         def one_thread(kd, G_bar, act, Q_t, coef):  # noqa: ANN001, ANN202
-            for k in range(Q_t.shape[0]):
-                G_bar[act[k]] += coef * Q_t[k]
+            _add(G_bar, act, Q_t, coef)
         return one_thread
 
     def threads(kd, G_bar, act, Q_t, coef):  # noqa: ANN001, ANN202
         if Q_t.shape[0] < PARALLEL_SCAN:
-            _add_range(G_bar, act, Q_t, coef)
+            _add(G_bar, act, Q_t, coef)
         else:
             _add_parts(kd.pool, G_bar, act, Q_t, coef)
     return threads
