@@ -21,13 +21,17 @@ cache), with two guards (:class:`GuardedCache`):
 **Options.** :data:`HELPER` is for functions that allocate nothing (no reference counting,
 no C-callback wrapper; their CPython wrapper stays, so Python and the tests may call them);
 :data:`ENTRY`, the same options, names the drivers Python calls; :data:`INTERNAL` is for
-functions only compiled code calls (no CPython wrapper: calling one from Python crashes);
+functions only compiled code calls (no CPython wrapper: calling one from Python crashes;
+compiled link-only, :mod:`maxmargin._link_only`: IR their callers link, no machine code);
 :data:`INLINE` is for small ones of those, inlined by LLVM into every caller (Numba's own
 inlining copies and retypes the callee at every call site, which costs compile time; tests
 call them through a compiled lambda). A CPython wrapper unboxes every array of its
 arguments' tuples: for the solver's state, cache and Q-matrix it is the largest function of
 a small helper's module. Drivers hand such tuples to their helpers by reference
 (:func:`maxmargin._byref.byref`).
+
+**Compile time.** Importing this module puts :mod:`maxmargin._numba_flags`' equivalent, faster
+comparison of Numba's compile flags in place (a tenth of a first call's compile).
 """
 
 from __future__ import annotations
@@ -44,7 +48,11 @@ from typing import Any
 from numba import njit as _numba_njit
 from numba.core.caching import FunctionCache
 
-from maxmargin import _byref  # noqa: F401 - registers its Numba type for all compiled code
+from maxmargin import (
+    _byref,  # noqa: F401 - registers its Numba type for all compiled code
+    _numba_flags,
+)
+from maxmargin._link_only import LinkOnlyCompiler
 
 try:
     import fcntl
@@ -79,13 +87,14 @@ INLINE: dict[str, Any] = {**INTERNAL, "forceinline": True}
 #: Modules without compiled code whose constants compiled code reads (part of the stamp of
 #: the modules that import them).
 CONSTANT_MODULES = frozenset({"maxmargin.tolerances"})
-#: Modules that extend Numba for the package's compiled code (types, their attributes and code
-#: generation), imported here: part of every stamp (a function compiled for a
+#: Modules that extend Numba for the package's compiled code (types, their attributes, code
+#: generation and its libraries), imported here: part of every stamp (a function compiled for a
 #: :class:`~maxmargin._byref.Ref` need not import the module that defines it).
-EXTENSION_MODULES = frozenset({"maxmargin._byref"})
+EXTENSION_MODULES = frozenset({"maxmargin._byref", "maxmargin._link_only"})
 #: The name of the lock file in a cache folder.
 LOCK_NAME = "maxmargin-cache.lock"
 
+_numba_flags.install()  # Numba's flag comparisons, faster (the same answers)
 _log = logging.getLogger("maxmargin")
 _noted: set[str] = set()
 _state = {"on": True}
@@ -210,6 +219,8 @@ def njit(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
 
     def decorate(f: Callable[..., Any]) -> Any:
         _compiled_modules.add(f.__module__)
+        if options.get("no_cpython_wrapper"):  # only compiled code calls it: IR to link
+            options.setdefault("pipeline_class", LinkOnlyCompiler)
         dispatcher = _numba_njit(**options)(f)
         dispatcher._cache = GuardedCache(dispatcher.py_func)
         return dispatcher

@@ -188,25 +188,24 @@ def _bounds(C: Any) -> np.ndarray:
     return np.full(1, math.inf) if C is None else np.atleast_1d(np.asarray(C, dtype=np.float64))
 
 
-@njit
 def _violation_and_box(alpha: np.ndarray, y: np.ndarray, g: np.ndarray,
                        upper: np.ndarray) -> tuple[float, float, float]:
-    """``(max(0, m - M), max_i max(-alpha_i, alpha_i - C_i, 0), max_i C_i)`` in one pass
-    (:func:`max_violation`; ``upper`` holds one bound or one per sample)."""
-    m, M = -np.inf, np.inf
-    box, top = 0.0, -np.inf
-    for i in range(alpha.shape[0]):
-        a, u = alpha[i], upper[i if upper.shape[0] > 1 else 0]
-        below, above = a < u, a > 0
-        r = y[i] - g[i]
-        if (below and y[i] > 0) or (above and y[i] < 0):
-            m = max(m, r)
-        if (below and y[i] < 0) or (above and y[i] > 0):
-            M = min(M, r)
-        box = max(box, max(max(-a, a - u), 0.0))
-        top = max(top, u)
-    violation = 0.0 if m == -np.inf or M == np.inf else max(0.0, m - M)
-    return violation, box, top
+    """``(max(0, m - M), max_i max(-alpha_i, alpha_i - C_i, 0), max_i C_i)``
+    (:func:`max_violation`; ``upper`` holds one bound or one per sample); maxima and minima,
+    exact in any order (a NaN ``r_i`` in either set gives a NaN violation)."""
+    if alpha.shape[0] == 0:
+        return 0.0, 0.0, -math.inf
+    u = np.broadcast_to(upper, alpha.shape)
+    below, above, pos, neg = alpha < u, alpha > 0, y > 0, y < 0
+    r = y - g
+    up, low = (below & pos) | (above & neg), (below & neg) | (above & pos)
+    m = float(np.max(r[up])) if up.any() else -math.inf
+    M = float(np.min(r[low])) if low.any() else math.inf
+    violation = 0.0 if m == -math.inf or M == math.inf else max(0.0, m - M)
+    if math.isnan(m - M):
+        violation = math.nan
+    box = max(0.0, float(np.max(np.maximum(-alpha, alpha - u))))  # 0.0, not -0.0, if none
+    return violation, box, float(np.max(upper))
 
 
 def minimise_hinge_over_b(r: np.ndarray, y: np.ndarray, c: np.ndarray) -> float:

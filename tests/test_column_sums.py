@@ -73,7 +73,7 @@ def test_sums_from_the_cached_columns_are_the_kernel_pass(seed, kind, shrinking,
     np.testing.assert_array_equal(run.kernel_sums(sv, coef), g)  # the solver takes them
     assert run.certify()[0] is not None
     # a short column (as left by a shrunk layout) and an evicted one: computed afresh, unless
-    # more than MAX_FRESH_FRACTION of the entries are missing
+    # more than fresh_limit of the entries are missing
     short, gone = cache.slot_of[sv[0]], cache.slot_of[sv[-1]]
     cache.len_of[short] = n // 2
     cache.data[short * n + n // 2 : short * n + n] = np.nan  # what the cache does not vouch for
@@ -86,13 +86,18 @@ def test_sums_from_the_cached_columns_are_the_kernel_pass(seed, kind, shrinking,
     g2 = column_sums.cached_sums(cache, kd, sv, coef)
     for s, values in valid.items():  # what the cache vouches for is left as it was
         np.testing.assert_array_equal(cache.data[s * n : s * n + values.size], values)
-    if missing > column_sums.MAX_FRESH_FRACTION * n * sv.size:
+    if missing > column_sums.fresh_limit(kd, sv.size):
         assert g2 is None
     else:
         _close(g2, g, terms, 1e-14)
-    # too many missing: declined, and the kernel pass serves kernel_sums
+    # nothing cached: declined when that is too many entries (the kernel pass serves
+    # kernel_sums), else computed afresh
     cache.slot_of[sv] = -1
-    assert column_sums.cached_sums(cache, kd, sv, coef) is None
+    g3 = column_sums.cached_sums(cache, kd, sv, coef)
+    if n * sv.size > column_sums.fresh_limit(kd, sv.size):
+        assert g3 is None
+    else:
+        _close(g3, exact, terms)
     _close(run.kernel_sums(sv, coef), exact, terms)
 
 

@@ -114,14 +114,23 @@ def test_the_qmatrix_features_are_numpys_centred_and_transposed(kind) -> None:
         assert np.all(qmx.diagonal(kd) == 1.0)
 
 
-@settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10**6), n=st.integers(1, 3000), d=st.integers(1, 70),
-       scale=st.sampled_from([1e-6, 1.0, 1e6]))
-def test_the_column_means_are_numpys_bits(seed, n, d, scale) -> None:
-    """The compiled means that centre rbf data are NumPy's ``mean(axis=0)``, bit for bit (its
-    rows summed in order; one feature: NumPy's own pairwise sum)."""
-    X = np.random.default_rng(seed).normal(size=(n, d)) * scale + 3.0 * scale
-    assert np.array_equal(qmx._column_means(X), X.mean(axis=0))
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.one_of(st.integers(1, 3000), st.sampled_from(
+           [2**20 // 100 + k for k in (-1, 0, 1, 2, 3)])),
+       d=st.integers(1, 120), scale=st.sampled_from([1e-6, 1.0, 1e6]),
+       dtype=st.sampled_from([np.float64, np.float32]))
+def test_squared_norms_sum_in_feature_order(seed, n, d, scale, dtype) -> None:
+    """NumPy's blocked reductions in ``squared_norms`` add the features in order, bit for bit
+    as a sequential float64 sum of the exact squares (one point and a one-point last block
+    included: NumPy would sum those pairwise)."""
+    if n > 3000:
+        d = 100  # the block boundaries of 100 features
+    rng = np.random.default_rng(seed)
+    XT = (rng.normal(size=(d, n)) * scale * 10 ** rng.uniform(-2, 2, size=(d, 1))).astype(dtype)
+    expected = np.zeros(n)
+    for row in XT:
+        expected = expected + np.square(row.astype(np.float64))
+    assert np.array_equal(qmx.squared_norms(XT), expected)
 
 
 @pytest.mark.parametrize("kind", KINDS)

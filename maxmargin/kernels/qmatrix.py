@@ -168,14 +168,10 @@ def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray, blocks: bool = False,
         sq = np.asarray(csr.multiply(csr).sum(axis=1), dtype=np.float64).ravel()
     else:
         Xd = np.ascontiguousarray(X, dtype=np.float64)
-        XT = np.empty((Xd.shape[1], n))  # a copy even when X.T is contiguous: it is permuted
-        sq = np.empty(n)
         if kind == KIND_RBF:  # translation invariant: centring keeps the precision
-            centred = np.empty_like(Xd)
-            _centre_transpose(Xd, _column_means(Xd), centred, XT, sq)
-            Xd = centred
-        else:
-            _centre_transpose(Xd, np.zeros(0), Xd, XT, sq)
+            Xd = Xd - Xd.mean(axis=0)
+        XT = Xd.T.copy()  # a copy even when X.T is contiguous: it is permuted
+        sq = squared_norms(XT)
         parts.update(X=Xd, XT=XT)
         d = Xd.shape[1]
         if blocks and d >= EXPENSIVE_FEATURES and 8 * d * n >= BLAS_BYTES:
@@ -230,10 +226,7 @@ def rounded_copy(qm: QMatrix) -> QMatrix:
     XT32 = qm.XT.astype(np.float32)
     if qm.kind != KIND_RBF:
         return qm._replace(XT32=XT32)
-    sq = np.zeros(XT32.shape[1])
-    for row in XT32:
-        sq += np.square(row, dtype=np.float64)
-    return qm._replace(XT32=XT32, sqT32=sq)
+    return qm._replace(XT32=XT32, sqT32=squared_norms(XT32))
 
 
 def without_rounded_features(qm: QMatrix) -> QMatrix:
@@ -251,44 +244,25 @@ def blas_block_rows(n: int) -> int:
     return int(min(BLAS_BLOCK, max(MAX_BLOCK, BLAS_BUFFER_BYTES // (8 * max(n, 1)))))
 
 
-def _column_means(X: np.ndarray) -> np.ndarray:
-    """NumPy's ``X.mean(axis=0)``, bit for bit: its rows summed in order, divided by ``n``
-    (compiled, a third of NumPy's time), or NumPy itself for one feature (a pairwise sum)."""
-    return X.mean(axis=0) if X.shape[1] == 1 else _row_means(X)
-
-
-@njit(no_cfunc_wrapper=True)
-def _row_means(X: np.ndarray) -> np.ndarray:
-    """The mean of the rows of ``X``, summed in order."""
-    n, d = X.shape
-    mean = np.zeros(d)
-    for i in range(n):
-        for f in range(d):
-            mean[f] += X[i, f]
-    for f in range(d):
-        mean[f] /= n
-    return mean
-
-
-@njit(no_cfunc_wrapper=True)
-def _centre_transpose(X: np.ndarray, centre: np.ndarray, out: np.ndarray, XT: np.ndarray,
-                      sq: np.ndarray) -> None:
-    """``out = X - centre`` (row by row; ``centre`` empty: ``X`` as it is, ``out`` may be
-    ``X``), ``XT = out.T`` (the same values as NumPy's) and ``sq[i] = out[i] . out[i]`` summed
-    in feature order, as every inner product here (so ``x_i . x_i = sq[i]`` bit for bit and an
-    rbf ``K_ii`` is exactly 1)."""
-    n, d = X.shape
-    for i in range(n):
-        row = out[i]
-        if centre.shape[0] > 0:
-            for f in range(d):
-                row[f] = X[i, f] - centre[f]
-        s = 0.0
-        for f in range(d):
-            v = row[f]
-            XT[f, i] = v
-            s += v * v
-        sq[i] = s
+def squared_norms(XT: np.ndarray) -> np.ndarray:
+    """``sq[k] = sum_f XT[f, k]^2`` in float64, summed in feature order as every inner product
+    of the columns (so ``x_i . x_i`` is ``sq[i]`` bit for bit and an rbf ``K_ii`` is exactly 1):
+    NumPy's reduction over the outer axis of blocks of at least two points adds the features'
+    rows in order (over one point's contiguous values it would sum pairwise)."""
+    d, n = XT.shape
+    sq = np.zeros(n)
+    if n == 1:
+        for v in XT[:, 0].tolist():
+            sq[0] += v * v
+        return sq
+    step = max(2, 2**20 // max(d, 1))  # a block's squares: at most 8 MiB
+    for b0 in range(0, n, step):
+        b1 = n if n - b0 < step + 2 else b0 + step  # the last block two points or more
+        if d:
+            np.add.reduce(np.square(XT[:, b0:b1], dtype=np.float64), axis=0, out=sq[b0:b1])
+        if b1 == n:
+            break
+    return sq
 
 
 @njit(**INTERNAL)
@@ -666,30 +640,30 @@ def kernel_value(qm: QMatrix, i: int, j: int) -> float:
 
 def diagonal(qm: QMatrix) -> np.ndarray:
     """``K(x_i, x_i)`` for every ``i`` (original order), from the same data as the columns:
-    :func:`kernel_value`'s ``(i, i)`` entries, bit for bit (a sparse row's merge with itself
-    is the sum of its squared values in order), without a call per entry."""
-    return _diagonal(qm.XT, qm.order, qm.indptr, qm.values, qm.G, qm.sq, qm.kind, qm.gamma,
+    :func:`kernel_value`'s ``(i, i)`` entries, bit for bit. A dense ``x_i . x_i`` is ``sq[i]``
+    (:func:`squared_norms`' order), so dense linear data have ``sq`` itself and dense rbf data
+    1 (NaN where ``sq[i]`` is not finite), a stored Gram matrix its diagonal; the other kernels
+    and sparse data (a row's merge with itself: its squared values summed in order) are
+    computed by :func:`_diagonal`."""
+    if qm.G.shape[0] > 0:
+        return np.diagonal(qm.G).copy()
+    if qm.indptr.shape[0] == 0 and qm.kind == KIND_LINEAR:
+        return qm.sq.copy()
+    if qm.indptr.shape[0] == 0 and qm.kind == KIND_RBF:
+        return np.where(np.isfinite(qm.sq + qm.sq), 1.0, np.nan)
+    return _diagonal(qm.XT, qm.order, qm.indptr, qm.values, qm.sq, qm.kind, qm.gamma,
                      qm.coef0, qm.degree)
 
 
 @njit(no_cfunc_wrapper=True)
 def _diagonal(XT: np.ndarray, order: np.ndarray, indptr: np.ndarray, values: np.ndarray,
-              G: np.ndarray, sq: np.ndarray, kind: int, gamma: float, coef0: float,
+              sq: np.ndarray, kind: int, gamma: float, coef0: float,
               degree: int) -> np.ndarray:
-    """:func:`diagonal` on the Q-matrix's arrays (a call unboxes these, not all of them); each
-    dense ``x_i . x_i`` summed in feature order (as :func:`kernel_value`), the points side by
-    side in the layout ``XT``. Dense rbf: 1, as ``x_i . x_i`` is ``sq[i]`` bit for bit
-    (:func:`_centre_transpose`), so the distance is exactly 0."""
+    """:func:`diagonal` of poly and sigmoid dense data and of sparse data, from the Q-matrix's
+    arrays (a call unboxes these, not all of them); each dense ``x_i . x_i`` summed in feature
+    order (as :func:`kernel_value`), the points side by side in the layout ``XT``."""
     n = sq.shape[0]
     out = np.empty(n)
-    if kind == KIND_RBF and G.shape[0] == 0 and indptr.shape[0] == 0:
-        for i in range(n):
-            out[i] = 1.0 if np.isfinite(sq[i] + sq[i]) else np.nan  # kernel_value's NaN
-        return out
-    if G.shape[0] > 0:
-        for i in range(n):
-            out[i] = G[i, i]
-        return out
     if indptr.shape[0] > 0:
         for i in range(n):
             s = 0.0
