@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from maxmargin._jit import njit
+from maxmargin._jit import HELPER, njit
 from maxmargin.kernels import Kernel, LinearKernel
 
 __all__ = [
@@ -220,22 +220,26 @@ def minimise_hinge_over_b(r: np.ndarray, y: np.ndarray, c: np.ndarray) -> float:
     pos, neg = y > 0, y < 0
     rp, rn = r[pos], r[neg]
     order_p, order_n = np.argsort(rp), np.argsort(rn)
+    sums = np.empty((4, max(rp.shape[0], rn.shape[0]) + 1))
     return float(_hinge_minimiser(rp[order_p], np.ascontiguousarray(c[pos][order_p]),
-                                  rn[order_n], np.ascontiguousarray(c[neg][order_n])))
+                                  rn[order_n], np.ascontiguousarray(c[neg][order_n]), sums))
 
 
-@njit
-def _hinge_minimiser(rp: np.ndarray, cp: np.ndarray, rn: np.ndarray, cn: np.ndarray) -> float:
+@njit(**HELPER)
+def _hinge_minimiser(rp: np.ndarray, cp: np.ndarray, rn: np.ndarray, cn: np.ndarray,
+                     sums: np.ndarray) -> float:
     """:func:`minimise_hinge_over_b` on each class's kinks, sorted, with their weights: prefix
-    sums of ``c r`` and ``c``; ``h`` at every kink (the positives', then the negatives', in
-    sorted order; the positions in the sorted kinks, NumPy's ``searchsorted``, by sweeps), the
-    first smallest kept (a NaN, if any, as NumPy's ``argmin`` would)."""
+    sums of ``c r`` and ``c`` (in the rows of ``sums``, at least ``max(P, N) + 1`` long); ``h``
+    at every kink (the positives', then the negatives', in sorted order; the positions in the
+    sorted kinks, NumPy's ``searchsorted``, by sweeps), the first smallest kept (a NaN, if any,
+    as NumPy's ``argmin`` would)."""
     P, N = rp.shape[0], rn.shape[0]
-    crp, cp_sum = np.zeros(P + 1), np.zeros(P + 1)
+    crp, cp_sum = sums[0, : P + 1], sums[1, : P + 1]
+    crn, cn_sum = sums[2, : N + 1], sums[3, : N + 1]
+    crp[0] = cp_sum[0] = crn[0] = cn_sum[0] = 0.0
     for k in range(P):
         crp[k + 1] = crp[k] + cp[k] * rp[k]
         cp_sum[k + 1] = cp_sum[k] + cp[k]
-    crn, cn_sum = np.zeros(N + 1), np.zeros(N + 1)
     for k in range(N):
         crn[k + 1] = crn[k] + cn[k] * rn[k]
         cn_sum[k + 1] = cn_sum[k] + cn[k]

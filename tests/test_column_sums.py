@@ -72,32 +72,31 @@ def test_sums_from_the_cached_columns_are_the_kernel_pass(seed, kind, shrinking,
         _close(g, sums.weighted_sums(kd, sv, coef), terms)
     np.testing.assert_array_equal(run.kernel_sums(sv, coef), g)  # the solver takes them
     assert run.certify()[0] is not None
-    # a short column (as left by a shrunk layout) and an evicted one: computed afresh, unless
-    # more than fresh_limit of the entries are missing
+    # a short column (as left by a shrunk layout): completed in its slot by the column code;
+    # an evicted one: computed by it into a scratch column, unless that is more than
+    # MAX_FRESH_FRACTION of the entries; either way the same bits as the cached columns gave
     short, gone = cache.slot_of[sv[0]], cache.slot_of[sv[-1]]
+    full_short = cache.data[short * n : short * n + n].copy()
     cache.len_of[short] = n // 2
     cache.data[short * n + n // 2 : short * n + n] = np.nan  # what the cache does not vouch for
     cache.slot_of[sv[-1]] = -1
+    cache.owner[gone] = -1
     cache.data[gone * n : gone * n + n] = np.nan
-    slots = cache.slot_of[sv]
-    missing = sum(n if s < 0 else n - cache.len_of[s] for s in slots)
     valid = {s: cache.data[s * n : s * n + cache.len_of[s]].copy()
              for s in range(int(cache.state[kc.S_SLOTS])) if cache.owner[s] >= 0}
     g2 = column_sums.cached_sums(cache, kd, sv, coef)
     for s, values in valid.items():  # what the cache vouches for is left as it was
         np.testing.assert_array_equal(cache.data[s * n : s * n + values.size], values)
-    if missing > column_sums.fresh_limit(kd, sv.size):
+    if n > column_sums.MAX_FRESH_FRACTION * n * sv.size:
         assert g2 is None
     else:
-        _close(g2, g, terms, 1e-14)
-    # nothing cached: declined when that is too many entries (the kernel pass serves
-    # kernel_sums), else computed afresh
+        np.testing.assert_array_equal(g2, g)
+        assert cache.len_of[short] == n
+        np.testing.assert_array_equal(cache.data[short * n : short * n + n], full_short)
+        assert cache.slot_of[sv[-1]] == -1  # not cached again
+    # nothing cached: declined, and the kernel pass serves kernel_sums
     cache.slot_of[sv] = -1
-    g3 = column_sums.cached_sums(cache, kd, sv, coef)
-    if n * sv.size > column_sums.fresh_limit(kd, sv.size):
-        assert g3 is None
-    else:
-        _close(g3, exact, terms)
+    assert column_sums.cached_sums(cache, kd, sv, coef) is None
     _close(run.kernel_sums(sv, coef), exact, terms)
 
 

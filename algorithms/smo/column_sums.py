@@ -9,71 +9,76 @@ positions ``k < len_of[s]``). With the layout at all ``n`` positions,
     g_t = \sum_j c_j K(x_t, x_j) = y_t \sum_j (c_j y_j) Q_{tj},
 
 ``O(n m)`` multiply-adds over the ``m`` columns, the columns summed in the order given (one
-order for every row, whatever the load or thread count). What is not cached -- the rest of a
-column cached on a prefix only (computed while the layout was shrunk), or an evicted column --
-is computed entry by entry (:func:`~maxmargin.kernels.qmatrix.kernel_value`, float64; the
-cache is only read). Not the column code itself: a caller of it compiles its own copy of it,
-about a second of the first call's compile. :func:`cached_sums` declines (None) when the cache
-cannot serve: float32, a shortened layout, or more missing entries than :func:`fresh_limit`
-(the blocked kernel pass is cheaper then), and when a sum is not finite (the caller's kernel
-pass computes them again).
+order for every row, whatever the load or thread count). A column cached on a prefix only
+(computed while the layout was shrunk) is completed in its slot, as the loop's next use of it
+would (:func:`~maxmargin.algorithms._kernel_cache.load_column`: the column code, the same
+values); an evicted column is computed into a scratch column by the same code, the cache's
+other columns left as they are. :func:`cached_sums` declines (None) when the cache cannot
+serve: float32, a shortened layout, or more evicted entries than :func:`fresh_limit` (the
+blocked kernel pass is cheaper then), and when a sum is not finite (the caller's kernel pass
+computes them again).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from maxmargin._jit import ENTRY, njit
-from maxmargin.algorithms._kernel_cache import S_LEN, ColumnCache
-from maxmargin.kernels.qmatrix import QMatrix, kernel_value, value_cost
+from maxmargin._byref import byref
+from maxmargin._jit import ENTRY, INTERNAL, njit
+from maxmargin.algorithms._kernel_cache import S_LEN, ColumnCache, load_column
+from maxmargin.kernels.qmatrix import QMatrix, fill_column
 
-__all__ = ["FRESH_WORK", "MAX_FRESH_FRACTION", "cached_sums", "fresh_limit"]
+__all__ = ["MAX_FRESH_FRACTION", "cached_sums"]
 
-#: At most this fraction of the columns' entries computed afresh, one at a time; more, and the
-#: caller's kernel pass (blocked, vectorised, BLAS on wide data) is the cheaper way...
+#: At most this fraction of the columns' entries in evicted columns, computed afresh a column
+#: at a time; more, and the caller's kernel pass (blocked, BLAS on wide data) is the cheaper way.
 MAX_FRESH_FRACTION = 0.1
-#: ... unless they are few: entries whose work, ``value_cost + 16`` operations each (its
-#: features and the kernel's formula), is at most this cost less than that pass's own fixed
-#: cost (measured on 60 points of 5 features: 403 fresh entries among 2,520, 11 us here against
-#: 15 us for the pass).
-FRESH_WORK = 10_000
 
 
 @njit(**ENTRY)
 def _sum_columns(kd: QMatrix, c: ColumnCache, idx: np.ndarray, coef: np.ndarray,
-                 max_fresh: float, h: np.ndarray, g: np.ndarray) -> bool:
+                 max_fresh: float, h: np.ndarray, g: np.ndarray, scratch: np.ndarray) -> bool:
     """``h[k] = sum_j coef_j y_j col_j[k]`` in the order of ``j`` over the layout's ``L =
-    len(h)`` positions, then ``g[order[k]] = yT[k] h[k]``; False when more than ``max_fresh``
-    entries are not cached (nothing computed) or a value of ``g`` is not finite. ``col_j``,
-    column ``idx[j]`` of ``Q``, is read from its slot up to the slot's valid prefix, and
-    computed by :func:`kernel_value` beyond it (or whole, when it is not cached)."""
+    len(h)`` positions, then ``g[order[k]] = yT[k] h[k]``; False when the columns not cached
+    hold more than ``max_fresh`` entries (nothing computed) or a value of ``g`` is not finite.
+    ``col_j``, column ``idx[j]`` of ``Q``: its slot, completed first if it holds a prefix
+    only, or computed into ``scratch`` when it is not cached."""
+    cr, kr = byref(c), byref(kd)
     L = h.shape[0]
     fresh = 0
     for j in range(idx.shape[0]):
-        s = c.slot_of[idx[j]]
-        fresh += L - (c.len_of[s] if s >= 0 else 0)
+        if c.slot_of[idx[j]] < 0:
+            fresh += L
     if fresh > max_fresh:
         return False
     h[:] = 0.0
     for j in range(idx.shape[0]):
         i = idx[j]
         s = c.slot_of[i]
-        w = coef[j] * kd.y[i]
-        start = 0
         if s >= 0:
+            if c.len_of[s] < L:
+                load_column(cr, kr, i)
             col = c.data[s * L : s * L + L]
-            start = c.len_of[s]
-            for k in range(start):
-                h[k] += w * col[k]
-        for k in range(start, L):
-            t = kd.order[k]
-            h[k] += w * (kd.y[t] * kd.y[i] * kernel_value(kd, t, i))
+        else:
+            col = scratch[:L]
+            _fresh_column(kr, i, L, col)
+        w = coef[j] * kd.y[i]
+        for k in range(L):
+            h[k] += w * col[k]
     finite = True
     for k in range(L):
         v = kd.yT[k] * h[k]
         g[kd.order[k]] = v
         finite &= np.isfinite(v)
     return finite
+
+
+@njit(**INTERNAL)
+def _fresh_column(kd: QMatrix, i: int, L: int, out: np.ndarray) -> None:
+    """Column ``i`` on the layout's ``L`` positions into ``out``: :func:`fill_column` typed
+    with the options of the cache's own callers, so its code is theirs (an overload's code is
+    compiled once for each option set of its callers)."""
+    fill_column(kd, i, np.int64(0), L, out)
 
 
 def cached_sums(cache: ColumnCache | None, kd: QMatrix, idx: np.ndarray,
@@ -86,13 +91,8 @@ def cached_sums(cache: ColumnCache | None, kd: QMatrix, idx: np.ndarray,
             or idx.shape[0] == 0):
         return None
     g = np.empty(n)
-    if _sum_columns(kd, cache, idx, coef, fresh_limit(kd, idx.shape[0]), np.empty(n), g):
+    if _sum_columns(kd, cache, idx, coef, MAX_FRESH_FRACTION * n * idx.shape[0], np.empty(n),
+                    g, np.empty(n)):
         return g
     return None
 
-
-def fresh_limit(kd: QMatrix, m: int) -> float:
-    """The most entries of ``m`` columns of ``kd`` that :func:`cached_sums` computes afresh:
-    ``MAX_FRESH_FRACTION`` of them, or as many as ``FRESH_WORK`` operations pay for."""
-    n = kd.y.shape[0]
-    return max(MAX_FRESH_FRACTION * n * m, FRESH_WORK / (value_cost(kd) + 16))

@@ -90,12 +90,15 @@ def _one_pass(alpha: np.ndarray, y: np.ndarray, g: np.ndarray, upper: np.ndarray
 def _sorted_minimiser(work: np.ndarray, n_pos: int, n_neg: int, order_p: np.ndarray,
                       order_n: np.ndarray) -> float:
     """:func:`~maxmargin.certificate._hinge_minimiser` on the kinks and bounds of ``work``'s
-    rows 2 to 5 taken in the orders ``order_p`` and ``order_n`` (gathered into rows 6 to 9)."""
+    rows 2 to 5 taken in the orders ``order_p`` and ``order_n`` (gathered into rows 6 to 9;
+    rows 2 to 5 then hold its prefix sums: ``n_pos, n_neg < n`` when both classes are
+    there)."""
     for k in range(n_pos):
         work[6, k], work[7, k] = work[2, order_p[k]], work[3, order_p[k]]
     for k in range(n_neg):
         work[8, k], work[9, k] = work[4, order_n[k]], work[5, order_n[k]]
-    return _hinge_minimiser(work[6, :n_pos], work[7, :n_pos], work[8, :n_neg], work[9, :n_neg])
+    return _hinge_minimiser(work[6, :n_pos], work[7, :n_pos], work[8, :n_neg], work[9, :n_neg],
+                            work[2:6])
 
 
 @njit
