@@ -380,7 +380,7 @@ def run_nearest_point(
     data, state = (points, diag, y, kp, G, ke), (lam, g, z, col)
     # One BLAS thread: a threaded gemv of this size spends more on synchronisation than it
     # saves (10,000 x 50 on 2 busy cores: 0.08 ms single-threaded, 0.4-5 ms with 2 threads).
-    note_compile(loop, f"the nearest-point loop ({loop.__name__})", "up to 13 s of CPU")
+    note_compile(loop, f"the nearest-point loop ({loop.__name__})", "up to 9 s of CPU")
     with _blas().limit(limits=1, user_api="blas"):
         start(data, state)
         iterations, code, n_hist = loop(
