@@ -14,9 +14,9 @@ order for every row, whatever the load or thread count). A column cached on a pr
 would (:func:`~maxmargin.algorithms._kernel_cache.load_column`: the column code, the same
 values); an evicted column is computed into a scratch column by the same code, the cache's
 other columns left as they are. :func:`cached_sums` declines (None) when the cache cannot
-serve: float32, a shortened layout, or more evicted entries than :func:`fresh_limit` (the
-blocked kernel pass is cheaper then), and when a sum is not finite (the caller's kernel pass
-computes them again).
+serve: float32, a shortened layout, or more than ``MAX_FRESH_FRACTION`` of the entries in
+evicted columns (the blocked kernel pass is cheaper then), and when a sum is not finite (the
+caller's kernel pass computes them again).
 """
 
 from __future__ import annotations
@@ -95,4 +95,3 @@ def cached_sums(cache: ColumnCache | None, kd: QMatrix, idx: np.ndarray,
                     g, np.empty(n)):
         return g
     return None
-

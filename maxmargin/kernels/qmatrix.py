@@ -232,7 +232,10 @@ def rounded_copy(qm: QMatrix) -> QMatrix:
     XT32 = qm.XT.astype(np.float32)
     if qm.kind != KIND_RBF:
         return qm._replace(XT32=XT32)
-    return qm._replace(XT32=XT32, sqT32=squared_norms(XT32))
+    sq = np.zeros(XT32.shape[1])
+    for row in XT32:
+        sq += np.square(row, dtype=np.float64)
+    return qm._replace(XT32=XT32, sqT32=sq)
 
 
 def without_rounded_features(qm: QMatrix) -> QMatrix:
@@ -277,27 +280,6 @@ def _centre_transpose(X: np.ndarray, centre: np.ndarray, means: bool, out: np.nd
             XT[f, i] = v
             s += v * v
         sq[i] = s
-
-
-def squared_norms(XT: np.ndarray) -> np.ndarray:
-    """``sq[k] = sum_f XT[f, k]^2`` in float64, summed in feature order as every inner product
-    of the columns (the rounded features' squared norms ``sqT32``, so that their rbf ``K_ii`` is
-    exactly 1): NumPy's reduction over the outer axis of blocks of at least two points adds
-    the features' rows in order (over one point's contiguous values it would sum pairwise)."""
-    d, n = XT.shape
-    sq = np.zeros(n)
-    if n == 1:
-        for v in XT[:, 0].tolist():
-            sq[0] += v * v
-        return sq
-    step = max(2, 2**20 // max(d, 1))  # a block's squares: at most 8 MiB
-    for b0 in range(0, n, step):
-        b1 = n if n - b0 < step + 2 else b0 + step  # the last block two points or more
-        if d:
-            np.add.reduce(np.square(XT[:, b0:b1], dtype=np.float64), axis=0, out=sq[b0:b1])
-        if b1 == n:
-            break
-    return sq
 
 
 @njit(**INTERNAL)
