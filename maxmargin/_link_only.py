@@ -26,8 +26,7 @@ from numba import _dynfunc
 from numba.core import codegen
 from numba.core.compiler import CompilerBase, DefaultPassBuilder
 from numba.core.compiler_machinery import PassManager, register_pass
-from numba.core.lowering import Lower
-from numba.core.typed_passes import BaseNativeLowering, NativeLowering
+from numba.core.typed_passes import NativeLowering
 
 __all__ = ["LinkOnlyCompiler", "LinkOnlyLibrary", "LinkOnlyLowering"]
 
@@ -53,15 +52,11 @@ class LinkOnlyLibrary(codegen.JITCodeLibrary):
 
 
 @register_pass(mutates_CFG=True, analysis_only=False)
-class LinkOnlyLowering(BaseNativeLowering):
+class LinkOnlyLowering(NativeLowering):
     """Numba's native lowering into a :class:`LinkOnlyLibrary`, registered for callers to link
     without an executable entry point."""
 
     _name = "maxmargin_link_only_lowering"
-
-    @property
-    def lowering_class(self) -> type:
-        return Lower
 
     def run_pass(self, state: Any) -> bool:
         if state.library is None:

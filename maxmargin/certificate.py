@@ -202,7 +202,7 @@ def _violation_and_box(alpha: np.ndarray, y: np.ndarray, g: np.ndarray,
     m = float(np.max(r[up])) if up.any() else -math.inf
     M = float(np.min(r[low])) if low.any() else math.inf
     violation = 0.0 if m == -math.inf or M == math.inf else max(0.0, m - M)
-    if math.isnan(m - M):
+    if math.isnan(m) or math.isnan(M):
         violation = math.nan
     box = max(0.0, float(np.max(np.maximum(-alpha, alpha - u))))  # 0.0, not -0.0, if none
     return violation, box, float(np.max(upper))
