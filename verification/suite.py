@@ -35,8 +35,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from tqdm import tqdm
-
 from maxmargin._validation import check_choice, check_positive, check_positive_int
 from maxmargin.verification import warmup
 from maxmargin.verification.campaign import FAMILIES, random_cases, reproducer
@@ -50,6 +48,7 @@ from maxmargin.verification.execution import (
     failed_row,
     last_line,
 )
+from maxmargin.verification.progress import progress_for
 from maxmargin.verification.sweep import case_recipe, run_case_task
 from maxmargin.verification.table import COLUMNS, SECTIONS, Row, write_rows
 from maxmargin.verification.warmup import WARM_UPS, numba_cache_is_cold, warm_up
@@ -101,14 +100,6 @@ class SuiteRun:
 STREAM_EVERY_S = 2.0
 
 
-def _progress_bar(total: int, stream: TextIO) -> Any:
-    """A tqdm bar (i/N, failures so far, elapsed and remaining time) on ``stream``, redrawn on
-    every row: with a minimum interval, the last rows of a burst stayed hidden until the next
-    row, which on a cold cache comes after a compile (the oracles' rows at 2 s showed at 14 s)."""
-    return tqdm(total=total, file=stream, unit="check", dynamic_ncols=True, mininterval=0.0,
-                miniters=1)
-
-
 def run_suite(
     suite: str = "quick",
     pattern: str | Sequence[str] | None = None,
@@ -135,8 +126,9 @@ def run_suite(
         Shell-style patterns or substrings of case names (:func:`.cases.select`); a case runs
         when it matches any of them.
     progress : text stream or None
-        Where the progress bar (checks done of all, failures so far, time left) and one line
-        per failed row go (default stderr); None for silence. A failed random case also prints
+        Where the progress (checks done of all, failures so far, time left: a bar on a
+        terminal, plain lines elsewhere, :mod:`.progress`) and one line per failed row go
+        (default stderr); None for silence. A failed random case also prints
         its one-line reproducer.
     cases : sequence of Case, optional
         Run these instead of the catalogue (``suite`` is then only a label).
@@ -189,7 +181,7 @@ def run_suite(
             for case in chosen]
     new_rows: dict[tuple[str, str], Row] = {}
     total = sum(len(ms) for _, ms in plan)
-    bar = None if progress is None else _progress_bar(total, progress)
+    bar = None if progress is None else progress_for(total, progress)
     failures = 0
     last_write = 0.0
 
