@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.resources
 import io
 import json
 import re
@@ -150,11 +151,15 @@ def test_the_command_table_options_exist():
 
 
 def test_the_links_lead_to_files():
-    """Every relative link of the README names a file or folder of the repository."""
+    """Every relative link of the README names a file or folder of the repository; a link
+    into the package (``maxmargin/...``) names a file of the package as it is installed."""
     links = re.findall(r"\]\(([^)#]+)\)", README.read_text())
     local = [link for link in links if "://" not in link]
     assert local
-    missing = [link for link in local if not (ROOT / link).exists()]
+    package = importlib.resources.files("maxmargin")
+    missing = [link for link in local
+               if not (package.joinpath(link.removeprefix("maxmargin/")).is_file()
+                       if link.startswith("maxmargin/") else (ROOT / link).exists())]
     assert not missing
 
 
