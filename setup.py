@@ -2,9 +2,9 @@
 
 The package ``maxmargin`` is assembled from four folders of this repository (the mapping is
 :data:`ROOTS`); setuptools' own discovery cannot rename folders, so each folder's packages are
-found with ``find_namespace_packages`` and prefixed with the name it is installed under. A new subpackage
-is therefore part of every wheel without a change here;
-``tests/test_packaging.py`` checks that no module is left out. The rest of the metadata is in
+found with ``find_namespace_packages`` and prefixed with the name it is installed under. A new
+subpackage is therefore part of every wheel without a change here; ``tests/test_packaging.py``
+checks that no module is left out. The rest of the metadata is in
 ``pyproject.toml``.
 """
 

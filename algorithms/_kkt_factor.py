@@ -60,8 +60,7 @@ RCOND_MIN = 1e-12
 RESIDUAL_RTOL = 1e-13
 #: Free sets smaller than this are solved by :func:`eigh_step` alone, from ``block`` (as before
 #: the factors; nothing is kept): its ``9 (m + 1)^3`` is then below the bordered path's fixed
-#: cost (some 20 NumPy calls a step; raw breast cancer's finish, 20 free alphas: 14.5 ms by
-#: eigh, 24.7 ms bordered).
+#: cost (some 20 NumPy calls a step).
 FACTOR_MIN_FREE = 64
 #: A row of the orthonormal null basis ``N`` at most this long is round-off: the alpha that
 #: leaves is not in the null space, which keeps its dimension (:meth:`BorderedKKT._null_step`).

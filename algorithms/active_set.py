@@ -92,15 +92,15 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 @functools.cache
 def _blas() -> ThreadpoolController:
-    """The process's thread pools, found once (a search costs about 0.4 ms)."""
+    """The process's thread pools, found once (a fresh search is slow next to a step)."""
     return ThreadpoolController()
 
 
 def _one_blas_thread(func: _F) -> _F:
     """``func`` run with one BLAS thread: its eigendecompositions and products are small, and a
-    second thread saves little on an idle machine but costs up to 60 times on a busy one (eigh of
-    a 331 x 331 KKT matrix with both cores busy: 13 ms with one thread, 0.8 s with two), so that
-    its work budget would stand for very different times."""
+    second thread saves little on an idle machine but costs many times more on a busy one (each
+    small eigendecomposition waits for the other core), so that its work budget would stand for
+    very different times."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:

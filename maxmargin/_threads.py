@@ -10,8 +10,8 @@ the process's thread pools are listed, so a limit reaches them.
 has chosen (``NUMBA_THREADING_LAYER``, ``NUMBA_THREADING_LAYER_PRIORITY``, Numba's config file
 or its config set in code): Numba picks TBB whenever it can load it, and oneDAL
 (scikit-learn-intelex) uses TBB too, whose ``daalinit(1)`` then caps every TBB parallel region
-of the process at one thread, ``n_jobs=2`` included (measured: RBF n = 20,000 on one core,
-2.3-2.5 s instead of 1.3 s). This is a choice for the whole process, made once: Numba starts
+of the process at one thread, ``n_jobs=2`` included (docs/development/performance-notes.md
+has the measurement). This is a choice for the whole process, made once: Numba starts
 one pool. GNU OpenMP is not fork-safe: a process forked after its threads ran must not run
 ``n_jobs > 1`` again (use multiprocessing's ``spawn`` or ``forkserver``, as Dask does); with
 ``n_jobs`` at 1 (the default) no pool starts.
@@ -66,7 +66,7 @@ def start_numba_threads() -> int:
 
 @functools.cache
 def _pools() -> ThreadpoolController:
-    """The process's thread pools, listed once (a fresh listing costs about 0.4 ms)."""
+    """The process's thread pools, listed once (a fresh listing is slow next to a set-up)."""
     return ThreadpoolController()
 
 
@@ -75,7 +75,7 @@ _limit = threading.local()  # the limit this thread set and is inside of, if any
 
 @contextlib.contextmanager
 def blas_threads(threads: int) -> Iterator[None]:
-    """BLAS on ``threads`` threads inside the block (about 15 us to set and restore; nothing
+    """BLAS on ``threads`` threads inside the block (cheap to set and restore; nothing
     inside a block of this thread that set the same limit)."""
     outer = getattr(_limit, "threads", None)
     if outer == threads:

@@ -314,7 +314,7 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
         members, labels = _pair_samples(y_idx, weights > 0, pairs)
         self._check_weights_apply(spec, C, weights, members)
         self._orientation = -1.0 if k == 2 else 1.0  # our f times this is LIBSVM's
-        rng = LibsvmRandom(seed) if probability else None  # its set-up costs ~0.1 ms
+        rng = LibsvmRandom(seed) if probability else None  # set up only when it is used
         solve = self._binary_solver(spec, C, kern, max_iter, points, weights)
         solutions, prob_a, prob_b = [], [], []
         with warnings.catch_warnings(), self._threads(spec):

@@ -84,8 +84,8 @@ __all__ = [
 PRESETS: dict[str, float] = {"loose": 1e-3, "tight": 1e-6}
 #: The preset at which a "converged" answer is refuted (a wrong answer).
 WRONG_PRESET = "loose"
-#: Shift of the shifted geometric mean of run times, seconds (the solves take milliseconds to
-#: seconds; qpbenchmark uses 10 s with its 1,000 s limit).
+#: Shift of the shifted geometric mean of run times, seconds (a hundredth of a second: the
+#: solves take milliseconds to seconds; qpbenchmark's shift is a hundredth of its time limit).
 SHIFT_S = 0.01
 _LINEAR_KERNELS = ("linear",)
 _NAMED_KERNELS = ("linear", "rbf", "poly")

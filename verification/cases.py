@@ -3,8 +3,8 @@
 Each :class:`Case` is one SVM problem (data, ``C``, kernel) with the methods that apply to it
 and the status every method must reach. Everything is generated from fixed seeds, so the
 catalogue -- and every column of the results table except the timings -- is the same on every
-run. ``catalogue("quick")`` is the default suite (a subset, < 60 s), ``catalogue("full")``
-everything.
+run. ``catalogue("quick")`` is the default suite (a subset that runs in seconds once
+compiled), ``catalogue("full")`` everything.
 
 Areas: ``worked`` (hand-solved examples, with their answers), ``synthetic`` (Gaussian clouds),
 ``degenerate`` (duplicates, collinear points, all alpha at the bound), ``scale`` (1e-3, 1e3),
