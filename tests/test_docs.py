@@ -187,7 +187,8 @@ def module_of(path: str):
 
 def test_the_validation_report_is_the_full_catalogue():
     """reports/validation.md states the full suite, as many cases as the catalogue has, and the
-    rows and cases of results.json; ``maxmargin report`` regenerates all three."""
+    rows and cases of results.json; ``maxmargin report --suite full --out reports``
+    regenerates all three."""
     text = (REPORTS / "validation.md").read_text()
     rows = json.loads((REPORTS / "results.json").read_text())["rows"]
     suite_name, n_cases, n_rows = re.search(r"^\| suite \| (\w+): (\d+) cases, (\d+) rows \|$",
