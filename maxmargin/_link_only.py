@@ -11,7 +11,7 @@ itself. :class:`LinkOnlyCompiler` is Numba's nopython pipeline whose last step
 (the caller's module passes optimise it with the caller). The cache stores it as LLVM bitcode,
 Numba's other serialisation, which loads as an ordinary library. The first ``smo`` call's
 compile fell from about 12.4 s to 10.7 s of CPU on this machine, with the same machine code's
-results and speed (``docs/performance-notes.md``).
+results and speed (``docs/development/performance-notes.md``).
 
 Such a function has no entry point for Python: its dispatcher holds a null one, so calling it
 from Python crashes the interpreter, as calling a function without a CPython wrapper always

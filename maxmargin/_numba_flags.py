@@ -4,7 +4,7 @@ Numba keeps each overload's typing under a key that holds the compile flags (a
 ``numba.core.targetconfig.TargetConfig``); hashing and comparing that key calls the flags'
 ``values()``, which reads every option, about 40 of them, through a property each, three times
 per look-up. A first ``smo`` call makes about 27,000 such look-ups: 1.3 s of its 14.5 s of
-compile on this machine (``docs/performance-notes.md``, "Compile time").
+compile on this machine (``docs/development/performance-notes.md``, "Compile time").
 
 :func:`install` replaces ``TargetConfig.values`` with the same dictionary built at once: the
 options' defaults (read once per class) updated by the values set (``_values``, which the

@@ -356,7 +356,8 @@ def _compile_lane(pieces: tuple[str, ...]) -> list[tuple[str, float, float]]:
     return done
 
 
-#: How long the first run's compile takes (measured: docs/performance-notes.md, "Compile time").
+#: How long the first run's compile takes (measured: docs/development/performance-notes.md,
+#: "Compile time").
 COMPILE_NOTICE = "about 40 s on 2 cores, 72 s of CPU; longer when they are busy"
 #: The pieces by lane, balanced (CPU seconds on an empty cache, load 2: SMO 18, then SMO's
 #: driver for wide data 14, which loads the callees it shares with SMO from the cache; nearest

@@ -107,6 +107,11 @@ def test_certificate_example():
     assert raw.dual_objective < ours.dual_objective - 0.5
     assert raw.dual_objective <= ours.primal_objective
     assert scope["cert"].verdict == "optimal"
+    text = " ".join(README.read_text().split())
+    low = re.search(r"optimality conditions is about 1, a thousand times its tolerance, with a "
+                    r"dual value ([\d.]+) % low", text)
+    assert low is not None and 0.5 < raw.kkt_violation < 2
+    assert round(100 * (1 - raw.dual_objective / ours.dual_objective), 1) == float(low.group(1))
 
 
 def test_the_speed_table_is_generated_from_the_committed_benchmarks():
@@ -124,6 +129,27 @@ def test_the_speed_table_check_fails_on_a_changed_table(tmp_path, capsys):
     assert "differs" in capsys.readouterr().err
     assert readme_table.main(["--write", str(copy)]) == 0
     assert copy.read_text() == README.read_text()
+
+
+#: The peer of a comparison of the speed table, by the first name its label contains.
+PEERS = ("LIBLINEAR", "oneDAL", "LIBSVM", "Clarabel", "Perceptron", "SVC")
+
+
+def peer(text: str) -> str | None:
+    return next((p for p in PEERS if re.search(rf"\b{p}\b", text)), None)
+
+
+def test_where_another_tool_is_faster_is_what_the_table_shows():
+    """The sentence under the speed table names the peers of exactly the comparisons whose
+    worst ratio is above 1 (the peer faster on at least one case)."""
+    text = README.read_text()
+    block = readme_table.readme_block(text)
+    faster = {peer(line.split("|")[1]) for line in block.splitlines()[2:]
+              if line.startswith("| ") and float(line.split("|")[3].split("x:")[0]) > 1}
+    start = text.index("Where another tool is faster")
+    sentence = text[start:text.index(".", start)]
+    assert faster and None not in faster
+    assert {p for p in PEERS if re.search(rf"\b{p}\b", sentence)} == faster
 
 
 def command_table() -> str:

@@ -31,7 +31,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
                 "infeasibility, theorems"),
     ("method", "the method checked (candidate)"),
     ("oracle", "what it is checked against (a CVXPY oracle, a hand answer or a theorem)"),
-    ("tolerances", "the tolerance preset used (verification/tolerances.py)"),
+    ("tolerances", "the tolerance preset used (maxmargin/tolerances.py)"),
     ("status", "the candidate's status"),
     ("expected_status", "the status it must have"),
     ("iterations", "iterations (or perceptron mistakes); -1 when not applicable"),
