@@ -383,17 +383,17 @@ def infeasible_message(cert: Certificate, eps: float, how: str = "") -> str:
 
 
 def weak_duality(candidate: Certificate, reference: Certificate, *,
-                 scale: float = 1.0, rtol: float = 1e-10, dual_slack: float = 0.0,
+                 scale: float = 0.0, rtol: float = 1e-10, dual_slack: float = 0.0,
                  roundoff: float = 0.0) -> list[str]:
     """Weak duality between two answers of one problem, both ways: every dual value is a lower
     bound of every primal value, so ``D_c <= P_r`` and ``D_r <= P_c`` must hold up to round-off
-    (``rtol`` times the largest of ``scale``, 1 and the primal values, plus ``roundoff``, the
-    float64 error the objectives may carry: :func:`objective_roundoff`). ``dual_slack`` widens
-    the first for a candidate whose ``alpha`` is not exactly feasible
+    (``rtol`` times the largest of ``scale`` and the primal values, relative like the gap, plus
+    ``roundoff``, the float64 error the objectives may carry: :func:`objective_roundoff`).
+    ``dual_slack`` widens the first for a candidate whose ``alpha`` is not exactly feasible
     (:func:`infeasibility_slack`). Returns the broken inequalities, in words (empty when both
     hold)."""
-    slack = rtol * max(1.0, scale, abs(candidate.primal_objective),
-                       abs(reference.primal_objective)) + roundoff
+    slack = rtol * max(scale, abs(candidate.primal_objective),
+                       abs(reference.primal_objective), TINY) + roundoff
     reasons = []
     if candidate.dual_objective > reference.primal_objective + slack + dual_slack:
         reasons.append(f"weak duality broken: D = {candidate.dual_objective:.10g} > the "

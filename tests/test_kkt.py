@@ -65,8 +65,8 @@ def test_wrong_alpha_with_right_w():
 def test_alpha_above_C():
     # ALL_BOUND with alpha = (0.12, 0.12) > C = 0.1, w = 0.24, b = 0: box 0.02 / C = 0.2;
     # y f = 0.24, xi = 0.76, |C - alpha| xi / C = 0.152; P = 0.0288 + 0.1 * 1.52 = 0.1808,
-    # D = 0.24 - 0.0288 = 0.2112, |P - D| / P = 0.0304 / 0.1808; LIBSVM's sets: I_up = {2}, I_low = {1}, r = (0.76, -0.76),
-    # m - M = -1.52 -> 0.
+    # D = 0.24 - 0.0288 = 0.2112, |P - D| / P = 0.0304 / 0.1808; LIBSVM's sets: I_up = {2},
+    # I_low = {1}, r = (0.76, -0.76), m - M = -1.52 -> 0.
     sol = _solution(ALL_BOUND, alpha=[0.12, 0.12], w=np.array([0.24]), b=0.0)
     r = kkt_residuals(sol, ALL_BOUND.X, ALL_BOUND.y)
     assert r.alpha_scale == pytest.approx(0.1)
