@@ -305,6 +305,44 @@ def test_small_objective_optimal_is_the_optimum(method):
         assert cert.margin > 0 and cert.gap <= 1e-5
 
 
+@SYMMETRY
+@given(seed=seeds, s=scales, offset=offsets, C=st.sampled_from([None, 0.5, 50.0]))
+def test_the_judge_is_free_of_units_and_origin(seed, s, offset, C):
+    # Any feasible alpha (y . alpha = 0, in the box): the same classifier at s and t gives the
+    # same m - M, margin and relative gap; the objectives scale by 1 / s^2.
+    X, y = _overlapping(seed) if C else _separable(seed)
+    rng = np.random.default_rng(seed)
+    alpha = rng.uniform(0.0, 1.0, size=y.shape[0]) * (0.5 if C is None else min(C, 1.0))
+    alpha[y > 0] *= alpha[y < 0].sum() / alpha[y > 0].sum()
+    kernel = make_kernel("linear")
+    base = certify_svm(alpha, X, y, C, kernel)
+    scaled = certify_svm(alpha / s**2, s * X, y, None if C is None else C / s**2, kernel)
+    t = offset * rng.normal(size=X.shape[1])
+    moved = certify_svm(alpha, X + t, y, C, kernel)
+    far = 1e-6 if offset < 1e6 else 1e-3  # the user's coordinates: the offset's cancellation
+    for other, factor, rtol in ((scaled, s * s, 1e-8), (moved, 1.0, far)):
+        assert other.kkt_violation == pytest.approx(base.kkt_violation, rel=rtol, abs=rtol)
+        assert other.gap == pytest.approx(base.gap, rel=rtol, abs=rtol)
+        assert other.dual_objective * factor == pytest.approx(base.dual_objective, rel=rtol)
+        if C is None:
+            assert other.margin == pytest.approx(base.margin, rel=rtol, abs=rtol)
+
+
+def test_breast_cancer_gap_is_unit_free():
+    # The measurement: one classifier, gap 7.1e-5 at s = 1 and 1.9e-11 at s = 1e3 under
+    # max(1, |P|); relative, the same gap for every s.
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    y = np.where(y == 1, 1.0, -1.0)
+    sol = smo(X, y, C=1.0)
+    gaps = [certify_svm(sol.alpha / s**2, s * X, y, 1.0 / s**2, make_kernel("linear")).gap
+            for s in (1e-3, 1.0, 1e3)]
+    assert gaps == pytest.approx([gaps[1]] * 3, rel=1e-6)
+    assert gaps[1] > 0
+
+
 def test_relative_gap_is_unit_free():
     # The same classifier at s and 1: (P - D) / |P|, not an absolute gap when |P| < 1.
     assert relative_gap(5.5531e-6, 5.4842e-6) == pytest.approx(relative_gap(5.5531, 5.4842))
