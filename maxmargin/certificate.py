@@ -11,9 +11,11 @@ For an SVM answer ``(alpha, b)`` with ``v = alpha * y`` and ``g_i = sum_j v_j K(
     \\text{gap} &= (P^* - D) / \\max(|P^*|, \\text{tiny}), \\qquad
     m - M = \\max_{I_{up}} (y_i - g_i) - \\min_{I_{low}} (y_i - g_i).
 
-For the hard margin the primal point is ``w / mu`` with ``mu = max_b min_i y_i (g_i + b)``
-(the largest functional margin ``w`` reaches), so ``P^* = ||w||^2 / (2 mu^2)``, and ``inf`` when
-``mu <= 0`` (``w`` separates nothing). ``P^* >= D`` holds for any feasible ``alpha`` (weak
+For the soft margin ``P^*`` is the smaller of that and ``P`` at ``(t w, t b)``
+(:func:`rescaled_primal`: margins a hair below 1 cleared). For the hard margin the primal
+point is ``w / mu`` with ``mu = max_b min_i y_i (g_i + b)`` (the largest functional margin
+``w`` reaches), so ``P^* = ||w||^2 / (2 mu^2)``, and ``inf`` when ``mu <= 0`` (``w`` separates
+nothing). ``P^* >= D`` holds for any feasible ``alpha`` (weak
 duality), so a small gap proves near-optimality of both. The gap is relative to the objective's
 own size (:func:`relative_gap`): under ``X -> s X``, ``C -> C / s^2`` (linear kernel; the same
 classifier) every objective scales by ``1 / s^2`` and the verdict does not change. ``g`` is
@@ -30,6 +32,7 @@ import numpy as np
 
 from maxmargin._jit import HELPER, njit
 from maxmargin.kernels import Kernel, LinearKernel
+from maxmargin.tolerances import PRIMAL_RESCALE_BAND
 
 __all__ = [
     "BLOCK_BYTES",
@@ -40,6 +43,7 @@ __all__ = [
     "certify_infeasible",
     "weak_duality",
     "relative_gap",
+    "rescaled_primal",
     "infeasibility_slack",
     "objective_roundoff",
     "certify_liblinear",
@@ -266,6 +270,22 @@ def _hinge_minimiser(rp: np.ndarray, cp: np.ndarray, rn: np.ndarray, cn: np.ndar
     return best_b
 
 
+def rescaled_primal(vKv: float, margins: np.ndarray, c: np.ndarray, primal: float) -> float:
+    """The smaller of ``primal = P(w, b)`` and ``P(t w, t b) = t^2 vKv / 2 + sum_i c_i (1 - t
+    m_i)_+`` at ``t = 1 / min{m_i : 1 - PRIMAL_RESCALE_BAND <= m_i < 1}`` (``m_i = y_i (g_i +
+    b)``; ``primal`` when no margin is in that band): ``(t w, t b)`` is a primal point too, so
+    either value bounds the optimum from above. The soft margin's ``w / mu``: margins that
+    round-off leaves a hair below 1 cost ``c_i (1 - m_i)`` each in the hinge term, which
+    dwarfs a small objective (a large ``C`` relative to the data's scale); ``t`` clears them.
+    """
+    band = margins[(margins < 1.0) & (margins >= 1.0 - PRIMAL_RESCALE_BAND)]
+    if band.size == 0:
+        return primal
+    t = 1.0 / float(np.min(band))
+    rescaled = 0.5 * t * t * vKv + float(c @ np.maximum(0.0, 1.0 - t * margins))
+    return rescaled if rescaled < primal else primal
+
+
 def relative_gap(primal: float, dual: float) -> float:
     """``(P - D) / max(|P|, tiny)``: the weak-duality gap relative to the primal value itself.
 
@@ -325,7 +345,9 @@ def certify_svm(
         else:
             c = np.broadcast_to(upper, alpha.shape)
             b = minimise_hinge_over_b(y - g, y, c)
-            primal = 0.5 * vKv + float(c @ np.maximum(0.0, 1.0 - y * (g + b)))
+            margins = y * (g + b)
+            primal = rescaled_primal(vKv, margins, c,
+                                     0.5 * vKv + float(c @ np.maximum(0.0, 1.0 - margins)))
             margin = nan
         gap = relative_gap(primal, dual)
     if not math.isfinite(dual):

@@ -86,6 +86,10 @@ HULLS_MEET_ATOL = 1e-8
 SVM_HULL_EPS = 1e-4
 #: Hard margin, ``smo`` with its float32 kernel cache: the same resolution (its rounding).
 SVM_HULL_EPS_SINGLE = 1e-3
+#: Soft-margin certificate: margins in ``[1 - PRIMAL_RESCALE_BAND, 1)`` are cleared by also
+#: trying the primal point ``(t w, t b)``, ``t = 1 / min`` of them (any ``t`` gives a primal
+#: value; this one removes the round-off a hinge term charges ``C_i`` times).
+PRIMAL_RESCALE_BAND = 1e-6
 #: Nearest-point methods: a stop on the relative gap ``tol`` is confirmed by the float64
 #: certificate up to this factor.
 HULL_CERT_FACTOR = 10.0

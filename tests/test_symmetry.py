@@ -36,7 +36,7 @@ from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.formulations import hull_distance, svm_dual
 from maxmargin.kernels import make_kernel
 from maxmargin.methods import METHODS, method_names
-from maxmargin.tolerances import SVM_HULL_EPS
+from maxmargin.tolerances import HULL_CERT_FACTOR, ORACLE_GAP, ORACLE_KKT, SVM_HULL_EPS
 
 SYMMETRY = settings(max_examples=6, derandomize=True, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -81,8 +81,11 @@ def _verdict(sol) -> tuple:
         return sol.status, None
     if cert.infeasible:
         return sol.status, "infeasible"
-    return sol.status, bool(cert.kkt_violation < sol.tol) if sol.method.startswith("smo") \
-        else bool(cert.margin > 0 and cert.gap <= 10 * sol.tol)
+    if sol.method.startswith("smo"):
+        return sol.status, cert.meets(sol.tol)
+    if sol.method.startswith("cvxpy"):
+        return sol.status, cert.meets(ORACLE_KKT, ORACLE_GAP)
+    return sol.status, bool(cert.margin > 0 and cert.gap <= HULL_CERT_FACTOR * sol.tol)
 
 
 def _same_answer(a, b, objective_factor: float, rtol: float) -> None:
@@ -168,7 +171,8 @@ def test_soft_margin_is_origin_free(seed, offset):
 # --- permutation and label swap ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("method", method_names(family="maxmargin", hard_margin=True))
+@pytest.mark.parametrize("method", [*method_names(family="maxmargin", hard_margin=True),
+                                    *method_names(family="oracle")])
 @SYMMETRY
 @given(seed=seeds, separable=st.booleans())
 def test_registered_verdicts_ignore_order_and_labels(method, seed, separable):

@@ -13,9 +13,9 @@ bounds the hulls' distance from above. SMO stops with ``"infeasible"`` when ``de
 :func:`~.api.smo` solves centred; ``eps`` = :data:`~maxmargin.tolerances.SVM_HULL_EPS_SINGLE`
 with a float32 cache, :data:`~maxmargin.tolerances.SVM_HULL_EPS` with float64, the resolutions
 the judge, :func:`~maxmargin.certificate.certify_infeasible`, reads too): no separating
-hyperplane has a geometric
-margin above about ``eps R / 2``. ``||w||^2 = 2 (sum(alpha) - D)`` is tracked at no cost
-(:func:`hulls_may_be_within`) and confirmed from the full gradient (:func:`hulls_within`).
+hyperplane has a geometric margin above about ``eps R / 2``. ``||w||^2 = 2 (sum(alpha) - D)``
+is tracked at no cost (:func:`hulls_may_be_within`) and confirmed from the full gradient
+(:func:`hulls_within`).
 Since ``D > 0`` after any step, ``delta^2 < 8 / sum(alpha)``: ``sum(alpha) > SUM_CAP / (eps
 R)^2`` proves the hulls within ``eps R`` with no kernel value (:func:`alpha_sum_proves_within`).
 """
