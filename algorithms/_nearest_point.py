@@ -43,6 +43,7 @@ this certifies ``rho <= zero_atol``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import time
@@ -88,6 +89,7 @@ __all__ = [
     "run_nearest_point",
     "solve_hull_pair",
     "svm_from_run",
+    "centred",
 ]
 
 #: Loop exit codes.
@@ -452,6 +454,7 @@ def solve_hull_pair(
     P, Q = check_hull_pair(P, Q)
     tol, max_iter, every = check_common(tol, max_iter, history_every, default_iter)
     X = np.vstack([P, Q])
+    X -= X.mean(axis=0)  # the pair's distance is the centred pair's (resolutions from the mean)
     y = np.concatenate([np.ones(P.shape[0]), -np.ones(Q.shape[0])])
     run = run_nearest_point(loop, X, y, LinearKernel(), tol, max_iter, every)
     status = status_of(run, method)
@@ -494,9 +497,25 @@ def infeasible_solution(
                           history=history, runtime=runtime)
 
 
+def centred(X: Any, kernel: Kernel) -> tuple[Any, np.ndarray | None]:
+    """``(X - mean, mean)`` for dense data and the linear kernel, else ``(X, None)``.
+
+    The hull distance and the SVM do not change under a translation of the data, and for the
+    linear kernel neither do ``z = p - q`` nor ``w`` (``b`` shifts by ``-<w, mean>``): run on
+    centred data, the methods' resolutions (``zero_atol``, ``SVM_HULL_EPS R``) are measured
+    from the data's centre, not from an origin the data may lie far from. Translation-invariant
+    kernels (rbf: ``K(x, x) = 1``) need nothing; other kernels (poly, sigmoid, callables) are
+    not translation-invariant and keep the user's origin.
+    """
+    if kernel.kind != KIND_LINEAR or not isinstance(X, np.ndarray):
+        return X, None
+    mean = X.mean(axis=0)
+    return X - mean, mean
+
+
 def svm_from_run(
     run: NearestPointRun, X: np.ndarray, y: np.ndarray, kernel: Kernel, method: str, tol: float,
-    finish: bool = True,
+    finish: bool = True, X_user: np.ndarray | None = None, mean: np.ndarray | None = None,
 ) -> SVMSolution:
     """The hard-margin SVM from the nearest points ``p``, ``q`` of the two classes' hulls.
 
@@ -512,10 +531,19 @@ def svm_from_run(
     certificate; otherwise a stop is ``"inaccurate"`` (with a warning). A run at ``max_iter``
     whose answer the certificate confirms as it is is ``"optimal"``, as ``smo``'s is: the
     certificate, not the method's own gap, says what is optimal.
+
+    ``primal_objective`` is the certificate's ``||w||^2 / (2 mu^2)``, the value of the feasible
+    primal point ``w / mu`` (``mu`` the largest functional margin ``w`` reaches; ``inf`` when
+    ``mu <= 0``), never ``||w||^2 / 2`` of a ``w`` whose margins are below 1: only a feasible
+    point's value bounds the optimum from above. ``X_user``: the user's data when ``X`` is
+    their copy centred on ``mean`` (linear kernel, :func:`centred`); the run, the finish and
+    the certificate use ``X`` (the same classifier, translated), the answer is the user's:
+    ``X_train = X_user`` and ``b`` (and the certificate's ``b``) shifted by ``-<w, mean>``.
     """
     status = status_of(run, method, intersect="infeasible", warn=False)
+    X_out = X if X_user is None else X_user
     if status == "infeasible":
-        return infeasible_solution(X, y, kernel, method, run.lam, "", run.iterations,
+        return infeasible_solution(X_out, y, kernel, method, run.lam, "", run.iterations,
                                    run.history, run.runtime)
     alpha = 2.0 * run.lam / run.zz
     b = -float(np.dot(run.lam, run.g)) / run.zz
@@ -538,14 +566,18 @@ def svm_from_run(
         message = join_messages(message, "the float64 certificate confirms the answer as it is")
     quad = float(np.dot(alpha * y, wx))  # alpha^T Q alpha = ||w||^2
     w = X.T @ (alpha * y) if kernel.kind == KIND_LINEAR else None
-    primal = 0.5 * float(w @ w) if w is not None else 0.5 * quad
+    if X_user is not None:  # f(x) = <w, x - mean> + b = <w, x> + (b - <w, mean>)
+        shift = float(w @ mean)
+        b -= shift
+        cert = dataclasses.replace(cert, b=cert.b - shift)
     if status == "max_iter":
         warnings.warn(f"{method}: {run.message}", exceptions.ConvergenceWarning, stacklevel=3)
     status = _confirmed(status, ok, method, cert.summary())
     return SVMSolution(
         alpha=alpha, b=b, w=w, dual_objective=float(alpha.sum()) - 0.5 * quad,
-        primal_objective=primal, status=status, iterations=run.iterations, method=method,
-        history=run.history, X_train=X, y_train=y, kernel=kernel, C=None, b_interval=(b, b),
+        primal_objective=cert.primal_objective, status=status, iterations=run.iterations,
+        method=method, history=run.history, X_train=X_out, y_train=y, kernel=kernel, C=None,
+        b_interval=(b, b),
         message=join_messages(message, cert.summary()), runtime=run.runtime,
         certificate=cert, tol=tol,
     )  # fmt: skip

@@ -39,6 +39,7 @@ from maxmargin._validation import check_bool, check_choice, check_points, check_
 from maxmargin.algorithms._nearest_point import (
     INTERSECT,
     SVM_HULL_EPS,
+    centred,
     check_common,
     examine,
     infeasible_solution,
@@ -50,7 +51,7 @@ from maxmargin.algorithms._nearest_point import (
     svm_from_run,
 )
 from maxmargin.algorithms.mdm import MDM_MAX_ITER, mdm_loop
-from maxmargin.algorithms.wolfe import WOLFE_MAX_ITER, WOLFE_TOL, wolfe_loop
+from maxmargin.algorithms.wolfe import WOLFE_MAX_ITER, wolfe_loop
 from maxmargin.certificate import (
     certify_hulls,
     opposite_duplicates,
@@ -58,9 +59,9 @@ from maxmargin.certificate import (
 )
 from maxmargin.kernels import Kernel, LinearKernel, make_kernel, own_points, precomputed
 from maxmargin.results import HullPairSolution, PolytopeSolution, SVMSolution, join_messages
-from maxmargin.tolerances import GILBERT_TOL, MDM_TOL
+from maxmargin.tolerances import GILBERT_TOL, MDM_TOL, WOLFE_TOL
 
-__all__ = ["gilbert", "gilbert_hulls", "gilbert_svm", "gilbert_loop"]
+__all__ = ["gilbert", "gilbert_hulls", "gilbert_svm", "gilbert_loop", "NEAREST_POINT_METHODS"]
 
 GILBERT_MAX_ITER = 100_000
 
@@ -176,13 +177,17 @@ def gilbert_hulls(
     )
 
 
-#: ``gilbert_svm(method=...)``: the loop, its default ``tol`` and ``max_iter``, and whether to
-#: store the Gram matrix when it fits (Gilbert and MDM read two kernel columns per step; Wolfe
-#: keeps only its corral's columns itself).
-_METHODS = {
-    "gilbert": (gilbert_loop, GILBERT_TOL, GILBERT_MAX_ITER, True),
-    "mdm": (mdm_loop, MDM_TOL, MDM_MAX_ITER, True),
-    "wolfe": (wolfe_loop, WOLFE_TOL, WOLFE_MAX_ITER, False),
+#: ``gilbert_svm(method=...)``: the loop, its default ``tol`` (from :mod:`maxmargin.tolerances`)
+#: and ``max_iter``, whether to store the Gram matrix when it fits (Gilbert and MDM read two
+#: kernel columns per step; Wolfe keeps only its corral's columns itself) and a summary. The
+#: method registry (:mod:`maxmargin.methods`) registers one method per entry, from this table.
+NEAREST_POINT_METHODS = {
+    "wolfe": (wolfe_loop, WOLFE_TOL, WOLFE_MAX_ITER, False,
+              "Wolfe's minimum-norm point of the hulls' difference (exact active-set steps)"),
+    "gilbert": (gilbert_loop, GILBERT_TOL, GILBERT_MAX_ITER, True,
+                "Gilbert's nearest-point algorithm (Frank-Wolfe, O(1/k))"),
+    "mdm": (mdm_loop, MDM_TOL, MDM_MAX_ITER, True, "MDM pairwise nearest-point steps "
+            "(linear rate)"),
 }
 
 
@@ -251,15 +256,17 @@ def gilbert_svm(
     -------
     SVMSolution
         ``C=None``. Status ``"infeasible"`` when the hulls come within ``SVM_HULL_EPS R = 1e-4 R``
-        (``R = max ||phi(x_i)||``; margins below ``5e-5 R`` are not certified, as in ``smo``):
+        (``R = max ||phi(x_i) - c||``, ``c`` the mean for the linear kernel on dense data,
+        which is run centred (:func:`~maxmargin.algorithms._nearest_point.centred`), the origin
+        otherwise; margins below ``5e-5 R`` are not certified, as in ``smo``):
         the one infeasible shape of :func:`~maxmargin.results.infeasible_svm` (NaN ``alpha``,
         ``b``, ``w``, infinite objectives, the certificate's ``hull_distance`` the evidence).
         Otherwise ``certificate`` is the float64 hard-margin certificate.
     """
     kernel, X = precomputed(kernel, X)  # "precomputed": the Gram matrix and indices
     X, y = check_Xy(X, y, points=own_points(kernel))
-    method = check_choice(method, "method", tuple(_METHODS))
-    loop, default_tol, default_iter, gram = _METHODS[method]
+    method = check_choice(method, "method", tuple(NEAREST_POINT_METHODS))
+    loop, default_tol, default_iter, gram, _ = NEAREST_POINT_METHODS[method]
     tol, max_iter, every = check_common(
         default_tol if tol is None else tol, max_iter, history_every, default_iter
     )
@@ -270,6 +277,8 @@ def gilbert_svm(
         weights[list(clash)] = 1.0
         return infeasible_solution(X, y, kern, method, weights, opposite_duplicates_message(clash))
     finish = check_bool(finish, "finish")
-    run = run_nearest_point(loop, X, y, kern, tol, max_iter, every, hull_eps=SVM_HULL_EPS,
+    Xc, mean = centred(X, kern)
+    run = run_nearest_point(loop, Xc, y, kern, tol, max_iter, every, hull_eps=SVM_HULL_EPS,
                             gram=gram)
-    return svm_from_run(run, X, y, kern, method, tol, finish)
+    return svm_from_run(run, Xc, y, kern, method, tol, finish,
+                        X_user=None if mean is None else X, mean=mean)

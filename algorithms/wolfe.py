@@ -41,10 +41,10 @@ from maxmargin.algorithms._nearest_point import (
     solve_hull_pair,
 )
 from maxmargin.results import HullPairSolution
+from maxmargin.tolerances import WOLFE_TOL
 
 __all__ = ["wolfe_hulls", "wolfe_loop", "WOLFE_TOL", "WOLFE_MAX_ITER"]
 
-WOLFE_TOL = 1e-8
 #: Major cycles; each adds one point to the corral.
 WOLFE_MAX_ITER = 100_000
 #: Relative residual of the minor cycle's KKT system above which the solve is redone (from a

@@ -8,14 +8,18 @@ For an SVM answer ``(alpha, b)`` with ``v = alpha * y`` and ``g_i = sum_j v_j K(
     D(\\alpha) &= \\textstyle\\sum_i \\alpha_i - \\tfrac12 v^T K v, \\\\
     P(b) &= \\tfrac12 v^T K v + \\textstyle\\sum_i C_i \\max(0, 1 - y_i (g_i + b)),
         \\qquad P^* = \\min_b P(b), \\\\
-    \\text{gap} &= (P^* - D) / \\max(1, |P^*|), \\qquad
+    \\text{gap} &= (P^* - D) / \\max(|P^*|, \\text{tiny}), \\qquad
     m - M = \\max_{I_{up}} (y_i - g_i) - \\min_{I_{low}} (y_i - g_i).
 
-For the hard margin the primal point is ``w / mu`` with ``mu = max_b min_i y_i (g_i + b)``
-(the largest functional margin ``w`` reaches), so ``P^* = ||w||^2 / (2 mu^2)``, and ``inf`` when
-``mu <= 0`` (``w`` separates nothing). ``P^* >= D`` holds for any feasible ``alpha`` (weak
-duality), so a small gap proves near-optimality of both. ``g`` is evaluated in row blocks
-(:data:`BLOCK_BYTES` of kernel values at a time).
+For the soft margin ``P^*`` is the smaller of that and ``P`` at ``(t w, t b)``
+(:func:`rescaled_primal`: margins a hair below 1 cleared). For the hard margin the primal
+point is ``w / mu`` with ``mu = max_b min_i y_i (g_i + b)`` (the largest functional margin
+``w`` reaches), so ``P^* = ||w||^2 / (2 mu^2)``, and ``inf`` when ``mu <= 0`` (``w`` separates
+nothing). ``P^* >= D`` holds for any feasible ``alpha`` (weak
+duality), so a small gap proves near-optimality of both. The gap is relative to the objective's
+own size (:func:`relative_gap`): under ``X -> s X``, ``C -> C / s^2`` (linear kernel; the same
+classifier) every objective scales by ``1 / s^2`` and the verdict does not change. ``g`` is
+evaluated in row blocks (:data:`BLOCK_BYTES` of kernel values at a time).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import numpy as np
 
 from maxmargin._jit import HELPER, njit
 from maxmargin.kernels import Kernel, LinearKernel
+from maxmargin.tolerances import PRIMAL_RESCALE_BAND
 
 __all__ = [
     "BLOCK_BYTES",
@@ -37,6 +42,8 @@ __all__ = [
     "certify_hulls",
     "certify_infeasible",
     "weak_duality",
+    "relative_gap",
+    "rescaled_primal",
     "infeasibility_slack",
     "objective_roundoff",
     "certify_liblinear",
@@ -51,6 +58,8 @@ __all__ = [
 #: Kernel values evaluated at once by :func:`decision_values` (bounded memory; the block's
 #: passes stay in the processor's cache).
 BLOCK_BYTES = 8 * 2**20
+#: The smallest denominator of a relative quantity (a zero objective gives a finite ratio).
+TINY = 1e-300
 
 
 @dataclass(frozen=True)
@@ -62,8 +71,8 @@ class Certificate:
     kkt_violation : float
         LIBSVM's maximal violation ``max(0, m - M)`` in decision-function units.
     gap : float
-        Relative weak-duality gap ``(P* - D) / max(1, |P*|)``; ``inf`` when no primal point
-        is recovered (hard margin, ``mu <= 0``).
+        Relative weak-duality gap ``(P* - D) / max(|P*|, tiny)`` (:func:`relative_gap`);
+        ``inf`` when no primal point is recovered (hard margin, ``mu <= 0``).
     primal_objective, dual_objective : float
         ``P*`` and ``D(alpha)``.
     b : float
@@ -261,6 +270,34 @@ def _hinge_minimiser(rp: np.ndarray, cp: np.ndarray, rn: np.ndarray, cn: np.ndar
     return best_b
 
 
+def rescaled_primal(vKv: float, margins: np.ndarray, c: np.ndarray, primal: float) -> float:
+    """The smaller of ``primal = P(w, b)`` and ``P(t w, t b) = t^2 vKv / 2 + sum_i c_i (1 - t
+    m_i)_+`` at ``t = 1 / min{m_i : 1 - PRIMAL_RESCALE_BAND <= m_i < 1}`` (``m_i = y_i (g_i +
+    b)``; ``primal`` when no margin is in that band): ``(t w, t b)`` is a primal point too, so
+    either value bounds the optimum from above. The soft margin's ``w / mu``: margins that
+    round-off leaves a hair below 1 cost ``c_i (1 - m_i)`` each in the hinge term, which
+    dwarfs a small objective (a large ``C`` relative to the data's scale); ``t`` clears them.
+    """
+    band = margins[(margins < 1.0) & (margins >= 1.0 - PRIMAL_RESCALE_BAND)]
+    if band.size == 0:
+        return primal
+    t = 1.0 / float(np.min(band))
+    rescaled = 0.5 * t * t * vKv + float(c @ np.maximum(0.0, 1.0 - t * margins))
+    return rescaled if rescaled < primal else primal
+
+
+def relative_gap(primal: float, dual: float) -> float:
+    """``(P - D) / max(|P|, tiny)``: the weak-duality gap relative to the primal value itself.
+
+    Relative to the objective's own size, not to ``max(1, |P|)``: the latter is an absolute
+    gap whenever ``|P| < 1``, which a change of units (``X -> s X``, ``C -> C / s^2``) makes
+    as small as one likes. ``inf`` when ``P`` is not finite (no feasible primal point).
+    """
+    if not math.isfinite(primal):
+        return math.inf
+    return (primal - dual) / max(abs(primal), TINY)
+
+
 def certify_svm(
     alpha: np.ndarray,
     X: np.ndarray,
@@ -308,12 +345,11 @@ def certify_svm(
         else:
             c = np.broadcast_to(upper, alpha.shape)
             b = minimise_hinge_over_b(y - g, y, c)
-            primal = 0.5 * vKv + float(c @ np.maximum(0.0, 1.0 - y * (g + b)))
+            margins = y * (g + b)
+            primal = rescaled_primal(vKv, margins, c,
+                                     0.5 * vKv + float(c @ np.maximum(0.0, 1.0 - margins)))
             margin = nan
-        if math.isfinite(primal):
-            gap = (primal - dual) / max(1.0, abs(primal))
-        else:
-            gap = math.inf
+        gap = relative_gap(primal, dual)
     if not math.isfinite(dual):
         gap = nan
     return Certificate(violation, gap, primal, dual, b, feas, margin)
@@ -336,10 +372,16 @@ def certify_infeasible(
     and every separating hyperplane has geometric margin at most half of it. ``alpha`` of an
     SVM run (``alpha = s nu``, ``y . alpha = 0``) is a valid ``weights``. The certificate has
     NaN ``kkt_violation``, ``gap`` and ``b``, infinite objectives (the primal is infeasible, the
-    dual unbounded), ``hull_distance`` that bound and ``radius`` ``R = max_i sqrt(K_ii)``.
+    dual unbounded), ``hull_distance`` that bound and ``radius`` ``R = max_i sqrt(K_ii)``,
+    measured from the data's mean for the linear kernel on dense data (``max_i ||x_i -
+    mean||``): the hulls' distance does not change under a translation, and neither does the
+    resolution ``eps R`` it is judged at (rbf: ``K_ii = 1`` already; other kernels, which are
+    not translation-invariant, keep the origin).
     """
     w = np.asarray(weights, dtype=np.float64)
     nan = math.nan
+    if isinstance(kernel, LinearKernel) and isinstance(X, np.ndarray) and X.ndim == 2:
+        X = X - X.mean(axis=0)  # v sums to 0: the same p - q, without the offset's round-off
     radius = math.sqrt(max(float(np.max(kernel.diag(X))), 0.0))
     pos, neg = y > 0, y < 0
     s_pos, s_neg = float(w[pos].sum()), float(w[neg].sum())
@@ -363,17 +405,17 @@ def infeasible_message(cert: Certificate, eps: float, how: str = "") -> str:
 
 
 def weak_duality(candidate: Certificate, reference: Certificate, *,
-                 scale: float = 1.0, rtol: float = 1e-10, dual_slack: float = 0.0,
+                 scale: float = 0.0, rtol: float = 1e-10, dual_slack: float = 0.0,
                  roundoff: float = 0.0) -> list[str]:
     """Weak duality between two answers of one problem, both ways: every dual value is a lower
     bound of every primal value, so ``D_c <= P_r`` and ``D_r <= P_c`` must hold up to round-off
-    (``rtol`` times the largest of ``scale``, 1 and the primal values, plus ``roundoff``, the
-    float64 error the objectives may carry: :func:`objective_roundoff`). ``dual_slack`` widens
-    the first for a candidate whose ``alpha`` is not exactly feasible
+    (``rtol`` times the largest of ``scale`` and the primal values, relative like the gap, plus
+    ``roundoff``, the float64 error the objectives may carry: :func:`objective_roundoff`).
+    ``dual_slack`` widens the first for a candidate whose ``alpha`` is not exactly feasible
     (:func:`infeasibility_slack`). Returns the broken inequalities, in words (empty when both
     hold)."""
-    slack = rtol * max(1.0, scale, abs(candidate.primal_objective),
-                       abs(reference.primal_objective)) + roundoff
+    slack = rtol * max(scale, abs(candidate.primal_objective),
+                       abs(reference.primal_objective), TINY) + roundoff
     reasons = []
     if candidate.dual_objective > reference.primal_objective + slack + dual_slack:
         reasons.append(f"weak duality broken: D = {candidate.dual_objective:.10g} > the "
@@ -472,12 +514,17 @@ def certify_hulls(
     P: np.ndarray, Q: np.ndarray, weights_p: np.ndarray, weights_q: np.ndarray
 ) -> HullCertificate:
     """The :class:`HullCertificate` of convex weights on ``P`` and ``Q`` (``Q`` may be empty:
-    the nearest point of ``conv(P)`` to the origin)."""
+    the nearest point of ``conv(P)`` to the origin). Two hulls are judged on the points less
+    their common mean: every quantity is a difference ``<z, p_i - q_j>`` and ``z`` itself is
+    one, so the verdict does not depend on where the origin lies."""
     lam = np.asarray(weights_p, dtype=np.float64)
     mu = np.asarray(weights_q, dtype=np.float64)
     nan = math.nan
     if not (np.all(np.isfinite(lam)) and np.all(np.isfinite(mu))):
         return HullCertificate(nan, nan, nan, nan)
+    if Q.shape[0]:
+        centre = np.vstack([P, Q]).mean(axis=0)
+        P, Q = P - centre, Q - centre
     with np.errstate(over="ignore", invalid="ignore"):
         z = P.T @ lam - (Q.T @ mu if Q.shape[0] else 0.0)
         zz = float(z @ z)
@@ -621,7 +668,8 @@ def certify_liblinear(
     least-squares fit of ``w = u`` on the rest, for each ``tau`` of :data:`MARGIN_TAUS`;
     ``alpha`` when given (e.g. a solver's own dual, clipped to the box). Each is scaled by the
     ``t`` in its feasible range that maximises ``D(t a)``; ``dual_objective`` is the best, and
-    ``gap = (P - D) / max(1, |P|)`` bounds how far ``P(w)`` is from the optimum.
+    ``gap = (P - D) / max(|P|, tiny)`` (:func:`relative_gap`) bounds how far ``P(w)`` is from
+    the optimum.
 
     ``kkt_violation`` is the smallest, over those points, KKT violation of the pair ``(w, a)``:
     the largest of the complementarity residuals ``(1 - m_i)_+`` (``a_i = 0``), ``(m_i - 1)_+``
@@ -651,5 +699,5 @@ def certify_liblinear(
             u = np.asarray(X.T @ (a * y)).ravel()
             kkt = min(kkt, _liblinear_kkt(w, X, C, a, u, margins, loss, penalty))
             dual = max(dual, _liblinear_dual(a, u, C, loss, penalty))
-        gap = (primal - dual) / max(1.0, abs(primal)) if math.isfinite(primal) else nan
+        gap = relative_gap(primal, dual) if math.isfinite(primal) else nan
     return Certificate(kkt, gap, primal, dual, nan, 0.0)

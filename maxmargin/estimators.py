@@ -55,6 +55,7 @@ from maxmargin.kernels.objects import training_kernel
 from maxmargin.methods import METHODS, MethodSpec, get_method, method_names
 from maxmargin.methods import _weights as fold_weights
 from maxmargin.results import PerceptronResult, SVMSolution
+from maxmargin.tolerances import SMO_TOL
 
 __all__ = ["MaxMarginClassifier", "DENSE_SOLVE_BYTES", "PROBABILITY_DEPRECATED"]
 
@@ -193,7 +194,7 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
         coef0: float = 0.0,
         shrinking: bool = True,
         probability: bool | str = _PROBABILITY_DEFAULT,
-        tol: float | None = 1e-3,
+        tol: float | None = SMO_TOL,
         cache_size: float = 200,
         class_weight: dict | str | None = None,
         verbose: bool = False,
@@ -460,7 +461,7 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
         method ``spec`` (per-sample bounds ``C weights``), with the fit's options."""
         hard = C is None or spec.problem == "hard_margin"
         if spec.solve is _SMO_SOLVE:  # one batch: validated once, each pair solved as smo's
-            batch = SMOBatch(points, kern, tol=1e-3 if self.tol is None else self.tol,
+            batch = SMOBatch(points, kern, tol=spec.default_tol if self.tol is None else self.tol,
                              max_iter=max_iter, cache_size=self.cache_size,
                              shrinking=self.shrinking, precision=self.precision,
                              finish=max_iter is None,  # a user's cap stops SMO as LIBSVM's

@@ -5,8 +5,7 @@ the random campaign, the command line (``--methods``) and the benchmarks. Every 
 the same way::
 
     spec = METHODS["smo"]
-    answer = spec.solve(X, y, C=1.0, kernel=kern, tol=1e-3, max_iter=None,
-                        sample_weight=None, **spec_options)
+    answer = spec(X, y, C=1.0, kernel=kern, tol=None, max_iter=None, sample_weight=None)
 
 with ``X``, ``y`` validated (``y`` in -1/+1), ``kern`` a :class:`~maxmargin.kernels.Kernel`
 object, ``C=None`` for the hard margin, and ``sample_weight`` per-sample multipliers of ``C``
@@ -15,14 +14,17 @@ perceptrons a :class:`~maxmargin.results.PerceptronResult`.
 
 A method's :class:`MethodSpec` says which problem it solves (``"svm"``: the soft- or hard-margin
 dual; ``"hard_margin"``: only ``C=None``; ``"perceptron"``: a separating hyperplane, no margin
-maximised), which kernels it takes (``None``: any kernel object), whether it takes sparse ``X``,
-per-sample weights, and whether it runs compiled (Numba) code that a first call compiles.
+maximised), which kernels it takes (``None``: any kernel object), whether it takes sparse ``X``
+(calling a spec densifies it for the others), per-sample weights, and the tolerance it runs to
+when none is given (from :mod:`maxmargin.tolerances`; the nearest-point methods' entries come
+from :data:`~maxmargin.algorithms.gilbert.NEAREST_POINT_METHODS`).
 :func:`register` adds a method (the third-party SVM-dual solvers, ``libsvm``, ``sklearnex``, ...,
 are registered when :mod:`maxmargin.verification.audit` is imported).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -31,9 +33,11 @@ from typing import Any
 import numpy as np
 
 from maxmargin.algorithms import gilbert_svm, kernel_perceptron, perceptron, smo
+from maxmargin.algorithms.gilbert import NEAREST_POINT_METHODS
 from maxmargin.formulations import svm_dual
 from maxmargin.kernels import Kernel
 from maxmargin.results import PerceptronResult, SVMSolution
+from maxmargin.tolerances import SMO_TOL
 
 __all__ = ["MethodSpec", "METHODS", "PROBLEMS", "register", "get_method", "method_names"]
 
@@ -59,13 +63,12 @@ class MethodSpec:
     kernels : tuple of str or None
         Kernel names it takes (``Kernel.name``), None for any kernel object.
     sparse : bool
-        Takes scipy.sparse CSR ``X`` as it is (others get it densified).
+        Takes scipy.sparse CSR ``X`` as it is (calling the spec densifies it for the others).
     sample_weight : bool
         Takes per-sample weights of ``C`` (a method without them only accepts equal weights).
-    compiled : bool
-        Runs Numba-compiled loops (``maxmargin compile`` warms them).
     default_tol : float
-        The tolerance it is run to when none is given (NaN: its own default).
+        The tolerance calling the spec runs it to when ``tol`` is None or not given (NaN: the
+        method's own default, e.g. a perceptron's, which has none).
     family : str
         ``"maxmargin"`` (hand-written), ``"oracle"`` (CVXPY) or ``"third_party"``.
     options : mapping
@@ -79,7 +82,6 @@ class MethodSpec:
     kernels: tuple[str, ...] | None = None
     sparse: bool = False
     sample_weight: bool = False
-    compiled: bool = False
     default_tol: float = float("nan")
     family: str = "maxmargin"
     options: Mapping[str, Any] = field(default_factory=dict)
@@ -104,7 +106,13 @@ class MethodSpec:
         return self.kernels is None or kernel.name in self.kernels
 
     def __call__(self, X: Any, y: np.ndarray, **kwargs: Any) -> SVMSolution | PerceptronResult:
-        """``solve(X, y, **options, **kwargs)``."""
+        """``solve(X, y, **options, **kwargs)`` with ``tol`` (None or not given)
+        :attr:`default_tol` when that is finite, and sparse ``X`` densified unless
+        :attr:`sparse`."""
+        if kwargs.get("tol") is None and math.isfinite(self.default_tol):
+            kwargs["tol"] = self.default_tol
+        if not self.sparse and hasattr(X, "toarray"):
+            X = X.toarray()
         return self.solve(X, y, **{**self.options, **kwargs})
 
 
@@ -121,8 +129,8 @@ def _weights(C: float | None, sample_weight: np.ndarray | None) -> tuple[float |
 def _smo(X: Any, y: np.ndarray, *, C: float | None, kernel: Kernel, tol: float | None = None,
          max_iter: int | None = None, sample_weight: Any = None, **options: Any) -> SVMSolution:
     C, w = _weights(C, sample_weight)
-    return smo(X, y, C=C, kernel=kernel, tol=1e-3 if tol is None else tol, max_iter=max_iter,
-               sample_weight=w, **options)
+    return smo(X, y, C=C, kernel=kernel, tol=SMO_TOL if tol is None else tol,
+               max_iter=max_iter, sample_weight=w, **options)
 
 
 def _cvxpy(X: Any, y: np.ndarray, *, C: float | None, kernel: Kernel, tol: float | None = None,
@@ -141,8 +149,6 @@ def _nearest_point(method: str) -> Solve:
                 f"`C`: method {method!r} solves the hard-margin SVM only (C=None); got C={C!r}. "
                 "Use 'smo' or 'cvxpy' for a soft margin."
             )
-        if hasattr(X, "toarray"):
-            X = X.toarray()
         return gilbert_svm(X, y, tol=tol, max_iter=max_iter, method=method, kernel=kernel,
                            **options)
 
@@ -158,16 +164,12 @@ def _perceptron(X: Any, y: np.ndarray, *, C: float | None = None, kernel: Kernel
             f"`kernel`: method 'perceptron' is the primal (linear) perceptron; got "
             f"{kernel.describe()!r}: use kernel='linear' or method 'kernel_perceptron'."
         )
-    if hasattr(X, "toarray"):
-        X = X.toarray()
     return perceptron(X, y, max_epochs=1000 if max_iter is None else max_iter, **options)
 
 
 def _kernel_perceptron(X: Any, y: np.ndarray, *, C: float | None = None, kernel: Kernel,
                        tol: float | None = None, max_iter: int | None = None,
                        sample_weight: Any = None, **options: Any) -> PerceptronResult:
-    if hasattr(X, "toarray"):
-        X = X.toarray()
     return kernel_perceptron(X, y, kernel=kernel,
                              max_epochs=1000 if max_iter is None else max_iter, **options)
 
@@ -211,17 +213,13 @@ def method_names(*, problem: str | None = None, family: str | None = None,
 
 for _spec in (
     MethodSpec("smo", _smo, "svm", "SMO, LIBSVM's algorithm (second-order working set, cache, "
-               "shrinking)", sparse=True, sample_weight=True, compiled=True, default_tol=1e-3),
-    MethodSpec("wolfe", _nearest_point("wolfe"), "hard_margin", "Wolfe's minimum-norm point of "
-               "the hulls' difference (exact active-set steps)", compiled=True),
-    MethodSpec("gilbert", _nearest_point("gilbert"), "hard_margin", "Gilbert's nearest-point "
-               "algorithm (Frank-Wolfe, O(1/k))", compiled=True),
-    MethodSpec("mdm", _nearest_point("mdm"), "hard_margin", "MDM pairwise nearest-point steps "
-               "(linear rate)", compiled=True),
+               "shrinking)", sparse=True, sample_weight=True, default_tol=SMO_TOL),
+    *(MethodSpec(name, _nearest_point(name), "hard_margin", summary, default_tol=tol)
+      for name, (_, tol, _, _, summary) in NEAREST_POINT_METHODS.items()),
     MethodSpec("perceptron", _perceptron, "perceptron", "the primal perceptron (Rosenblatt)",
-               kernels=("linear",), compiled=True),
+               kernels=("linear",)),
     MethodSpec("kernel_perceptron", _kernel_perceptron, "perceptron", "the kernel (dual) "
-               "perceptron", compiled=True),
+               "perceptron"),
     MethodSpec("cvxpy", _cvxpy, "svm", "the CVXPY dual oracle (Clarabel, certified)",
                sparse=True, sample_weight=True, family="oracle"),
 ):

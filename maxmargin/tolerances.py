@@ -20,7 +20,7 @@ ORACLE     one oracle against another (Clarabel vs OSQP, primal vs dual form)
 
 The errors the limits apply to are defined in :mod:`maxmargin.verification.crosscheck`:
 
-* ``objective``: ``|D_c - D_o| / max(1, |D_o|)``
+* ``objective``: ``|D_c - D_o| / |D_o|``
 * ``w``: ``||w_c - w_o|| / max(||w_o||, tiny)``
 * ``decision``: ``max_i |f_c(x_i) - f_o(x_i)| / max(1, max_i |f_o(x_i)|)``
 * ``b``: ``|b_c - b_o| / max(1, |b_o|)``, or the distance of ``b_c`` to the oracle's KKT interval
@@ -28,10 +28,10 @@ The errors the limits apply to are defined in :mod:`maxmargin.verification.cross
 * ``kkt``: the candidate's largest pointwise KKT residual (the fields of ``kkt_residuals``
   other than ``duality_gap``: feasibility, box, ``y . alpha``, complementary slackness,
   stationarity, LIBSVM's violation -- all in units of ``y f`` or of alpha)
-* ``gap``: the candidate's relative duality gap ``|P - D| / max(1, |P|)``. It has its own limit
+* ``gap``: the candidate's relative duality gap ``|P - D| / |P|``. It has its own limit
   because it is a sum over the points: ``P - D = sum_i [alpha_i (y_i f_i - 1) + C xi_i]`` and
   each term is at most ``C v_i`` for a pointwise violation ``v_i``, so a solution within
-  ``kkt`` pointwise may have a gap up to ``n C kkt / max(1, |P|)``. (The objective itself is
+  ``kkt`` pointwise may have a gap up to ``n C kkt / |P|``. (The objective itself is
   compared with the oracle's through ``objective``.)
 
 ``kkt_exclude`` names KKT residuals (fields of ``kkt_residuals``) that a preset does not judge.
@@ -79,10 +79,17 @@ ORACLE_HULL_GAP = 1e-6
 #: taken to meet (an LP decides it before any QP).
 HULLS_MEET_ATOL = 1e-8
 #: Hard margin, ``gilbert_svm`` and ``smo(precision="double")``: hulls within this times
-#: ``R = max ||phi(x)||`` are not separable at the resolution the methods certify.
+#: ``R = max ||phi(x)||`` are not separable at the resolution the methods certify. ``R`` is
+#: measured from the data's mean for the linear kernel on dense data (a translation changes no
+#: verdict; rbf has ``K(x, x) = 1``), by the solvers and by the judge
+#: (:func:`~maxmargin.certificate.certify_infeasible`) alike.
 SVM_HULL_EPS = 1e-4
 #: Hard margin, ``smo`` with its float32 kernel cache: the same resolution (its rounding).
 SVM_HULL_EPS_SINGLE = 1e-3
+#: Soft-margin certificate: margins in ``[1 - PRIMAL_RESCALE_BAND, 1)`` are cleared by also
+#: trying the primal point ``(t w, t b)``, ``t = 1 / min`` of them (any ``t`` gives a primal
+#: value; this one removes the round-off a hinge term charges ``C_i`` times).
+PRIMAL_RESCALE_BAND = 1e-6
 #: Nearest-point methods: a stop on the relative gap ``tol`` is confirmed by the float64
 #: certificate up to this factor.
 HULL_CERT_FACTOR = 10.0

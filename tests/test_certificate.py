@@ -42,11 +42,11 @@ def test_two_points_hard_margin_values():
     assert cert.margin == pytest.approx(1.0)
     assert cert.b == pytest.approx(-1.0)
     # Twice the optimal alpha: w doubles, mu = 2, P* = ||2w||^2 / (2 * 4) = 1/2 still, while
-    # D = 2 - 1/2 * 4 = 0: the gap is 1/2 (relative to max(1, P) = 1).
+    # D = 2 - 1/2 * 4 = 0: the gap is (1/2 - 0) / |P| = 1 (relative to P itself).
     cert2 = certify_svm(2 * TWO_POINTS.alpha, TWO_POINTS.X, TWO_POINTS.y, None, LinearKernel())
     assert cert2.primal_objective == pytest.approx(0.5)
     assert cert2.dual_objective == pytest.approx(0.0)
-    assert cert2.gap == pytest.approx(0.5)
+    assert cert2.gap == pytest.approx(1.0)
     assert not cert2.meets(1e-3, 1e-3)
 
 

@@ -40,38 +40,39 @@ def test_exact_optima_have_zero_residuals(ex):
 
 def test_wrong_intercept():
     # Li Hang, b = -1.9: y f = (1.1, 1.6, 0.9). x3 violates its margin by 0.1 and the support
-    # vector x1 sits 0.1 outside it with alpha_1 = 1/4: complementary slackness 0.025.
+    # vector x1 sits 0.1 outside it with alpha_1 = 1/4: complementary slackness 0.025, 0.1 in
+    # units of max alpha = 1/4.
     r = kkt_residuals(_solution(LI_HANG, b=-1.9), LI_HANG.X, LI_HANG.y)
     assert r.primal_feasibility == pytest.approx(0.1)
-    assert r.complementary_zero == pytest.approx(0.025)
+    assert r.complementary_zero == pytest.approx(0.1)
     assert r.max_violation == pytest.approx(0.0, abs=1e-14)  # b-independent
     assert r.duality_gap == pytest.approx(0.0, abs=1e-14)
     assert r.max == pytest.approx(0.1)
 
 
 def test_wrong_alpha_with_right_w():
-    # alpha = (1/4, 0, 0.3): y.alpha = -0.05 (relative to ||alpha||_1 = 0.55 < 1: 0.05);
-    # X^T(alpha y) = (0.45, 0.45), so ||w - X^T(alpha y)|| = 0.05 sqrt(2) (||w|| < 1);
-    # P = 1/4, D = 0.55 - 0.2025 = 0.3475, |P - D| = 0.0975.
+    # alpha = (1/4, 0, 0.3): y.alpha = -0.05, relative to ||alpha||_1 = 0.55: 1/11;
+    # X^T(alpha y) = (0.45, 0.45), so ||w - X^T(alpha y)|| = 0.05 sqrt(2), relative to
+    # ||w|| = sqrt(2) / 2: 0.1; P = 1/4, D = 0.55 - 0.2025 = 0.3475, |P - D| / P = 0.39.
     r = kkt_residuals(_solution(LI_HANG, alpha=[0.25, 0.0, 0.3]), LI_HANG.X, LI_HANG.y)
-    assert r.dual_equality == pytest.approx(0.05)
-    assert r.stationarity == pytest.approx(0.05 * math.sqrt(2.0))
-    assert r.duality_gap == pytest.approx(0.0975)
+    assert r.dual_equality == pytest.approx(0.05 / 0.55)
+    assert r.stationarity == pytest.approx(0.1)
+    assert r.duality_gap == pytest.approx(0.39)
     assert r.primal_feasibility == pytest.approx(0.0, abs=1e-14)
-    assert r.max == pytest.approx(0.0975)
+    assert r.max == pytest.approx(0.39)
 
 
 def test_alpha_above_C():
     # ALL_BOUND with alpha = (0.12, 0.12) > C = 0.1, w = 0.24, b = 0: box 0.02 / C = 0.2;
     # y f = 0.24, xi = 0.76, |C - alpha| xi / C = 0.152; P = 0.0288 + 0.1 * 1.52 = 0.1808,
-    # D = 0.24 - 0.0288 = 0.2112; LIBSVM's sets: I_up = {2}, I_low = {1}, r = (0.76, -0.76),
-    # m - M = -1.52 -> 0.
+    # D = 0.24 - 0.0288 = 0.2112, |P - D| / P = 0.0304 / 0.1808; LIBSVM's sets: I_up = {2},
+    # I_low = {1}, r = (0.76, -0.76), m - M = -1.52 -> 0.
     sol = _solution(ALL_BOUND, alpha=[0.12, 0.12], w=np.array([0.24]), b=0.0)
     r = kkt_residuals(sol, ALL_BOUND.X, ALL_BOUND.y)
     assert r.alpha_scale == pytest.approx(0.1)
     assert r.dual_box == pytest.approx(0.2)
     assert r.complementary_upper == pytest.approx(0.152)
-    assert r.duality_gap == pytest.approx(0.0304)
+    assert r.duality_gap == pytest.approx(0.0304 / 0.1808)
     assert r.primal_feasibility == 0.0  # soft margin: the slacks absorb the violation
     assert r.hinge_total == pytest.approx(1.52)
     assert r.max_violation == 0.0
@@ -81,14 +82,14 @@ def test_alpha_above_C():
 def test_libsvm_maximal_violation():
     # Two points, alpha = (0.4, 0.4) (w from alpha: (0.8, 0)), b = -1. g = (1.6, 0),
     # r = y - g = (-0.6, -1); I_up = {1, 2}: m = -0.6; I_low = {1, 2}: M = -1; m - M = 0.4.
-    # y f = (0.6, 1): margin violation 0.4. P = 0.32, D = 0.8 - 0.32 = 0.48, gap 0.16.
+    # y f = (0.6, 1): margin violation 0.4. P = 0.32, D = 0.8 - 0.32 = 0.48, gap 0.16 / 0.32.
     sol = _solution(TWO_POINTS, alpha=[0.4, 0.4], b=-1.0, linear_w=False)
     r = kkt_residuals(sol, TWO_POINTS.X, TWO_POINTS.y)
     assert r.max_violation == pytest.approx(0.4)
     assert r.primal_feasibility == pytest.approx(0.4)
-    assert r.duality_gap == pytest.approx(0.16)
+    assert r.duality_gap == pytest.approx(0.5)
     assert r.stationarity == 0.0
-    assert r.max == pytest.approx(0.4)
+    assert r.max == pytest.approx(0.5)
 
 
 def test_kernel_solution_stationarity_is_zero_and_gap_uses_the_kernel():
@@ -97,7 +98,7 @@ def test_kernel_solution_stationarity_is_zero_and_gap_uses_the_kernel():
     # alpha = 0.1 everywhere: v^T K v = 0.01 * 32 = 0.32; f = 0.8 x1 x2, y f = 0.8 < 1.
     assert r.stationarity == 0.0
     assert r.primal_feasibility == pytest.approx(0.2)
-    assert r.duality_gap == pytest.approx(abs(0.16 - (0.4 - 0.16)))
+    assert r.duality_gap == pytest.approx(abs(0.16 - (0.4 - 0.16)) / 0.16)
 
 
 def test_nan_solution_gives_nan_residuals():

@@ -23,7 +23,7 @@ from maxmargin.algorithms import (
     mdm_hulls,
     wolfe_hulls,
 )
-from maxmargin.certificate import infeasibility_slack, objective_roundoff, weak_duality
+from maxmargin.certificate import TINY, infeasibility_slack, objective_roundoff, weak_duality
 from maxmargin.formulations import (
     hard_margin_primal,
     hinge_loss,
@@ -333,7 +333,7 @@ def _certified(ctx: Context, sol: SVMSolution, kkt: float | None, gap: float | N
         out.kkt_max, out.duality_gap = cert.kkt_violation, cert.gap
         if ctx.oracle.status == "optimal" and sol is not ctx.oracle:
             D_o = ctx.oracle.certificate.dual_objective
-            out.objective_error = abs(cert.dual_objective - D_o) / max(1.0, abs(D_o))
+            out.objective_error = abs(cert.dual_objective - D_o) / max(abs(D_o), TINY)
     if sol.status != "optimal":
         return out
     if cert is None:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from maxmargin._validation import check_Xy
+from maxmargin.certificate import TINY
 from maxmargin.kernels import own_points
 from maxmargin.results import SVMSolution
 from maxmargin.tolerances import Tolerances, get_tolerances, preset_for
@@ -41,7 +42,7 @@ __all__ = [
     "dual_objective",
 ]
 
-_TINY = 1e-300
+
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ def alpha_uniqueness(
     """
     margin, eig = margin_gram(oracle, X, y, margin_tol=margin_tol)
     upper = math.inf if oracle.C is None else oracle.box
-    scale = max(float(np.max(oracle.alpha)), _TINY)
+    scale = max(float(np.max(oracle.alpha)), TINY)
     a_m = oracle.alpha[margin]
     at_bound = margin[(a_m <= 1e-6 * scale) | (a_m >= upper - 1e-6 * scale)]
     strict = (
@@ -113,7 +114,7 @@ def alpha_uniqueness(
     )
     if margin.size == 0:
         return True, f"no point on the margin: every alpha is at a bound; {strict}"
-    rank = int(np.sum(eig > 1e-10 * max(float(eig[-1]), _TINY)))
+    rank = int(np.sum(eig > 1e-10 * max(float(eig[-1]), TINY)))
     if rank == margin.size:
         return True, f"{margin.size} margin point(s) with independent (phi(x), 1); {strict}"
     return False, (
@@ -139,8 +140,8 @@ def alpha_limit(
     margin, eig = margin_gram(oracle, X, y, margin_tol=_margin_tol(tol))
     if margin.size == 0:
         return tol.alpha
-    scale = max(float(np.max(oracle.alpha)), _TINY)
-    lam = max(float(eig[0]), _TINY)
+    scale = max(float(np.max(oracle.alpha)), TINY)
+    lam = max(float(eig[0]), TINY)
     return tol.alpha + math.sqrt(margin.size) * tol.kkt / (lam * scale)
 
 
@@ -182,7 +183,7 @@ def cross_check(
     CrossCheck
         With, for ``f_c``/``f_o`` the decision values on the training points and ``g = f - b``:
 
-        * ``objective_error = |D(alpha_c) - D(alpha_o)| / max(1, |D(alpha_o)|)`` (both
+        * ``objective_error = |D(alpha_c) - D(alpha_o)| / max(|D(alpha_o)|, tiny)`` (both
           recomputed from alpha, and each reported ``dual_objective`` must match its alpha);
         * ``w_error = ||w_c - w_o|| / max(||w_o||, tiny)`` (linear kernel, else NaN);
         * ``decision_error = max |f_c - f_o| / max(1, max |f_o|)``, using ``g`` in place of
@@ -235,10 +236,10 @@ def cross_check(
     K = oracle.kernel.gram(X)
     d_o = dual_objective(oracle.alpha, y, K)
     d_c = dual_objective(candidate.alpha, y, K)
-    objective_error = abs(d_c - d_o) / max(1.0, abs(d_o))
+    objective_error = abs(d_c - d_o) / max(abs(d_o), TINY)  # relative: free of units
     _judge(reasons, "objective", objective_error, tol.objective)
     for who, sol, d in (("candidate", candidate, d_c), ("oracle", oracle, d_o)):
-        if abs(sol.dual_objective - d) / max(1.0, abs(d)) > tol.objective:
+        if abs(sol.dual_objective - d) / max(abs(d), TINY) > tol.objective:
             reasons.append(
                 f"{who}'s reported dual objective {sol.dual_objective:.10g} != D(alpha) = "
                 f"{d:.10g}"
@@ -247,7 +248,7 @@ def cross_check(
     w_error = nan
     if oracle.w is not None:
         w_c = candidate.w if candidate.w is not None else X.T @ (candidate.alpha * y)
-        w_error = float(np.linalg.norm(w_c - oracle.w) / max(np.linalg.norm(oracle.w), _TINY))
+        w_error = float(np.linalg.norm(w_c - oracle.w) / max(np.linalg.norm(oracle.w), TINY))
         _judge(reasons, "w", w_error, tol.w)
 
     lo, hi = oracle.b_interval
@@ -269,7 +270,7 @@ def cross_check(
     alpha_unique, alpha_note = alpha_uniqueness(oracle, X, y, margin_tol=_margin_tol(tol))
     alpha_error = nan
     if alpha_unique:
-        scale = max(float(np.max(oracle.alpha)), _TINY)
+        scale = max(float(np.max(oracle.alpha)), TINY)
         alpha_error = float(np.max(np.abs(candidate.alpha - oracle.alpha)) / scale)
         _judge(reasons, "alpha", alpha_error, alpha_limit(oracle, X, y, tol))
 

@@ -16,9 +16,10 @@ and at an optimum the primal and dual objectives are equal. Every residual below
 exact optimum; each is scaled so that "1e-7" means the same on every problem:
 
 * quantities in units of ``alpha`` are divided by ``s = C`` (soft margin) or
-  ``s = max(1, max_i alpha_i)`` (hard margin);
+  ``s = max_i alpha_i`` (hard margin);
 * quantities in units of the decision function are left as they are (the margin is 1);
-* sums are divided by ``max(1, |sum|)``-type scales (see each field).
+* sums are divided by their own size (see each field), never by ``max(1, ...)``: every residual
+  is the same under ``X -> s X``, ``C -> C / s^2`` (linear kernel; the same classifier).
 """
 
 from __future__ import annotations
@@ -30,7 +31,14 @@ from typing import Any
 import numpy as np
 
 from maxmargin._validation import check_Xy
-from maxmargin.certificate import Certificate, certify_svm, decision_values, max_violation
+from maxmargin.certificate import (
+    TINY,
+    Certificate,
+    certify_svm,
+    decision_values,
+    max_violation,
+    relative_gap,
+)
 from maxmargin.kernels import LinearKernel, own_points
 from maxmargin.results import SVMSolution
 
@@ -51,7 +59,7 @@ class KKTResiduals:
     dual_box : float
         :math:`\\max_i \\max(0, -\\alpha_i, \\alpha_i - C) / s`.
     dual_equality : float
-        :math:`|y \\cdot \\alpha| / \\max(1, \\|\\alpha\\|_1)`.
+        :math:`|y \\cdot \\alpha| / \\|\\alpha\\|_1`.
     complementary_zero : float
         :math:`\\max_i |\\alpha_i| \\max(0, y_i f_i - 1) / s` (a support vector must not be
         strictly outside the margin).
@@ -59,11 +67,11 @@ class KKTResiduals:
         :math:`\\max_i |C - \\alpha_i| \\xi_i / s` (a margin error must have ``alpha_i = C``);
         0 for the hard margin.
     stationarity : float
-        :math:`\\|w - X^T(\\alpha \\circ y)\\| / \\max(1, \\|w\\|)` for a linear solution carrying
+        :math:`\\|w - X^T(\\alpha \\circ y)\\| / \\|w\\|` for a linear solution carrying
         ``w``; 0 for a kernel solution, whose decision function is defined by alpha (stationarity
         holds by construction).
     duality_gap : float
-        :math:`|P - D| / \\max(1, |P|)` with :math:`P = \\tfrac12 \\|w\\|^2 + C \\sum_i \\xi_i`
+        :math:`|P - D| / |P|` with :math:`P = \\tfrac12 \\|w\\|^2 + C \\sum_i \\xi_i`
         (``||w||^2 = v^T K v``, ``v = alpha * y``, for a kernel; no slack term for the hard
         margin) and :math:`D = \\sum_i \\alpha_i - \\tfrac12 v^T K v`, recomputed from the data.
     max_violation : float
@@ -164,7 +172,7 @@ def kkt_residuals(solution: SVMSolution, X: Any, y: Any) -> KKTResiduals:
         w = w_alpha if sol.w is None else np.asarray(sol.w, dtype=np.float64)
         g = X @ w
         ww = float(w @ w)
-        stationarity = float(np.linalg.norm(w - w_alpha)) / max(1.0, math.sqrt(ww))
+        stationarity = float(np.linalg.norm(w - w_alpha)) / max(math.sqrt(ww), TINY)
     else:
         sv = np.flatnonzero(alpha != 0.0)
         g = decision_values(sol.kernel, X, X[sv], v[sv])
@@ -173,15 +181,15 @@ def kkt_residuals(solution: SVMSolution, X: Any, y: Any) -> KKTResiduals:
         stationarity = 0.0
     yf = y * (g + sol.b)
     xi = np.maximum(0.0, 1.0 - yf)
-    scale = max(1.0, float(alpha.max())) if hard else float(C.max())
+    scale = max(float(alpha.max()), TINY) if hard else float(C.max())
     primal_feas = float(np.max(xi)) if hard else 0.0
     box = float(np.max(np.maximum(np.maximum(-alpha, alpha - C), 0.0))) / scale
-    equality = abs(float(y @ alpha)) / max(1.0, float(np.abs(alpha).sum()))
+    equality = abs(float(y @ alpha)) / max(float(np.abs(alpha).sum()), TINY)
     comp_zero = float(np.max(np.abs(alpha) * np.maximum(0.0, yf - 1.0))) / scale
     comp_upper = 0.0 if hard else float(np.max(np.abs(C - alpha) * xi)) / scale
     primal = 0.5 * ww + (0.0 if hard else float(C @ xi))
     dual = float(alpha.sum()) - 0.5 * vKv
-    gap = abs(primal - dual) / max(1.0, abs(primal))
+    gap = abs(relative_gap(primal, dual))
     violation = max_violation(alpha, y, g, None if hard else C)
     values = (
         primal_feas, box, equality, comp_zero, comp_upper, stationarity, gap, violation,

@@ -28,26 +28,28 @@ from maxmargin.kernels import Kernel, make_kernel, own_points, precomputed
 from maxmargin.kernels.formulas import KIND_LINEAR
 from maxmargin.kernels.qmatrix import diagonal, make_qmatrix, with_rounded_features
 from maxmargin.results import SVMSolution
-from maxmargin.tolerances import CENTRE_OFFSET_RATIO
+from maxmargin.tolerances import CENTRE_OFFSET_RATIO, SMO_TOL
 
 __all__ = ["smo", "WORKING_SETS", "default_max_iter", "problem_of", "solve_checked"]
 
 WORKING_SETS = ("wss2", "wss1", "platt")
 
 
-def _centred_if_offset(X: Any) -> Any:
+def _centred_if_offset(X: Any, always: bool = False) -> Any:
     """Dense data far from the origin, centred: the solver then works on them (the same dual
     with ``y . alpha = 0``, without the cancellation of ``x . z`` on data whose offset dwarfs
     their spread: ``||mean||^2 > CENTRE_OFFSET_RATIO`` times the mean squared distance to the
     mean); the answer and its certificate stay in the user's units (:mod:`.result`). Other
     data are left as they are (their iterates are LIBSVM's, bit for bit as before, except on
-    wide data with rounded features: see :func:`problem_of`)."""
+    wide data with rounded features: see :func:`problem_of`), unless ``always`` (the hard
+    margin: its resolution ``eps R`` is then measured from the data's mean, so a translation
+    changes no verdict; sparse data keep the origin)."""
     if not isinstance(X, np.ndarray):
         return X
     centre = X.mean(axis=0)
     Xc = X - centre
     spread = float(np.einsum("ij,ij->", Xc, Xc)) / max(1, X.shape[0])
-    return Xc if float(centre @ centre) > CENTRE_OFFSET_RATIO * spread else X
+    return Xc if always or float(centre @ centre) > CENTRE_OFFSET_RATIO * spread else X
 
 
 def smo(
@@ -55,7 +57,7 @@ def smo(
     y: Any,
     C: float | None = 1.0,
     kernel: str | Kernel = "linear",
-    tol: float = 1e-3,
+    tol: float = SMO_TOL,
     max_iter: int | None = None,
     working_set: str = "wss2",
     *,
@@ -165,8 +167,9 @@ def problem_of(X: Any, y: np.ndarray, C: float | None, sw: np.ndarray | None,
     ``K_ii`` and the first phase's precision (:func:`~.precision.first_precision`). Wide linear
     data whose first phase is float32 and whose float32 columns do not all fit in the cache
     keep their features rounded to float32 for those columns
-    (:func:`~maxmargin.kernels.qmatrix.with_rounded_features`)."""
-    Xs = _centred_if_offset(X) if kern.kind == KIND_LINEAR else X
+    (:func:`~maxmargin.kernels.qmatrix.with_rounded_features`). A linear hard margin on dense
+    data is always solved centred (its ``R`` measured from the mean)."""
+    Xs = _centred_if_offset(X, always=C is None) if kern.kind == KIND_LINEAR else X
     kd = make_qmatrix(kern, Xs, y, blocks=True, threads=options.threads)
     QD = diagonal(kd)  # K_ii from the data the columns come from (centred for linear and rbf)
     problem = Problem(Xs, y, C, sw, kern, kd, radius2=float(np.max(QD)), X_user=X)

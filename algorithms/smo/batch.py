@@ -37,6 +37,7 @@ from maxmargin.algorithms.smo.summary import Summary, summarise
 from maxmargin.certificate import Certificate
 from maxmargin.kernels import Kernel, own_points
 from maxmargin.results import SVMSolution
+from maxmargin.tolerances import SMO_TOL
 
 __all__ = ["SMOBatch"]
 
@@ -64,7 +65,7 @@ class SMOBatch:
         :func:`~maxmargin._threads.blas_threads` of that count to pay for the limit once.
     """
 
-    def __init__(self, X: Any, kernel: Kernel, *, tol: float = 1e-3, max_iter: int | None = None,
+    def __init__(self, X: Any, kernel: Kernel, *, tol: float = SMO_TOL, max_iter: int | None = None,
                  working_set: str = "wss2", cache_size: float = 200.0, shrinking: bool = True,
                  precision: str = "auto", finish: bool = True, history_every: int = 1,
                  n_jobs: int | None = None, checked: bool = False) -> None:

@@ -9,10 +9,13 @@ with ``p``, ``q`` in the two hulls, so
     \delta(\alpha) = \|w\| / s = 2 \|w\| / \textstyle\sum_t \alpha_t
 
 bounds the hulls' distance from above. SMO stops with ``"infeasible"`` when ``delta <= eps R``
-(``R = max_t sqrt(K_tt)``; ``eps`` = :data:`HARD_MARGIN_HULL_EPS` with a float32 cache,
-:data:`HARD_MARGIN_HULL_EPS_DOUBLE` with float64): no separating hyperplane has a geometric
-margin above about ``eps R / 2``. ``||w||^2 = 2 (sum(alpha) - D)`` is tracked at no cost
-(:func:`hulls_may_be_within`) and confirmed from the full gradient (:func:`hulls_within`).
+(``R = max_t sqrt(K_tt)``, from the data's mean for a linear kernel on dense data, which
+:func:`~.api.smo` solves centred; ``eps`` = :data:`~maxmargin.tolerances.SVM_HULL_EPS_SINGLE`
+with a float32 cache, :data:`~maxmargin.tolerances.SVM_HULL_EPS` with float64, the resolutions
+the judge, :func:`~maxmargin.certificate.certify_infeasible`, reads too): no separating
+hyperplane has a geometric margin above about ``eps R / 2``. ``||w||^2 = 2 (sum(alpha) - D)``
+is tracked at no cost (:func:`hulls_may_be_within`) and confirmed from the full gradient
+(:func:`hulls_within`).
 Since ``D > 0`` after any step, ``delta^2 < 8 / sum(alpha)``: ``sum(alpha) > SUM_CAP / (eps
 R)^2`` proves the hulls within ``eps R`` with no kernel value (:func:`alpha_sum_proves_within`).
 """
@@ -25,6 +28,7 @@ import numpy as np
 
 from maxmargin._jit import INLINE, INTERNAL, njit
 from maxmargin.algorithms.smo.state import SolverState
+from maxmargin.tolerances import SVM_HULL_EPS, SVM_HULL_EPS_SINGLE
 
 __all__ = [
     "HARD_MARGIN_HULL_EPS",
@@ -38,14 +42,13 @@ __all__ = [
 ]
 
 #: Hard margin: stop as infeasible when the classes' hulls are provably within this times R
-#: (the resolution of the float32 kernel cache).
-HARD_MARGIN_HULL_EPS = 1e-3
-#: The same with ``precision="double"`` (float64 cache).
-HARD_MARGIN_HULL_EPS_DOUBLE = 1e-4
+#: (the resolution of the float32 kernel cache; :mod:`maxmargin.tolerances` defines it).
+HARD_MARGIN_HULL_EPS = SVM_HULL_EPS_SINGLE
+#: The same with ``precision="double"`` (float64 cache), ``gilbert_svm``'s resolution.
+HARD_MARGIN_HULL_EPS_DOUBLE = SVM_HULL_EPS
 #: The threshold of each precision.
 HULL_EPS = {
-    "auto": HARD_MARGIN_HULL_EPS, "single": HARD_MARGIN_HULL_EPS,
-    "double": HARD_MARGIN_HULL_EPS_DOUBLE,
+    "auto": SVM_HULL_EPS_SINGLE, "single": SVM_HULL_EPS_SINGLE, "double": SVM_HULL_EPS,
 }
 #: ``sum(alpha) > SUM_CAP / (eps R)^2`` proves the hulls within ``eps R``.
 SUM_CAP = 8.0 * (1.0 + 1e-6)

@@ -29,11 +29,7 @@ import math
 
 import numpy as np
 
-from maxmargin.algorithms.smo.hard_margin import (
-    HARD_MARGIN_HULL_EPS,
-    HARD_MARGIN_HULL_EPS_DOUBLE,
-    hull_bound,
-)
+from maxmargin.algorithms.smo.hard_margin import hull_bound
 from maxmargin.algorithms.smo.loops import (
     FLOOR_FRACTION,
     INFEASIBLE,
@@ -44,6 +40,7 @@ from maxmargin.algorithms.smo.loops import (
 from maxmargin.algorithms.smo.solver import Problem, Solver
 from maxmargin.certificate import Certificate
 from maxmargin.kernels.formulas import KIND_POLY, KIND_RBF, KIND_SIGMOID
+from maxmargin.tolerances import SVM_HULL_EPS, SVM_HULL_EPS_SINGLE
 
 __all__ = [
     "PRECISIONS",
@@ -110,7 +107,7 @@ def solve_certified(solver: Solver, first: str,
         # float32 cannot resolve hull distances below 1e-3 R: re-check in float64 unless the
         # float64 bound already shows the hulls within 1e-4 R
         or (outcome == INFEASIBLE and rounds == 0
-            and hull_bound(st.alpha, y, g) > HARD_MARGIN_HULL_EPS_DOUBLE * R)
+            and hull_bound(st.alpha, y, g) > SVM_HULL_EPS * R)
     ):
         drift = float(np.max(np.abs(st.G - (y * g - 1.0)[st.act])))
         refine = (refinements < MAX_REFINEMENTS and drift <= FLOOR_FRACTION * tol and (
@@ -126,7 +123,7 @@ def solve_certified(solver: Solver, first: str,
             rounds += 1
         g, cert = solver.certify()
     if (solver.problem.C is None and outcome != INFEASIBLE and not cert.meets(tol)
-            and hull_bound(st.alpha, y, g) <= HARD_MARGIN_HULL_EPS * R):
+            and hull_bound(st.alpha, y, g) <= SVM_HULL_EPS_SINGLE * R):
         outcome = INFEASIBLE  # the float64 bound on the hull distance is the certificate
-        solver.hull_eps = HARD_MARGIN_HULL_EPS
+        solver.hull_eps = SVM_HULL_EPS_SINGLE
     return outcome, g, cert

@@ -3,11 +3,14 @@ the objectives in float64, the status from the float64 certificate, the message 
 
 ``b`` is the mean of ``-y_t G_t`` over the free alphas when there are any, else the midpoint of
 the KKT interval (:func:`~maxmargin.results.recover_intercept`), from ``g = K (alpha o y)`` in
-float64; ``primal_objective = 1/2 ||w||^2 + sum_t C_t max(0, 1 - y_t (g_t + b))``.
+float64; ``primal_objective = 1/2 ||w||^2 + sum_t C_t max(0, 1 - y_t (g_t + b))``, and for
+the hard margin the certificate's ``||w||^2 / (2 mu^2)``, the value of the feasible point
+``w / mu`` (``mu`` the largest functional margin), an upper bound of the optimum.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 import warnings
@@ -19,7 +22,7 @@ from maxmargin.algorithms._kernel_cache import S_HITS, S_MISSES, n_slots_for
 from maxmargin.algorithms.smo.loops import INFEASIBLE, MAX_ITER, record_final
 from maxmargin.algorithms.smo.solver import Solver
 from maxmargin.algorithms.smo.summary import Summary
-from maxmargin.certificate import Certificate, certify_infeasible, certify_svm, decision_values
+from maxmargin.certificate import Certificate, certify_infeasible
 from maxmargin.kernels.formulas import KIND_LINEAR
 from maxmargin.results import (
     SVMSolution,
@@ -47,12 +50,13 @@ def make_result(
     and weights, the caller's, are copied)."""
     st, p, C, tol = solver.st, solver.problem, solver.box, solver.options.tol
     X, y, alpha, cache = p.X, p.y, st.alpha, solver.cache
-    if p.X_user is not None and p.X_user is not X:  # centred for the solver: the answer and
-        X = p.X_user  # its certificate in the user's units
-        sv = np.flatnonzero(alpha != 0.0)
-        g = decision_values(p.kernel, X, X[sv], (alpha * y)[sv])
-        cert = certify_svm(alpha, X, y, C, p.kernel, g=g)
-        summary = None
+    w = X.T @ (alpha * y) if p.kernel.kind == KIND_LINEAR else None
+    shift = 0.0
+    if p.X_user is not None and p.X_user is not X:  # centred for the solver (linear): judged
+        # there, without the offset's cancellation (the same m - M, objectives and margin: g
+        # shifts by <w, mean>), answered in the user's units: b - <w, mean>
+        shift = float(w @ p.X_user.mean(axis=0))
+        X = p.X_user
     solver_gap = float(record_final(st, cache))
     h = int(st.scalars["n_hist"])
     history = {
@@ -60,7 +64,6 @@ def make_result(
         "violation": st.h_viol[:h].copy(),
         "dual_objective": st.h_dual[:h].copy(),
     }
-    w = X.T @ (alpha * y) if p.kernel.kind == KIND_LINEAR else None
     if summary is not None and summary.g is g and summary.certificate is cert:
         b, interval, w2, slack = summary.b, summary.interval, summary.w2, summary.slack
         C_max = summary.box_max
@@ -69,6 +72,9 @@ def make_result(
         w2 = max(float((alpha * y) @ g), 0.0)
         slack = 0.0 if C is None else float(C @ np.maximum(0.0, 1.0 - y * (g + b)))
         C_max = math.inf if C is None else float(np.max(C))
+    if shift:
+        b, interval = b - shift, (interval[0] - shift, interval[1] - shift)
+        cert = dataclasses.replace(cert, b=cert.b - shift)
     iterations = int(st.scalars["iteration"])
     hits, misses = int(cache.state[S_HITS]), int(cache.state[S_MISSES])
     dtype = "float32" if cache.data.dtype == np.float32 else "float64"
@@ -92,7 +98,8 @@ def make_result(
         y, sw = y.copy(), None if sw is None else sw.copy()
     return (adopt_svm_solution if own_rows else SVMSolution)(
         alpha=alpha, b=b, w=w, dual_objective=cert.dual_objective,
-        primal_objective=0.5 * w2 + slack, status=status, iterations=iterations,
+        primal_objective=cert.primal_objective if p.C is None else 0.5 * w2 + slack,
+        status=status, iterations=iterations,
         method=f"smo/{solver.options.working_set}", history=history, X_train=X, y_train=y,
         kernel=p.kernel, C=p.C, b_interval=interval, message=message, sample_weight=sw,
         runtime=time.perf_counter() - start, certificate=cert, tol=tol,

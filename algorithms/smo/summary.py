@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from maxmargin._jit import njit
-from maxmargin.certificate import Certificate, _hinge_minimiser
+from maxmargin.certificate import Certificate, _hinge_minimiser, relative_gap, rescaled_primal
 
 __all__ = ["Summary", "summarise"]
 
@@ -137,8 +137,8 @@ def summarise(alpha: np.ndarray, y: np.ndarray, g: np.ndarray, C: np.ndarray) ->
         interval = (lo, hi)
     hinge = work[:2]
     _hinges(y, g, b_cert, b, hinge)
-    primal = 0.5 * vKv + float(C @ hinge[0])
-    gap = (primal - dual) / max(1.0, abs(primal)) if math.isfinite(primal) else math.inf
+    primal = rescaled_primal(vKv, y * (g + b_cert), C, 0.5 * vKv + float(C @ hinge[0]))
+    gap = relative_gap(primal, dual)
     if not math.isfinite(dual):
         gap = math.nan
     cert = Certificate(violation, gap, primal, dual, b_cert, feas, math.nan)
