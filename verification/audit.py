@@ -20,7 +20,7 @@ tol``, recomputed in float64), or the intercept more than 1e-3 from the interval
 allows, or dual infeasibility above 1e-6 (``AUDIT_FEASIBILITY`` in :mod:`maxmargin.tolerances`:
 what single precision explains), judged as returned or with weights within 1e-6 of a bound on it
 (:func:`_on_bounds`), whichever is better; LIBLINEAR -- its objective more than 1e-3 (relative,
-``(P - P_oracle) / max(1, |P_oracle|)``) above the oracle's certified optimum, a proof since
+``(P - P_oracle) / |P_oracle|``) above the oracle's certified optimum, a proof since
 ``P_oracle >= P*``; the reason also says whether LIBLINEAR's own stopping rule holds
 (:func:`_liblinear_own_rule`: its rules are relative to the gradient at 0 or bound only its own
 dual's gap, so "converged" need not mean near the optimum); either -- weak duality broken,
@@ -61,7 +61,7 @@ from typing import Any
 
 import numpy as np
 
-from maxmargin.certificate import certify_liblinear, decision_values, liblinear_rows
+from maxmargin.certificate import TINY, certify_liblinear, decision_values, liblinear_rows
 from maxmargin.certify_models import ModelCertificate, certify_dual, fitted_array
 from maxmargin.formulations.liblinear import LiblinearSolution, liblinear_primal
 from maxmargin.kernels import Kernel
@@ -509,7 +509,7 @@ def _judge_svm(ctx: Context, answer: Answer, tol: float, name: str) -> AuditOutc
     out.oracle = "certificate" + (f" + weak duality vs {oracle.method}" if oracle else "")
     if oracle is not None and oracle.status == "optimal":
         D_o = oracle.certificate.dual_objective
-        out.objective_error = abs(cert.dual_objective - D_o) / max(1.0, abs(D_o))
+        out.objective_error = abs(cert.dual_objective - D_o) / max(abs(D_o), TINY)
         f_o = oracle.decision_function(c.X)
         out.decision_error = float(np.max(np.abs(sol.decision_function(c.X) - f_o))) / max(
             1.0, float(np.max(np.abs(f_o))))
@@ -563,7 +563,7 @@ def _judge_liblinear(ctx: Context, answer: Answer, tol: float, peer: Peer) -> Au
         return out
     P_o, D_o = oracle.primal_objective, oracle.dual_objective
     P_s, D_s = cert.primal_objective, cert.dual_objective
-    scale = max(1.0, abs(P_o))
+    scale = max(abs(P_o), TINY)  # relative to the objective's own size: free of units
     out.objective_error = abs(P_s - P_o) / scale
     out.w_error = float(np.linalg.norm(w - oracle.w_tilde)) / max(
         float(np.linalg.norm(oracle.w_tilde)), 1e-300)
