@@ -9,7 +9,9 @@
 with ``Delta`` the probability simplex (rows of ``P``, ``Q`` are the points). The model is
 built on the points divided by the power of two nearest their largest norm (the same weights
 solve it; distances and points are computed from the original data), so any magnitude the
-validation accepts is solved at unit scale.
+validation accepts is solved at unit scale. Two hulls are first moved by their common mean
+(their distance does not depend on the origin, and neither does the model then); the
+polytope's origin is part of its problem.
 
 Zero distances. The squared objective is solved to an absolute gap ~1e-10 (times the squared
 scale), which pins a *zero* distance only to ~1e-5. So when the computed distance is below
@@ -172,7 +174,7 @@ def polytope_distance(Q: np.ndarray) -> Formulation:
         point = Q.T @ weights
         distance = float(np.linalg.norm(point))
         gap = _relative_gap(point, float(np.min(Q @ point)))
-        if distance <= ZERO_RTOL * max(s, 1.0):
+        if distance <= ZERO_RTOL * s:
             certificate = hulls_meet([Qs])
             if certificate is not None:
                 weights = certificate[0]
@@ -208,7 +210,9 @@ def hull_distance(P: np.ndarray, Q: np.ndarray) -> Formulation:
         Variables ``lam`` (m,) and ``mu`` (k,).
     """
     P, Q = check_hull_pair(P, Q)
-    s, (Ps, Qs) = _unit(P, Q)
+    centre = np.vstack([P, Q]).mean(axis=0)  # z = p - q is the same from any origin
+    Pc, Qc = P - centre, Q - centre
+    s, (Ps, Qs) = _unit(Pc, Qc)
     lam = cp.Variable(P.shape[0], name="lam")
     mu = cp.Variable(Q.shape[0], name="mu")
     problem = cp.Problem(
@@ -225,13 +229,13 @@ def hull_distance(P: np.ndarray, Q: np.ndarray) -> Formulation:
                 np.full(P.shape[0], nan), np.full(Q.shape[0], nan),
                 np.full(d, nan), np.full(d, nan), nan, **common,
             )
-        wp, wq = _best_weights([P, Q], [Ps, Qs],
+        wp, wq = _best_weights([Pc, Qc], [Ps, Qs],
                                [simplex_clean(lam.value), simplex_clean(mu.value)], polish)
         p, q = P.T @ wp, Q.T @ wq
-        z = p - q
+        z = Pc.T @ wp - Qc.T @ wq  # p - q without the offset's round-off
         distance = float(np.linalg.norm(z))
-        gap = _relative_gap(z, float(np.min(P @ z) - np.max(Q @ z)))
-        if distance <= ZERO_RTOL * max(s, 1.0):
+        gap = _relative_gap(z, float(np.min(Pc @ z) - np.max(Qc @ z)))
+        if distance <= ZERO_RTOL * s:
             certificate = hulls_meet([Ps, Qs])
             if certificate is not None:
                 wp, wq = certificate

@@ -93,8 +93,9 @@ PRIMAL_RESCALE_BAND = 1e-6
 #: Nearest-point methods: a stop on the relative gap ``tol`` is confirmed by the float64
 #: certificate up to this factor.
 HULL_CERT_FACTOR = 10.0
-#: Polytope oracles: below ``ZERO_RTOL * max(1, max_i ||point_i||)`` a distance is checked for
-#: being exactly 0 (an LP).
+#: Polytope oracles: below ``ZERO_RTOL * s`` (``s`` the power of two nearest the points' largest
+#: norm; two hulls' points measured from their common mean) a distance is checked for being
+#: exactly 0 (an LP).
 ZERO_RTOL = 1e-4
 #: The reference of a problem too large for the CVXPY oracle: float64 SMO to this ``m - M``.
 REFERENCE_KKT = 1e-9

@@ -270,18 +270,16 @@ def test_oracle_dual_verdict_is_origin_free(seed, offset):
     assert moved.status == _quiet(svm_dual(X, y, None).solve).status
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "hull_distance (formulations/polytope.py) scales its model by max ||point|| from the "
-    "origin (_unit): translated by 1e4 (1e5, 1e6) times the spread, its answer has Wolfe "
-    "gap 2.8e-4 (0.20, 0.59), distance 1.0520 (1.255, 2.134) for 1.0518, and the verdict is "
-    "'inaccurate' where the centred pair's is 'optimal'"))
-def test_oracle_hull_verdict_is_origin_free():
+@pytest.mark.parametrize("shift", [1e2, 1e4, 1e6])
+@pytest.mark.parametrize("scale", [1e-4, 1.0, 1e4])
+def test_oracle_hull_verdict_is_free_of_origin_and_units(shift, scale):
     X, y = _separable(0, n=16, d=3)
-    t = 1e6 * np.random.default_rng(1).normal(size=3)
+    t = shift * np.random.default_rng(1).normal(size=3)
     base = _quiet(hull_distance(X[y > 0], X[y < 0]).solve)
-    moved = _quiet(hull_distance(X[y > 0] + t, X[y < 0] + t).solve)
+    moved = _quiet(hull_distance(scale * X[y > 0] + t, scale * X[y < 0] + t).solve)
     assert base.status == "optimal"
     assert moved.status == base.status
+    assert moved.distance == pytest.approx(scale * base.distance, rel=1e-6)
 
 
 # --- the two reported regimes -----------------------------------------------------------------
