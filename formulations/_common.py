@@ -33,14 +33,14 @@ From solver output to an SVMSolution
 1. alpha: the margin constraints' duals (primal forms) or the variable (dual form), clipped to
    ``[0, C]`` and put exactly on a bound where complementarity says it belongs
    (:func:`clean_alpha`);
-2. active-set polish (:func:`~maxmargin.algorithms.active_set.polish_alpha`): a primal
-   active-set method started on the free set found in step 1 (one Newton step when that set is
-   right; singular subproblems of low-rank Gram matrices included); the polished alpha is kept
-   only if LIBSVM's maximal violation (:func:`max_violation`) does not grow. It takes
-   interior-point answers (~1e-7 on alpha for some problems) to round-off.
-   ``Formulation.polish = False`` switches it off;
-3. ``b`` by the KKT rules (:func:`maxmargin.results.recover_intercept`), objectives from
-   alpha, ``w`` and ``b`` (:func:`svm_solution`).
+2. active-set polish (:func:`~maxmargin.formulations._polish.active_set_polish`, the oracles'
+   own: dense KKT solves on the free set, no code shared with :mod:`maxmargin.algorithms`): a
+   primal active-set method started on the free set found in step 1 (one Newton step when that
+   set is right; singular faces of low-rank Gram matrices included); the polished alpha is
+   kept only if its float64 certificate is no worse. It takes interior-point answers (~1e-7 on
+   alpha for some problems) to round-off. ``Formulation.polish = False`` switches it off;
+3. ``b`` by the KKT rules (:func:`~maxmargin.formulations._polish.kkt_intercept`), objectives
+   from alpha, ``w`` and ``b`` (:func:`svm_solution`).
 """
 
 from __future__ import annotations
@@ -62,7 +62,6 @@ import cvxpy.settings as cps
 import numpy as np
 
 import maxmargin.exceptions as exceptions
-from maxmargin.algorithms.active_set import balance_alpha, polish_alpha, polish_tries
 from maxmargin.certificate import (
     certify_infeasible,
     certify_svm,
@@ -71,9 +70,15 @@ from maxmargin.certificate import (
     opposite_duplicates_message,
 )
 from maxmargin.formulations._hulls_lp import hulls_meet
+from maxmargin.formulations._polish import (
+    EIG_CUTOFFS,
+    active_set_polish,
+    balance,
+    kkt_intercept,
+)
 from maxmargin.kernels import Kernel, LinearKernel
-from maxmargin.kernels.base import dot_block, row_norms2
-from maxmargin.results import SVMSolution, infeasible_svm, join_messages, recover_intercept
+from maxmargin.kernels.base import row_norms2
+from maxmargin.results import SVMSolution, infeasible_svm, join_messages
 from maxmargin.tolerances import HULLS_MEET_ATOL, ORACLE_GAP, ORACLE_KKT, SNAP_RTOL
 
 __all__ = [
@@ -87,7 +92,7 @@ __all__ = [
     "svm_solution",
     "check_solver",
     "max_violation",
-    "polish_alpha",
+    "active_set_polish",
     "judge_svm",
     "twin_scales",
     "feature_centre",
@@ -100,9 +105,9 @@ __all__ = [
 DEFAULT_SOLVER = "CLARABEL"
 
 #: The active-set polish's budget in floating-point operations (counted by
-#: :func:`~maxmargin.algorithms.active_set.polish_alpha`, never timed: the same answer under any
-#: load): about twice an interior-point solve of the problem, 20 factorisations of ``n k^2 / 3``
-#: (``k = d`` for the linear kernel, ``n`` for a Gram matrix), and at least ``POLISH_MIN_WORK``.
+#: :func:`~maxmargin.formulations._polish.active_set_polish`, never timed: the same answer under
+#: any load): ``30 n k^2`` (``k = d`` for the linear kernel, ``n`` for a Gram matrix: three
+#: eigendecompositions of a free set of ``n``), and at least ``POLISH_MIN_WORK``.
 POLISH_MIN_WORK = 1e10
 
 
@@ -214,6 +219,32 @@ def c_output_silenced(on: bool) -> Iterator[None]:
             os.close(fd)
 
 
+@contextlib.contextmanager
+def warnings_recorded(notes: list[str], *, reissue: bool = True) -> Iterator[None]:
+    """Warnings raised inside the block are recorded, never shown: each distinct one (category
+    and text, with its count) is appended to ``notes`` for the answer's ``message``, except a
+    :class:`~maxmargin.exceptions.ConvergenceWarning` (maxmargin's documented warning), issued
+    again after the block when ``reissue`` (dropped otherwise: an inner attempt's)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    counts: dict[str, int] = {}
+    for record in caught:
+        if issubclass(record.category, exceptions.ConvergenceWarning):
+            if reissue:
+                warnings.warn_explicit(record.message, record.category, record.filename,
+                                       record.lineno)
+            continue
+        text = f"{record.category.__name__}: {record.message}"
+        counts[text] = counts.get(text, 0) + 1
+    notes.extend(text if k == 1 else f"{text} (x{k})" for text, k in counts.items())
+
+
+def warning_note(notes: list[str]) -> str:
+    """``notes`` of :func:`warnings_recorded` as one clause of a message ('' when none)."""
+    return f"warnings caught: {'; '.join(notes)}" if notes else ""
+
+
 def run_solver(
     problem: cp.Problem, solver: str, options: Mapping[str, Any], what: str
 ) -> SolveOutcome:
@@ -273,7 +304,7 @@ class Formulation:
         The named variables (``w``, ``b``, ``xi``, ``alpha``, ``lam``, ``mu``...); after
         ``solve()`` they hold the answer in the user's units.
     polish : bool
-        SVM forms: polish the solver's alpha on its active set (:func:`polish_alpha`) before
+        SVM forms: polish the solver's alpha on its active set (:func:`active_set_polish`) before
         building the solution (default True). Set it to False to see the solver's raw answer.
 
     ``solve(solver=None, **solver_options)`` solves an exactly equivalent, well-scaled twin of
@@ -347,14 +378,19 @@ class Formulation:
             Passed to the named solver, overriding the ground-truth defaults.
         """
         name = check_solver(solver)
+        caught: list[str] = []
         if self._variant or self._model is None:
-            outcome = run_solver(self.problem, name, solver_options(name, solver_opts), self.name)
-            sol = self._extract(outcome, f"cvxpy/{self.name}/{outcome.solver}", self.polish)
-            return sol if self._judge is None else self._judge(sol, strict=False)
+            with warnings_recorded(caught):
+                outcome = run_solver(self.problem, name, solver_options(name, solver_opts),
+                                     self.name)
+                sol = self._extract(outcome, f"cvxpy/{self.name}/{outcome.solver}", self.polish)
+                sol = sol if self._judge is None else self._judge(sol, strict=False)
+            return _with_note(sol, warning_note(caught))
         if self._precheck is not None:
-            infeasible = self._precheck()
+            with warnings_recorded(caught):
+                infeasible = self._precheck()
             if infeasible is not None:
-                return infeasible
+                return _with_note(infeasible, warning_note(caught))
         attempts: list[tuple[float | None, str]] = [(x, name) for x in self._scales]
         if 1.0 not in self._scales:
             attempts.append((1.0, name))
@@ -369,8 +405,10 @@ class Formulation:
         notes: list[str] = []
         best = None
         for scale, sname in attempts:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", exceptions.ConvergenceWarning)
+            inner: list[str] = []
+            # an attempt's own warnings (NumPy's, CVXPY's, a solver's) go to its note; its
+            # ConvergenceWarning is dropped: the outcome says it, and the answer warns once
+            with warnings_recorded(inner, reissue=False):
                 if scale is None:
                     sol = self._fallback(solver, dict(solver_opts))
                     if sol is None:
@@ -387,6 +425,8 @@ class Formulation:
                     sol = self._judge(sol, strict=True)
                     what = f"the model scaled by 1/{scale:.3g}"
                     extra = f" ({outcome.message})" if outcome.message else ""
+            if inner:
+                extra += f" [{warning_note(inner)}]"
             notes.append(f"{sname} on {what}: {sol.status}{extra}")
             if best is None or _better(sol, best):
                 best = sol
@@ -394,7 +434,8 @@ class Formulation:
                 break
         assert best is not None
         self._set_values(best)
-        message = join_messages("attempts: " + " | ".join(notes), best.message)
+        message = join_messages(warning_note(caught), "attempts: " + " | ".join(notes),
+                                best.message)
         if best.status not in ("optimal", "infeasible"):
             warnings.warn(
                 f"{self.name}: no attempt was certified optimal ({' | '.join(notes)}); "
@@ -424,6 +465,11 @@ class Formulation:
                     var.value = arr
             except (ValueError, TypeError):  # pragma: no cover - shapes come from the model
                 pass
+
+
+def _with_note(sol: Any, note: str) -> Any:
+    """``sol`` with ``note`` joined to its message (``sol`` itself when the note is empty)."""
+    return dataclasses.replace(sol, message=join_messages(sol.message, note)) if note else sol
 
 
 def _better(a: Any, b: Any) -> bool:
@@ -663,20 +709,20 @@ def svm_solution(
 
     1. ``alpha`` is cleaned by :func:`clean_alpha` using the margins ``y_i f(x_i) - 1`` of the
        solver's own point (``f = X w + b`` with the primal variables, or ``f = K (alpha*y) + b``
-       with ``b`` the dual of ``y . alpha = 0`` in the dual QP).
-    2. With ``polish=True`` the active set is polished by :func:`polish_alpha` (within
-       ``POLISH_MIN_WORK`` or about twice an interior-point solve's work), once more with the
-       finer eigenvalue cutoff ``POLISH_EIG_RTOL_FINE`` when the first polish leaves
-       ``m - M`` above ``ORACLE_KKT``; a polish that runs out of steps keeps its last
-       stationary point within ``ORACLE_KKT / 4`` (degenerate optima on low-rank Gram
-       matrices, where the exact active set is not reached). The polished
-       alpha replaces the solver's only if its :func:`max_violation` (with
-       ``g = K (alpha*y)``) is no larger than the solver's own (with ``g = X w`` for the primal
-       forms); ``w`` is then ``X^T (alpha*y)`` for every form.
+       with ``b`` the dual of ``y . alpha = 0`` in the dual QP), and ``y . alpha = 0`` restored
+       by :func:`~maxmargin.formulations._polish.balance`.
+    2. With ``polish=True`` the active set is polished by :func:`active_set_polish` (within
+       ``POLISH_MIN_WORK`` or ``30 n k^2`` operations), with the eigenvalue cutoff
+       ``EIG_CUTOFFS[0]``, then ``EIG_CUTOFFS[1]`` from the best alpha so far when the first
+       leaves the answer uncertified. The polished alpha replaces the current one only if its
+       float64 certificate (:func:`~maxmargin.certificate.certify_svm`, ``g = K (alpha*y)``)
+       is no worse: certified beats not, then the larger of ``kkt / ORACLE_KKT`` and
+       ``gap / ORACLE_GAP``; ``w`` is then ``X^T (alpha*y)`` for every form.
     3. With ``v = alpha * y``: ``w`` is the primal variable (primal forms, unpolished) or
        ``X^T v`` (linear kernel), else None; ``g_i = sum_j v_j K(x_j, x_i)`` (``x_i . w`` for the
-       linear kernel); ``b`` and ``b_interval`` by :func:`~maxmargin.results.recover_intercept`
-       (mean of ``y_i - g_i`` over free SVs, else the midpoint of the KKT interval);
+       linear kernel); ``b`` and ``b_interval`` by
+       :func:`~maxmargin.formulations._polish.kkt_intercept` (mean of ``y_i - g_i`` over free
+       SVs, else the midpoint of the KKT interval);
        ``dual_objective = sum(alpha) - 1/2 v^T K v``;
        ``primal_objective = 1/2 ||w||^2 + C sum_i max(0, 1 - y_i (g_i + b))`` with
        ``||w||^2 = v^T K v`` for a kernel (no hinge term for the hard margin).
@@ -699,8 +745,8 @@ def svm_solution(
         K = None if linear else (kernel.gram(X) if gram is None else gram)
         box = C if C is None or sample_weight is None else C * sample_weight
         k = X.shape[1] if linear else X.shape[0]
-        work = max(POLISH_MIN_WORK, 20.0 * X.shape[0] * k * k / 3.0)
-        point = _solved_point(alpha, X, y, box, K, b_solver, w, polish, work)
+        work = max(POLISH_MIN_WORK, 30.0 * X.shape[0] * k * k)
+        point = _solved_point(alpha, X, y, box, K, b_solver, w, polish, work, kernel)
     return SVMSolution(
         **point,
         status=outcome.status,
@@ -727,10 +773,14 @@ def _solved_point(
     w: np.ndarray | None,
     polish: bool,
     max_work: float | None = None,
+    kernel: Kernel | None = None,
 ) -> dict[str, Any]:
-    """Steps 1-3 of :func:`svm_solution`; ``K`` is None for the linear kernel."""
+    """Steps 1-3 of :func:`svm_solution`; ``K`` is None for the linear kernel (``kernel``
+    defaults to it)."""
     linear = K is None
+    kernel = LinearKernel() if kernel is None else kernel
     w_primal = None if w is None else np.asarray(w, dtype=np.float64).ravel()
+    upper = np.array(np.broadcast_to(math.inf if C is None else C, y.shape), dtype=np.float64)
 
     def kernel_values(a: np.ndarray) -> np.ndarray:
         """``g = K (a * y)``."""
@@ -742,25 +792,24 @@ def _solved_point(
 
     raw = np.clip(np.asarray(alpha, dtype=np.float64).ravel(), 0.0, None)
     margins = None if b_solver is None else y * (solver_values(raw) + float(b_solver)) - 1.0
-    alpha = balance_alpha(clean_alpha(raw, C, margins), y, C)
+    alpha = balance(clean_alpha(raw, C, margins), y, upper)
     g = solver_values(alpha)
     if polish:
-        def gram_rows(idx: np.ndarray) -> np.ndarray:
-            return dot_block(X[idx], X) if linear else K[idx]
-
         points = X if linear and isinstance(X, np.ndarray) else None
-        # judged on the alpha-derived g, as the certificate will judge the answer
-        best = max_violation(alpha, y, kernel_values(alpha), C)
-        # each try starts from the best alpha so far: the lambda reads it late, on purpose
-        for polished in polish_tries(lambda: alpha, y, C, gram_rows,  # noqa: B023
-                                     max_work=max_work, linear_X=points,
-                                     kkt_tol=0.25 * ORACLE_KKT):
+        gram = None if points is not None else (kernel.gram(X) if linear else K)
+        # judged by the float64 certificate of alpha (g = K (alpha*y)), as the judge will
+        best = _polish_score(certify_svm(alpha, X, y, C, kernel, g=kernel_values(alpha)))
+        for cutoff in EIG_CUTOFFS:
+            with np.errstate(all="ignore"):
+                polished = active_set_polish(alpha, y, upper, K=gram, X=points,
+                                             kkt_tol=0.25 * ORACLE_KKT, cutoff=cutoff,
+                                             max_work=max_work or math.inf)
             if polished is not None:
-                g_polished = kernel_values(polished)  # y . alpha = 0 restored by the polish
-                violation = max_violation(polished, y, g_polished, C)
-                if violation <= best:
-                    alpha, g, w_primal, best = polished, g_polished, None, violation
-            if best <= ORACLE_KKT:
+                g_polished = kernel_values(polished)
+                score = _polish_score(certify_svm(polished, X, y, C, kernel, g=g_polished))
+                if score <= best:
+                    alpha, g, w_primal, best = polished, g_polished, None, score
+            if best[0] == 0:
                 break  # the finer cutoff only where the first try left the answer uncertified
     v = alpha * y
     w_out = None
@@ -772,7 +821,7 @@ def _solved_point(
     else:
         vKv = float(v @ (K @ v))
         ww = vKv
-    b, interval = recover_intercept(alpha, y, g, C)
+    b, interval = kkt_intercept(alpha, y, g, upper)
     return {
         "alpha": alpha,
         "b": b,
@@ -783,3 +832,11 @@ def _solved_point(
         ),
         "dual_objective": float(alpha.sum()) - 0.5 * vKv,
     }
+
+
+def _polish_score(cert: Any) -> tuple[int, float]:
+    """``(0 if certified else 1, the worst of kkt / ORACLE_KKT, gap / ORACLE_GAP)``: smaller is
+    better; non-finite residuals are worst."""
+    worst = max(cert.kkt_violation / ORACLE_KKT, cert.gap / ORACLE_GAP)
+    return (0 if cert.meets(ORACLE_KKT, ORACLE_GAP) else 1,
+            worst if math.isfinite(worst) else math.inf)
