@@ -46,10 +46,12 @@ From solver output to an SVMSolution
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import dataclasses
 import math
 import os
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
@@ -109,6 +111,9 @@ DEFAULT_SOLVER = "CLARABEL"
 #: any load): ``30 n k^2`` (``k = d`` for the linear kernel, ``n`` for a Gram matrix: three
 #: eigendecompositions of a free set of ``n``), and at least ``POLISH_MIN_WORK``.
 POLISH_MIN_WORK = 1e10
+#: The polish's own bar on the KKT multipliers (decision-function units): far below
+#: ``ORACLE_KKT``, so a certified answer is taken on to round-off where the work allows.
+POLISH_KKT_TOL = 1e-12
 
 
 def _osqp_major() -> int:
@@ -197,26 +202,51 @@ class SolveOutcome:
         return self.status in ("optimal", "inaccurate", "max_iter")
 
 
+def _flush_c_streams() -> None:
+    """``fflush(NULL)``: the C library's buffered output written now, to the descriptor it was
+    meant for (a fully buffered stream would otherwise write it after the block)."""
+    try:
+        ctypes.CDLL(None).fflush(None)
+    except (OSError, AttributeError):  # pragma: no cover - no C library to ask
+        pass
+
+
 @contextlib.contextmanager
-def c_output_silenced(on: bool) -> Iterator[None]:
-    """Standard output and error of compiled code sent to the null device inside the block (PIQP
-    prints notes of its own from C++, past Python's streams); nothing when ``on`` is False."""
-    if not on:
-        yield
-        return
+def c_output_captured(into: list[str] | None) -> Iterator[None]:
+    """Standard output and error of compiled code (OSQP's and PIQP's notes from C and C++,
+    past Python's streams) sent to a temporary file inside the block; its text, if any, is
+    appended to ``into`` (discarded when ``into`` is None)."""
     sys.stdout.flush()
     sys.stderr.flush()
     saved = [os.dup(1), os.dup(2)]
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 1)
-        os.dup2(null, 2)
+    with tempfile.TemporaryFile() as sink:
+        try:
+            os.dup2(sink.fileno(), 1)
+            os.dup2(sink.fileno(), 2)
+            yield
+        finally:
+            _flush_c_streams()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+        if into is not None:
+            sink.seek(0)
+            text = " ".join(sink.read().decode("utf-8", errors="replace").split())
+            if text:
+                into.append(text)
+
+
+@contextlib.contextmanager
+def c_output_silenced(on: bool) -> Iterator[None]:
+    """:func:`c_output_captured` with the text discarded; nothing when ``on`` is False."""
+    if not on:
         yield
-    finally:
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in (*saved, null):
-            os.close(fd)
+        return
+    with c_output_captured(None):
+        yield
 
 
 @contextlib.contextmanager
@@ -251,20 +281,27 @@ def run_solver(
     """Solve ``problem`` with ``solver`` and map the outcome; never raises for solver failures.
 
     Any exception raised inside ``problem.solve`` (``cvxpy.SolverError``, a solver's own
-    exception, a bad option name) is recorded as ``"solver_error"`` with its text. An iteration
-    cap warns :class:`~maxmargin.exceptions.ConvergenceWarning`.
+    exception, a bad option name) is recorded as ``"solver_error"`` with its text. What the
+    solver's compiled code prints is captured (:func:`c_output_captured`) and its first 300
+    characters join the message, unless ``options`` has ``verbose=True``. An iteration cap
+    warns :class:`~maxmargin.exceptions.ConvergenceWarning`.
     """
     start = time.perf_counter()
+    # what compiled code prints goes into the message (PIQP's notes are dropped), unless the
+    # caller asked the solver to talk (``verbose=True``)
+    printed: list[str] = []
+    output = (contextlib.nullcontext() if options.get("verbose") else
+              c_output_captured(None if solver == "PIQP" else printed))
     try:
-        with warnings.catch_warnings(), c_output_silenced(solver == "PIQP"):
+        with warnings.catch_warnings(), output:
             # CVXPY's generic "Solution may be inaccurate" warning: the status says it better.
             warnings.filterwarnings("ignore", message="Solution may be inaccurate")
             problem.solve(solver=solver, **options)
     except Exception as exc:  # every solver failure becomes a status, never an exception
         runtime = time.perf_counter() - start
-        return SolveOutcome(
-            "solver_error", "error", f"{type(exc).__name__}: {exc}", 0, runtime, solver
-        )
+        text = join_messages(f"{type(exc).__name__}: {exc}",
+                             f"{solver} printed: {printed[0][:300]}" if printed else "")
+        return SolveOutcome("solver_error", "error", text, 0, runtime, solver)
     runtime = time.perf_counter() - start
     cvx_status = str(problem.status)
     status = _STATUS_MAP.get(cvx_status, "solver_error")
@@ -275,6 +312,8 @@ def run_solver(
     message = "" if status == "optimal" else f"CVXPY status {cvx_status!r} from {solver}"
     if cvx_status in (cps.UNBOUNDED, cps.UNBOUNDED_INACCURATE):
         message += " (the maximisation is unbounded: the primal problem is infeasible)"
+    if printed:
+        message = join_messages(message, f"{solver} printed: {printed[0][:300]}")
     if status == "max_iter":
         warnings.warn(
             f"{what}: {solver} stopped at its iteration/time limit ({cvx_status}); "
@@ -496,12 +535,22 @@ def twin_scales(F: np.ndarray, C: float | np.ndarray | None) -> tuple[float, ...
     Hard margin: ``s = max_i ||f_i||`` (unit data). Soft margin: ``s = (max_i ||f_i||^2 /
     C)^(1/4)``, which makes the box and the largest kernel value equal (both
     ``sqrt(C max_i K_ii)``): scaling to unit data alone would put the whole conditioning
-    ``C max K_ii`` into the box, which interior-point solvers handle worse.
+    ``C max K_ii`` into the box, which interior-point solvers handle worse. ``s^2 / C`` out
+    of the float range (a spread of 1e-20 with ``C = 1e300``) is taken through square roots;
+    a scale whose ``s``, ``1 / s`` or box ``C s^2`` is still out of the normal range is
+    replaced by 1.
     """
     s = data_scale(F)
-    if C is None:
-        return (s,)
-    return ((s * s / float(np.max(C))) ** 0.25,)
+    if C is not None:
+        c_max = float(np.max(C))
+        ratio = s * s / c_max
+        # (s^2 / C)^(1/4), through square roots where s^2 / C leaves the float range
+        s = ratio**0.25 if 0.0 < ratio < math.inf else math.sqrt(s) * c_max**-0.25
+    box = 1.0 if C is None else c_max * s * s
+    lo, hi = sys.float_info.min, sys.float_info.max
+    if not (lo <= s <= hi and s * hi >= 1.0 and lo <= box <= hi):
+        return (1.0,)  # s, 1 / s or C s^2 out of the normal range: the model as it is
+    return (s,)
 
 
 def svm_fallback(
@@ -802,7 +851,7 @@ def _solved_point(
         for cutoff in EIG_CUTOFFS:
             with np.errstate(all="ignore"):
                 polished = active_set_polish(alpha, y, upper, K=gram, X=points,
-                                             kkt_tol=0.25 * ORACLE_KKT, cutoff=cutoff,
+                                             kkt_tol=POLISH_KKT_TOL, cutoff=cutoff,
                                              max_work=max_work or math.inf)
             if polished is not None:
                 g_polished = kernel_values(polished)

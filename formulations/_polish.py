@@ -12,9 +12,10 @@ on the free set ``F``, ``r_i >= 0`` at ``a_i = 0`` and ``r_i <= 0`` at ``a_i = U
 
 This is reference code, written from the formulas above for clarity and kept apart from the
 algorithms on purpose (no import of :mod:`maxmargin.algorithms`): a defect in a shared finish
-would move the oracle and the candidate together. Every system is solved densely through a
-symmetric eigendecomposition (:func:`scipy.linalg.eigh`), which covers the singular faces of
-low-rank Gram matrices with the same code as the regular ones.
+would move the oracle and the candidate together. Every face is solved densely by the
+null-space method through a symmetric eigendecomposition (:func:`scipy.linalg.eigh`, or the
+thin SVD of a factor), which covers the singular faces of low-rank Gram matrices with the same
+code as the regular ones.
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ import scipy.linalg
 __all__ = ["active_set_polish", "balance", "kkt_intercept", "EIG_CUTOFFS"]
 
 #: Relative eigenvalue cutoffs of the face solves, tried in turn by the caller: eigenvalues of
-#: the equilibrated KKT matrix below ``cutoff * max |eigenvalue|`` count as zero.
+#: a face's reduced Hessian below ``cutoff`` times the largest (or ``max Q_ii``) count as zero.
 EIG_CUTOFFS = (1e-12, 1e-15)
-#: The part of a face's right-hand side outside the range of its KKT matrix is a direction of
-#: zero curvature when it is above this fraction of the right-hand side, round-off below.
+#: The part of a face's right-hand side in its reduced Hessian's null space is a direction of
+#: zero curvature when it is above this fraction of the right-hand side (and of ``1 + max
+#: |G_F|``, the gradient's scale), round-off below.
 NULL_RTOL = 1e-10
 #: Newton steps on one face before its multipliers are read (the first step, then refinement
 #: from the recomputed gradient).
@@ -211,11 +213,11 @@ def _face_direction(
     solved through the eigendecomposition of ``N^T Q_FF N`` (:meth:`_Problem.reduced_hessian`),
     eigenvalues below ``cutoff`` times the largest (or ``max_F Q_ii`` if larger) dropped
     (least squares, least norm): the Newton step, ``t_limit = 1``. If ``r`` has a part ``r_0``
-    in the dropped null space (above :data:`NULL_RTOL` of ``r``), ``u = N r_0`` has zero
-    curvature and ``G_F^T u = -||r_0||^2 < 0``: the objective falls along it; then (once
-    ``|delta| <= feasible_tol``) ``(u, t_limit)`` with ``t_limit = -G_F^T u / u^T Q_FF u``,
-    the line minimum (``inf`` when the curvature is zero
-    to the cutoff: followed to the first bound).
+    in the dropped null space (above :data:`NULL_RTOL` of ``r`` and of ``1 + max |G_F|``),
+    ``u = N r_0`` has zero curvature and ``G_F^T u = -||r_0||^2 < 0``: the objective falls
+    along it; then (once ``|delta| <= feasible_tol``) ``(u, t_limit)`` with ``t_limit =
+    -G_F^T u / u^T Q_FF u``, the line minimum (``inf`` when the curvature is zero to the
+    cutoff: followed to the first bound).
     """
     m, yF = F.size, problem.y[F]
     d0 = -delta * yF / m
@@ -232,7 +234,8 @@ def _face_direction(
     z = U[:, keep] @ (coef / lam[keep])
     r0 = r - U[:, keep] @ coef
     norm_r0 = float(np.linalg.norm(r0))
-    if norm_r0 > NULL_RTOL * float(np.linalg.norm(r)):
+    # (relative to the gradient's own scale too: after a Newton step r itself is round-off)
+    if norm_r0 > NULL_RTOL * max(float(np.linalg.norm(r)), 1.0 + float(np.max(np.abs(GF)))):
         if abs(delta) > feasible_tol:
             return d0, 1.0  # feasibility first: the direction is followed from y^T a = 0
         u = N.apply(r0)
@@ -304,20 +307,30 @@ def active_set_polish(
     moves (none fixed by a step of length zero is freed again before a step moves: no
     cycling on degenerate vertices); the method stops when there is none.
 
+    ``kkt_tol`` is at least ``1e-13`` of the largest ``|y_i - g_i|`` at the start (round-off).
     ``K`` (dense Gram matrix) or ``X`` (the points of a linear kernel) gives ``Q``. Returns the
-    last stationary point (the caller's certificate judges it), or None when there was none,
-    a face is unbounded (no bound blocks a descent direction of zero curvature), or the work
-    (floating-point operations, counted, never timed) passes ``max_work``.
+    optimal point; when the steps or the work (floating-point operations, counted, never
+    timed: ``max_work``) run out, the stationary point whose multipliers were least wrong
+    (the caller's certificate judges it). None when there was none, the input is not finite,
+    a decomposition does not converge, or a face is unbounded (no bound blocks a descent
+    direction of zero curvature).
     """
-    problem = _Problem(y, K, X, cutoff)
+    if not all(np.all(np.isfinite(v)) for v in (alpha, K if K is not None else X)):
+        return None
+    try:
+        problem = _Problem(y, K, X, cutoff)
+    except np.linalg.LinAlgError:  # eigh did not converge: keep the solver's answer
+        return None
     n = alpha.size
     a = np.clip(np.asarray(alpha, dtype=np.float64), 0.0, upper)
+    # below the round-off of the margins nothing is wrong: 1e-13 of the largest |y_i - g_i|
+    kkt_tol = max(kkt_tol, 1e-13 * max(1.0, float(np.max(np.abs(y - problem.g(a)), initial=0.0))))
     free = (a > 0.0) & (a < upper)
     held = np.zeros(n, dtype=bool)  # fixed by a step of length zero: not released again yet
-    stationary, face_steps = None, 0
+    best, best_violation, face_steps = None, math.inf, 0
     for _ in range(3 * n + 100):
         if problem.work > max_work:
-            return None
+            break
         F = np.flatnonzero(free)
         g = problem.g(a)
         delta, feasible_tol = float(y @ a), 1e-15 * float(a.sum())
@@ -325,7 +338,11 @@ def active_set_polish(
         off_face = F.size > 0 and (face_steps == 0 or float(np.ptp((y - g)[F])) > 0.25 * kkt_tol
                                    or abs(delta) > feasible_tol)
         if off_face and face_steps < FACE_STEPS:
-            d, t_limit = _face_direction(problem, F, y * g - 1.0, delta, cutoff, feasible_tol)
+            try:
+                d, t_limit = _face_direction(problem, F, y * g - 1.0, delta, cutoff,
+                                             feasible_tol)
+            except np.linalg.LinAlgError:  # eigh or the SVD did not converge
+                return None
             if not np.all(np.isfinite(d)):
                 return None
             t, block = _ratio_test(a, F, d, upper, t_limit)
@@ -344,10 +361,14 @@ def active_set_polish(
         b, _ = kkt_intercept(a, y, g, upper, free)
         r = y * (g + b) - 1.0
         wrong = np.where(free, 0.0, np.where(a <= 0.0, -r, r))
-        stationary = a.copy()
+        # how wrong this stationary point's multipliers are: the least wrong one is kept
+        violation = max(float(np.max(wrong, initial=0.0)), float(np.ptp((y - g)[F]))
+                        if F.size else 0.0)
+        if violation < best_violation:
+            best, best_violation = a.copy(), violation
         release = _to_release(a, y, g, upper, wrong, free, held, kkt_tol)
         if release is None:
-            return stationary
+            return a.copy()
         free[release] = True
         face_steps = 0
-    return stationary
+    return best
