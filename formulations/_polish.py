@@ -24,6 +24,7 @@ import math
 
 import numpy as np
 import scipy.linalg
+import threadpoolctl
 
 __all__ = ["active_set_polish", "balance", "kkt_intercept", "EIG_CUTOFFS"]
 
@@ -284,7 +285,7 @@ def _to_release(a: np.ndarray, y: np.ndarray, g: np.ndarray, upper: np.ndarray,
     return [i, j] if t[i] - t[j] > 2.0 * kkt_tol else None
 
 
-def active_set_polish(
+def _polish(
     alpha: np.ndarray,
     y: np.ndarray,
     upper: np.ndarray,
@@ -372,3 +373,22 @@ def active_set_polish(
         free[release] = True
         face_steps = 0
     return best
+
+
+def active_set_polish(
+    alpha: np.ndarray,
+    y: np.ndarray,
+    upper: np.ndarray,
+    *,
+    K: np.ndarray | None = None,
+    X: np.ndarray | None = None,
+    kkt_tol: float,
+    cutoff: float = EIG_CUTOFFS[0],
+    max_work: float = math.inf,
+) -> np.ndarray | None:
+    """:func:`_polish` with one BLAS thread: its decompositions are small or medium, and on a
+    machine whose cores are all busy more BLAS threads only make them slower (see the
+    oracles' page of the documentation)."""
+    with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
+        return _polish(alpha, y, upper, K=K, X=X, kkt_tol=kkt_tol, cutoff=cutoff,
+                       max_work=max_work)
