@@ -20,7 +20,10 @@ code as the regular ones.
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import scipy.linalg
@@ -285,7 +288,21 @@ def _to_release(a: np.ndarray, y: np.ndarray, g: np.ndarray, upper: np.ndarray,
     return [i, j] if t[i] - t[j] > 2.0 * kkt_tol else None
 
 
-def _polish(
+def _one_blas_thread(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``func`` run with one BLAS thread: the polish's decompositions are small or medium, and
+    on a machine whose cores are all busy more BLAS threads only make them slower (see the
+    oracles' page of the documentation)."""
+
+    @functools.wraps(func)
+    def limited(*args: Any, **kwargs: Any) -> Any:
+        with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
+            return func(*args, **kwargs)
+
+    return limited
+
+
+@_one_blas_thread
+def active_set_polish(
     alpha: np.ndarray,
     y: np.ndarray,
     upper: np.ndarray,
@@ -373,22 +390,3 @@ def _polish(
         free[release] = True
         face_steps = 0
     return best
-
-
-def active_set_polish(
-    alpha: np.ndarray,
-    y: np.ndarray,
-    upper: np.ndarray,
-    *,
-    K: np.ndarray | None = None,
-    X: np.ndarray | None = None,
-    kkt_tol: float,
-    cutoff: float = EIG_CUTOFFS[0],
-    max_work: float = math.inf,
-) -> np.ndarray | None:
-    """:func:`_polish` with one BLAS thread: its decompositions are small or medium, and on a
-    machine whose cores are all busy more BLAS threads only make them slower (see the
-    oracles' page of the documentation)."""
-    with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
-        return _polish(alpha, y, upper, K=K, X=X, kkt_tol=kkt_tol, cutoff=cutoff,
-                       max_work=max_work)
