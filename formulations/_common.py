@@ -766,7 +766,9 @@ def svm_solution(
        leaves the answer uncertified. The polished alpha replaces the current one only if its
        float64 certificate (:func:`~maxmargin.certificate.certify_svm`, ``g = K (alpha*y)``)
        is no worse: certified beats not, then the larger of ``kkt / ORACLE_KKT`` and
-       ``gap / ORACLE_GAP``; ``w`` is then ``X^T (alpha*y)`` for every form.
+       ``gap / ORACLE_GAP``; ``w`` is then ``X^T (alpha*y)`` for every form. Sparse linear
+       data are polished densified (``n d <= POLISH_MAX_DENSE``) or through their Gram
+       matrix (``n <= POLISH_MAX_GRAM``), larger ones not at all.
     3. With ``v = alpha * y``: ``w`` is the primal variable (primal forms, unpolished) or
        ``X^T v`` (linear kernel), else None; ``g_i = sum_j v_j K(x_j, x_i)`` (``x_i . w`` for the
        linear kernel); ``b`` and ``b_interval`` by
@@ -843,9 +845,8 @@ def _solved_point(
     margins = None if b_solver is None else y * (solver_values(raw) + float(b_solver)) - 1.0
     alpha = balance(clean_alpha(raw, C, margins), y, upper)
     g = solver_values(alpha)
-    if polish:
-        points = X if linear and isinstance(X, np.ndarray) else None
-        gram = None if points is not None else (kernel.gram(X) if linear else K)
+    points, gram = _polish_operands(X, K, kernel) if polish else (None, None)
+    if points is not None or gram is not None:
         # judged by the float64 certificate of alpha (g = K (alpha*y)), as the judge will
         best = _polish_score(certify_svm(alpha, X, y, C, kernel, g=kernel_values(alpha)))
         for cutoff in EIG_CUTOFFS:
@@ -881,6 +882,26 @@ def _solved_point(
         ),
         "dual_objective": float(alpha.sum()) - 0.5 * vKv,
     }
+
+
+#: Sparse linear data are polished densified when ``n d`` is at most this, else through their
+#: dense Gram matrix when ``n`` is at most :data:`POLISH_MAX_GRAM`, else not at all.
+POLISH_MAX_DENSE = 20_000_000
+POLISH_MAX_GRAM = 4000
+
+
+def _polish_operands(X: Any, K: np.ndarray | None,
+                     kernel: Kernel) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """``(points, gram)`` for :func:`active_set_polish`: the dense points of a linear kernel,
+    or a dense Gram matrix; ``(None, None)`` when neither fits (sparse data too large)."""
+    if K is not None:
+        return None, K
+    if isinstance(X, np.ndarray):
+        return X, None
+    n, d = X.shape
+    if n * d <= POLISH_MAX_DENSE:
+        return np.asarray(X.toarray(), dtype=np.float64), None
+    return (None, kernel.gram(X)) if n <= POLISH_MAX_GRAM else (None, None)
 
 
 def _polish_score(cert: Any) -> tuple[int, float]:
