@@ -33,23 +33,25 @@ From solver output to an SVMSolution
 1. alpha: the margin constraints' duals (primal forms) or the variable (dual form), clipped to
    ``[0, C]`` and put exactly on a bound where complementarity says it belongs
    (:func:`clean_alpha`);
-2. active-set polish (:func:`~maxmargin.algorithms.active_set.polish_alpha`): a primal
-   active-set method started on the free set found in step 1 (one Newton step when that set is
-   right; singular subproblems of low-rank Gram matrices included); the polished alpha is kept
-   only if LIBSVM's maximal violation (:func:`max_violation`) does not grow. It takes
-   interior-point answers (~1e-7 on alpha for some problems) to round-off.
-   ``Formulation.polish = False`` switches it off;
-3. ``b`` by the KKT rules (:func:`maxmargin.results.recover_intercept`), objectives from
-   alpha, ``w`` and ``b`` (:func:`svm_solution`).
+2. active-set polish (:func:`~maxmargin.formulations._polish.active_set_polish`, the oracles'
+   own: dense KKT solves on the free set, no code shared with :mod:`maxmargin.algorithms`): a
+   primal active-set method started on the free set found in step 1 (one Newton step when that
+   set is right; singular faces of low-rank Gram matrices included); the polished alpha is
+   kept only if its float64 certificate is no worse. It takes interior-point answers (~1e-7 on
+   alpha for some problems) to round-off. ``Formulation.polish = False`` switches it off;
+3. ``b`` by the KKT rules (:func:`~maxmargin.formulations._polish.kkt_intercept`), objectives
+   from alpha, ``w`` and ``b`` (:func:`svm_solution`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import dataclasses
 import math
 import os
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
@@ -62,7 +64,6 @@ import cvxpy.settings as cps
 import numpy as np
 
 import maxmargin.exceptions as exceptions
-from maxmargin.algorithms.active_set import balance_alpha, polish_alpha, polish_tries
 from maxmargin.certificate import (
     certify_infeasible,
     certify_svm,
@@ -71,9 +72,15 @@ from maxmargin.certificate import (
     opposite_duplicates_message,
 )
 from maxmargin.formulations._hulls_lp import hulls_meet
+from maxmargin.formulations._polish import (
+    EIG_CUTOFFS,
+    active_set_polish,
+    balance,
+    kkt_intercept,
+)
 from maxmargin.kernels import Kernel, LinearKernel
-from maxmargin.kernels.base import dot_block, row_norms2
-from maxmargin.results import SVMSolution, infeasible_svm, join_messages, recover_intercept
+from maxmargin.kernels.base import row_norms2
+from maxmargin.results import SVMSolution, infeasible_svm, join_messages
 from maxmargin.tolerances import HULLS_MEET_ATOL, ORACLE_GAP, ORACLE_KKT, SNAP_RTOL
 
 __all__ = [
@@ -87,7 +94,7 @@ __all__ = [
     "svm_solution",
     "check_solver",
     "max_violation",
-    "polish_alpha",
+    "active_set_polish",
     "judge_svm",
     "twin_scales",
     "feature_centre",
@@ -100,10 +107,13 @@ __all__ = [
 DEFAULT_SOLVER = "CLARABEL"
 
 #: The active-set polish's budget in floating-point operations (counted by
-#: :func:`~maxmargin.algorithms.active_set.polish_alpha`, never timed: the same answer under any
-#: load): about twice an interior-point solve of the problem, 20 factorisations of ``n k^2 / 3``
-#: (``k = d`` for the linear kernel, ``n`` for a Gram matrix), and at least ``POLISH_MIN_WORK``.
+#: :func:`~maxmargin.formulations._polish.active_set_polish`, never timed: the same answer under
+#: any load): ``30 n k^2`` (``k = d`` for the linear kernel, ``n`` for a Gram matrix: three
+#: eigendecompositions of a free set of ``n``), and at least ``POLISH_MIN_WORK``.
 POLISH_MIN_WORK = 1e10
+#: The polish's own bar on the KKT multipliers (decision-function units): far below
+#: ``ORACLE_KKT``, so a certified answer is taken on to round-off where the work allows.
+POLISH_KKT_TOL = 1e-12
 
 
 def _osqp_major() -> int:
@@ -192,26 +202,77 @@ class SolveOutcome:
         return self.status in ("optimal", "inaccurate", "max_iter")
 
 
+def _flush_c_streams() -> None:
+    """``fflush(NULL)``: the C library's buffered output written now, to the descriptor it was
+    meant for (a fully buffered stream would otherwise write it after the block)."""
+    try:
+        ctypes.CDLL(None).fflush(None)
+    except (OSError, AttributeError):  # pragma: no cover - no C library to ask
+        pass
+
+
 @contextlib.contextmanager
-def c_output_silenced(on: bool) -> Iterator[None]:
-    """Standard output and error of compiled code sent to the null device inside the block (PIQP
-    prints notes of its own from C++, past Python's streams); nothing when ``on`` is False."""
-    if not on:
-        yield
-        return
+def c_output_captured(into: list[str] | None) -> Iterator[None]:
+    """Standard output and error of compiled code (OSQP's and PIQP's notes from C and C++,
+    past Python's streams) sent to a temporary file inside the block; its text, if any, is
+    appended to ``into`` (discarded when ``into`` is None)."""
     sys.stdout.flush()
     sys.stderr.flush()
     saved = [os.dup(1), os.dup(2)]
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 1)
-        os.dup2(null, 2)
+    with tempfile.TemporaryFile() as sink:
+        try:
+            os.dup2(sink.fileno(), 1)
+            os.dup2(sink.fileno(), 2)
+            yield
+        finally:
+            _flush_c_streams()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+        if into is not None:
+            sink.seek(0)
+            text = " ".join(sink.read().decode("utf-8", errors="replace").split())
+            if text:
+                into.append(text)
+
+
+@contextlib.contextmanager
+def c_output_silenced(on: bool) -> Iterator[None]:
+    """:func:`c_output_captured` with the text discarded; nothing when ``on`` is False."""
+    if not on:
         yield
-    finally:
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in (*saved, null):
-            os.close(fd)
+        return
+    with c_output_captured(None):
+        yield
+
+
+@contextlib.contextmanager
+def warnings_recorded(notes: list[str], *, reissue: bool = True) -> Iterator[None]:
+    """Warnings raised inside the block are recorded, never shown: each distinct one (category
+    and text, with its count) is appended to ``notes`` for the answer's ``message``, except a
+    :class:`~maxmargin.exceptions.ConvergenceWarning` (maxmargin's documented warning), issued
+    again after the block when ``reissue`` (dropped otherwise: an inner attempt's)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    counts: dict[str, int] = {}
+    for record in caught:
+        if issubclass(record.category, exceptions.ConvergenceWarning):
+            if reissue:
+                warnings.warn_explicit(record.message, record.category, record.filename,
+                                       record.lineno)
+            continue
+        text = f"{record.category.__name__}: {record.message}"
+        counts[text] = counts.get(text, 0) + 1
+    notes.extend(text if k == 1 else f"{text} (x{k})" for text, k in counts.items())
+
+
+def warning_note(notes: list[str]) -> str:
+    """``notes`` of :func:`warnings_recorded` as one clause of a message ('' when none)."""
+    return f"warnings caught: {'; '.join(notes)}" if notes else ""
 
 
 def run_solver(
@@ -220,20 +281,27 @@ def run_solver(
     """Solve ``problem`` with ``solver`` and map the outcome; never raises for solver failures.
 
     Any exception raised inside ``problem.solve`` (``cvxpy.SolverError``, a solver's own
-    exception, a bad option name) is recorded as ``"solver_error"`` with its text. An iteration
-    cap warns :class:`~maxmargin.exceptions.ConvergenceWarning`.
+    exception, a bad option name) is recorded as ``"solver_error"`` with its text. What the
+    solver's compiled code prints is captured (:func:`c_output_captured`) and its first 300
+    characters join the message, unless ``options`` has ``verbose=True``. An iteration cap
+    warns :class:`~maxmargin.exceptions.ConvergenceWarning`.
     """
     start = time.perf_counter()
+    # what compiled code prints goes into the message (PIQP's notes are dropped), unless the
+    # caller asked the solver to talk (``verbose=True``)
+    printed: list[str] = []
+    output = (contextlib.nullcontext() if options.get("verbose") else
+              c_output_captured(None if solver == "PIQP" else printed))
     try:
-        with warnings.catch_warnings(), c_output_silenced(solver == "PIQP"):
+        with warnings.catch_warnings(), output:
             # CVXPY's generic "Solution may be inaccurate" warning: the status says it better.
             warnings.filterwarnings("ignore", message="Solution may be inaccurate")
             problem.solve(solver=solver, **options)
     except Exception as exc:  # every solver failure becomes a status, never an exception
         runtime = time.perf_counter() - start
-        return SolveOutcome(
-            "solver_error", "error", f"{type(exc).__name__}: {exc}", 0, runtime, solver
-        )
+        text = join_messages(f"{type(exc).__name__}: {exc}",
+                             f"{solver} printed: {printed[0][:300]}" if printed else "")
+        return SolveOutcome("solver_error", "error", text, 0, runtime, solver)
     runtime = time.perf_counter() - start
     cvx_status = str(problem.status)
     status = _STATUS_MAP.get(cvx_status, "solver_error")
@@ -244,6 +312,8 @@ def run_solver(
     message = "" if status == "optimal" else f"CVXPY status {cvx_status!r} from {solver}"
     if cvx_status in (cps.UNBOUNDED, cps.UNBOUNDED_INACCURATE):
         message += " (the maximisation is unbounded: the primal problem is infeasible)"
+    if printed:
+        message = join_messages(message, f"{solver} printed: {printed[0][:300]}")
     if status == "max_iter":
         warnings.warn(
             f"{what}: {solver} stopped at its iteration/time limit ({cvx_status}); "
@@ -273,7 +343,7 @@ class Formulation:
         The named variables (``w``, ``b``, ``xi``, ``alpha``, ``lam``, ``mu``...); after
         ``solve()`` they hold the answer in the user's units.
     polish : bool
-        SVM forms: polish the solver's alpha on its active set (:func:`polish_alpha`) before
+        SVM forms: polish the solver's alpha on its active set (:func:`active_set_polish`) before
         building the solution (default True). Set it to False to see the solver's raw answer.
 
     ``solve(solver=None, **solver_options)`` solves an exactly equivalent, well-scaled twin of
@@ -347,14 +417,19 @@ class Formulation:
             Passed to the named solver, overriding the ground-truth defaults.
         """
         name = check_solver(solver)
+        caught: list[str] = []
         if self._variant or self._model is None:
-            outcome = run_solver(self.problem, name, solver_options(name, solver_opts), self.name)
-            sol = self._extract(outcome, f"cvxpy/{self.name}/{outcome.solver}", self.polish)
-            return sol if self._judge is None else self._judge(sol, strict=False)
+            with warnings_recorded(caught):
+                outcome = run_solver(self.problem, name, solver_options(name, solver_opts),
+                                     self.name)
+                sol = self._extract(outcome, f"cvxpy/{self.name}/{outcome.solver}", self.polish)
+                sol = sol if self._judge is None else self._judge(sol, strict=False)
+            return _with_note(sol, warning_note(caught))
         if self._precheck is not None:
-            infeasible = self._precheck()
+            with warnings_recorded(caught):
+                infeasible = self._precheck()
             if infeasible is not None:
-                return infeasible
+                return _with_note(infeasible, warning_note(caught))
         attempts: list[tuple[float | None, str]] = [(x, name) for x in self._scales]
         if 1.0 not in self._scales:
             attempts.append((1.0, name))
@@ -369,8 +444,10 @@ class Formulation:
         notes: list[str] = []
         best = None
         for scale, sname in attempts:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", exceptions.ConvergenceWarning)
+            inner: list[str] = []
+            # an attempt's own warnings (NumPy's, CVXPY's, a solver's) go to its note; its
+            # ConvergenceWarning is dropped: the outcome says it, and the answer warns once
+            with warnings_recorded(inner, reissue=False):
                 if scale is None:
                     sol = self._fallback(solver, dict(solver_opts))
                     if sol is None:
@@ -387,6 +464,8 @@ class Formulation:
                     sol = self._judge(sol, strict=True)
                     what = f"the model scaled by 1/{scale:.3g}"
                     extra = f" ({outcome.message})" if outcome.message else ""
+            if inner:
+                extra += f" [{warning_note(inner)}]"
             notes.append(f"{sname} on {what}: {sol.status}{extra}")
             if best is None or _better(sol, best):
                 best = sol
@@ -394,7 +473,8 @@ class Formulation:
                 break
         assert best is not None
         self._set_values(best)
-        message = join_messages("attempts: " + " | ".join(notes), best.message)
+        message = join_messages(warning_note(caught), "attempts: " + " | ".join(notes),
+                                best.message)
         if best.status not in ("optimal", "infeasible"):
             warnings.warn(
                 f"{self.name}: no attempt was certified optimal ({' | '.join(notes)}); "
@@ -426,6 +506,11 @@ class Formulation:
                 pass
 
 
+def _with_note(sol: Any, note: str) -> Any:
+    """``sol`` with ``note`` joined to its message (``sol`` itself when the note is empty)."""
+    return dataclasses.replace(sol, message=join_messages(sol.message, note)) if note else sol
+
+
 def _better(a: Any, b: Any) -> bool:
     """Whether answer ``a`` is better than ``b``: certified beats not, then the smaller
     certificate residual, then having values at all."""
@@ -450,12 +535,22 @@ def twin_scales(F: np.ndarray, C: float | np.ndarray | None) -> tuple[float, ...
     Hard margin: ``s = max_i ||f_i||`` (unit data). Soft margin: ``s = (max_i ||f_i||^2 /
     C)^(1/4)``, which makes the box and the largest kernel value equal (both
     ``sqrt(C max_i K_ii)``): scaling to unit data alone would put the whole conditioning
-    ``C max K_ii`` into the box, which interior-point solvers handle worse.
+    ``C max K_ii`` into the box, which interior-point solvers handle worse. ``s^2 / C`` out
+    of the float range (a spread of 1e-20 with ``C = 1e300``) is taken through square roots;
+    a scale whose ``s``, ``1 / s`` or box ``C s^2`` is still out of the normal range is
+    replaced by 1.
     """
     s = data_scale(F)
-    if C is None:
-        return (s,)
-    return ((s * s / float(np.max(C))) ** 0.25,)
+    if C is not None:
+        c_max = float(np.max(C))
+        ratio = s * s / c_max
+        # (s^2 / C)^(1/4), through square roots where s^2 / C leaves the float range
+        s = ratio**0.25 if 0.0 < ratio < math.inf else math.sqrt(s) * c_max**-0.25
+    box = 1.0 if C is None else c_max * s * s
+    lo, hi = sys.float_info.min, sys.float_info.max
+    if not (lo <= s <= hi and s * hi >= 1.0 and lo <= box <= hi):
+        return (1.0,)  # s, 1 / s or C s^2 out of the normal range: the model as it is
+    return (s,)
 
 
 def svm_fallback(
@@ -663,20 +758,22 @@ def svm_solution(
 
     1. ``alpha`` is cleaned by :func:`clean_alpha` using the margins ``y_i f(x_i) - 1`` of the
        solver's own point (``f = X w + b`` with the primal variables, or ``f = K (alpha*y) + b``
-       with ``b`` the dual of ``y . alpha = 0`` in the dual QP).
-    2. With ``polish=True`` the active set is polished by :func:`polish_alpha` (within
-       ``POLISH_MIN_WORK`` or about twice an interior-point solve's work), once more with the
-       finer eigenvalue cutoff ``POLISH_EIG_RTOL_FINE`` when the first polish leaves
-       ``m - M`` above ``ORACLE_KKT``; a polish that runs out of steps keeps its last
-       stationary point within ``ORACLE_KKT / 4`` (degenerate optima on low-rank Gram
-       matrices, where the exact active set is not reached). The polished
-       alpha replaces the solver's only if its :func:`max_violation` (with
-       ``g = K (alpha*y)``) is no larger than the solver's own (with ``g = X w`` for the primal
-       forms); ``w`` is then ``X^T (alpha*y)`` for every form.
+       with ``b`` the dual of ``y . alpha = 0`` in the dual QP), and ``y . alpha = 0`` restored
+       by :func:`~maxmargin.formulations._polish.balance`.
+    2. With ``polish=True`` the active set is polished by :func:`active_set_polish` (within
+       ``POLISH_MIN_WORK`` or ``30 n k^2`` operations), with the eigenvalue cutoff
+       ``EIG_CUTOFFS[0]``, then ``EIG_CUTOFFS[1]`` from the best alpha so far when the first
+       leaves the answer uncertified. The polished alpha replaces the current one only if its
+       float64 certificate (:func:`~maxmargin.certificate.certify_svm`, ``g = K (alpha*y)``)
+       is no worse: certified beats not, then the larger of ``kkt / ORACLE_KKT`` and
+       ``gap / ORACLE_GAP``; ``w`` is then ``X^T (alpha*y)`` for every form. Sparse linear
+       data are polished densified (``n d <= POLISH_MAX_DENSE``) or through their Gram
+       matrix (``n <= POLISH_MAX_GRAM``), larger ones not at all.
     3. With ``v = alpha * y``: ``w`` is the primal variable (primal forms, unpolished) or
        ``X^T v`` (linear kernel), else None; ``g_i = sum_j v_j K(x_j, x_i)`` (``x_i . w`` for the
-       linear kernel); ``b`` and ``b_interval`` by :func:`~maxmargin.results.recover_intercept`
-       (mean of ``y_i - g_i`` over free SVs, else the midpoint of the KKT interval);
+       linear kernel); ``b`` and ``b_interval`` by
+       :func:`~maxmargin.formulations._polish.kkt_intercept` (mean of ``y_i - g_i`` over free
+       SVs, else the midpoint of the KKT interval);
        ``dual_objective = sum(alpha) - 1/2 v^T K v``;
        ``primal_objective = 1/2 ||w||^2 + C sum_i max(0, 1 - y_i (g_i + b))`` with
        ``||w||^2 = v^T K v`` for a kernel (no hinge term for the hard margin).
@@ -699,8 +796,8 @@ def svm_solution(
         K = None if linear else (kernel.gram(X) if gram is None else gram)
         box = C if C is None or sample_weight is None else C * sample_weight
         k = X.shape[1] if linear else X.shape[0]
-        work = max(POLISH_MIN_WORK, 20.0 * X.shape[0] * k * k / 3.0)
-        point = _solved_point(alpha, X, y, box, K, b_solver, w, polish, work)
+        work = max(POLISH_MIN_WORK, 30.0 * X.shape[0] * k * k)
+        point = _solved_point(alpha, X, y, box, K, b_solver, w, polish, work, kernel)
     return SVMSolution(
         **point,
         status=outcome.status,
@@ -727,10 +824,14 @@ def _solved_point(
     w: np.ndarray | None,
     polish: bool,
     max_work: float | None = None,
+    kernel: Kernel | None = None,
 ) -> dict[str, Any]:
-    """Steps 1-3 of :func:`svm_solution`; ``K`` is None for the linear kernel."""
+    """Steps 1-3 of :func:`svm_solution`; ``K`` is None for the linear kernel (``kernel``
+    defaults to it)."""
     linear = K is None
+    kernel = LinearKernel() if kernel is None else kernel
     w_primal = None if w is None else np.asarray(w, dtype=np.float64).ravel()
+    upper = np.array(np.broadcast_to(math.inf if C is None else C, y.shape), dtype=np.float64)
 
     def kernel_values(a: np.ndarray) -> np.ndarray:
         """``g = K (a * y)``."""
@@ -742,25 +843,23 @@ def _solved_point(
 
     raw = np.clip(np.asarray(alpha, dtype=np.float64).ravel(), 0.0, None)
     margins = None if b_solver is None else y * (solver_values(raw) + float(b_solver)) - 1.0
-    alpha = balance_alpha(clean_alpha(raw, C, margins), y, C)
+    alpha = balance(clean_alpha(raw, C, margins), y, upper)
     g = solver_values(alpha)
-    if polish:
-        def gram_rows(idx: np.ndarray) -> np.ndarray:
-            return dot_block(X[idx], X) if linear else K[idx]
-
-        points = X if linear and isinstance(X, np.ndarray) else None
-        # judged on the alpha-derived g, as the certificate will judge the answer
-        best = max_violation(alpha, y, kernel_values(alpha), C)
-        # each try starts from the best alpha so far: the lambda reads it late, on purpose
-        for polished in polish_tries(lambda: alpha, y, C, gram_rows,  # noqa: B023
-                                     max_work=max_work, linear_X=points,
-                                     kkt_tol=0.25 * ORACLE_KKT):
+    points, gram = _polish_operands(X, K, kernel) if polish else (None, None)
+    if points is not None or gram is not None:
+        # judged by the float64 certificate of alpha (g = K (alpha*y)), as the judge will
+        best = _polish_score(certify_svm(alpha, X, y, C, kernel, g=kernel_values(alpha)))
+        for cutoff in EIG_CUTOFFS:
+            with np.errstate(all="ignore"):
+                polished = active_set_polish(alpha, y, upper, K=gram, X=points,
+                                             kkt_tol=POLISH_KKT_TOL, cutoff=cutoff,
+                                             max_work=max_work or math.inf)
             if polished is not None:
-                g_polished = kernel_values(polished)  # y . alpha = 0 restored by the polish
-                violation = max_violation(polished, y, g_polished, C)
-                if violation <= best:
-                    alpha, g, w_primal, best = polished, g_polished, None, violation
-            if best <= ORACLE_KKT:
+                g_polished = kernel_values(polished)
+                score = _polish_score(certify_svm(polished, X, y, C, kernel, g=g_polished))
+                if score <= best:
+                    alpha, g, w_primal, best = polished, g_polished, None, score
+            if best[0] == 0:
                 break  # the finer cutoff only where the first try left the answer uncertified
     v = alpha * y
     w_out = None
@@ -772,7 +871,7 @@ def _solved_point(
     else:
         vKv = float(v @ (K @ v))
         ww = vKv
-    b, interval = recover_intercept(alpha, y, g, C)
+    b, interval = kkt_intercept(alpha, y, g, upper)
     return {
         "alpha": alpha,
         "b": b,
@@ -783,3 +882,31 @@ def _solved_point(
         ),
         "dual_objective": float(alpha.sum()) - 0.5 * vKv,
     }
+
+
+#: Sparse linear data are polished densified when ``n d`` is at most this, else through their
+#: dense Gram matrix when ``n`` is at most :data:`POLISH_MAX_GRAM`, else not at all.
+POLISH_MAX_DENSE = 20_000_000
+POLISH_MAX_GRAM = 4000
+
+
+def _polish_operands(X: Any, K: np.ndarray | None,
+                     kernel: Kernel) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """``(points, gram)`` for :func:`active_set_polish`: the dense points of a linear kernel,
+    or a dense Gram matrix; ``(None, None)`` when neither fits (sparse data too large)."""
+    if K is not None:
+        return None, K
+    if isinstance(X, np.ndarray):
+        return X, None
+    n, d = X.shape
+    if n * d <= POLISH_MAX_DENSE:
+        return np.asarray(X.toarray(), dtype=np.float64), None
+    return (None, kernel.gram(X)) if n <= POLISH_MAX_GRAM else (None, None)
+
+
+def _polish_score(cert: Any) -> tuple[int, float]:
+    """``(0 if certified else 1, the worst of kkt / ORACLE_KKT, gap / ORACLE_GAP)``: smaller is
+    better; non-finite residuals are worst."""
+    worst = max(cert.kkt_violation / ORACLE_KKT, cert.gap / ORACLE_GAP)
+    return (0 if cert.meets(ORACLE_KKT, ORACLE_GAP) else 1,
+            worst if math.isfinite(worst) else math.inf)

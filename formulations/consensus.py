@@ -171,12 +171,14 @@ def oracle_consensus(
     options = {str(k).upper(): dict(v) for k, v in (solver_options or {}).items()}
     s1 = instance.solve(names[0], **options.get(names[0], {}))
     s2 = instance.solve(names[1], **options.get(names[1], {}))
-    if isinstance(s1, SVMSolution):
-        fields = _svm_fields(s1, s2, rtol)
-    elif isinstance(s1, PolytopeSolution | HullPairSolution):
-        fields = _geometry_fields(s1, s2)
-    else:  # pragma: no cover - every Formulation returns one of the three
-        raise TypeError(f"unexpected solution type {type(s1).__name__}")
+    # NaN answers (a failed or infeasible solve) give NaN differences, silently
+    with np.errstate(invalid="ignore", over="ignore"):
+        if isinstance(s1, SVMSolution):
+            fields = _svm_fields(s1, s2, rtol)
+        elif isinstance(s1, PolytopeSolution | HullPairSolution):
+            fields = _geometry_fields(s1, s2)
+        else:  # pragma: no cover - every Formulation returns one of the three
+            raise TypeError(f"unexpected solution type {type(s1).__name__}")
     statuses = (s1.status, s2.status)
     diffs = [fields["objective_diff"], fields["solution_diff"], fields["decision_diff"]]
     if fields["b_unique"]:

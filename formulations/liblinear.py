@@ -128,7 +128,8 @@ def newton_polish(w: np.ndarray, X: Any, y: np.ndarray, C: np.ndarray, penalty: 
 
     the step is repeated until ``S`` no longer changes (the finite Newton method), which takes
     an interior-point answer to round-off. A step is kept when ``P`` grows by at most round-off
-    (``1e-12`` relative) and (l1) keeps the signs it assumed.
+    (``1e-12`` relative) and (l1) keeps the signs it assumed; a Hessian singular in floating
+    point (``C ||x||^2`` beyond ``1 / eps``) stops the steps.
     """
     if X.shape[1] > POLISH_MAX_WEIGHTS:
         return w
@@ -148,7 +149,10 @@ def newton_polish(w: np.ndarray, X: Any, y: np.ndarray, C: np.ndarray, penalty: 
         c = C[active]
         if penalty == "l2":
             H = np.eye(X.shape[1]) + 2.0 * (rows.T * c) @ rows
-            v = np.linalg.solve(H, 2.0 * rows.T @ (c * y[active]))
+            try:
+                v = np.linalg.solve(H, 2.0 * rows.T @ (c * y[active]))
+            except np.linalg.LinAlgError:  # singular in floating point (C x^2 >> 1): keep w
+                break
         else:
             cols = rows[:, support]
             v = np.zeros_like(w)

@@ -7,7 +7,7 @@ The decision function is ``f(x) = w . x + b``. ``solve()`` returns an
 :class:`~maxmargin.results.SVMSolution` whose ``w`` is the primal variable, whose ``alpha`` is
 the dual of the margin constraints ``y_i f(x_i) >= 1 (- xi_i)`` (recovered from the optimality
 conditions for the unconstrained hinge form, see :func:`hinge_loss`), and whose ``b`` follows the
-KKT rules of :func:`maxmargin.results.recover_intercept`.
+KKT rules of the oracles' own :func:`~maxmargin.formulations._polish.kkt_intercept`.
 """
 
 from __future__ import annotations

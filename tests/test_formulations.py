@@ -22,6 +22,7 @@ from fixtures import (
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from maxmargin.algorithms.active_set import polish_alpha
 from maxmargin.certificate import certify_svm
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.formulations import (
@@ -35,10 +36,10 @@ from maxmargin.formulations import (
 )
 from maxmargin.formulations._common import (
     clean_alpha,
-    polish_alpha,
     run_solver,
     solver_options,
 )
+from maxmargin.formulations._polish import EIG_CUTOFFS, active_set_polish, balance
 from maxmargin.kernels import make_kernel
 from maxmargin.results import HullPairSolution, PolytopeSolution, SVMSolution
 from maxmargin.tolerances import ORACLE_GAP, ORACLE_KKT
@@ -430,13 +431,10 @@ def test_all_bound_b_interval_through_every_form():
         assert sol.b == pytest.approx(0.0, abs=TOL)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(0, 2**31 - 1), st.sampled_from(["linear", "poly"]),
-       st.sampled_from([None, 0.01, 1.0, 100.0]))
-def test_polish_finishes_low_rank_problems_from_any_feasible_start(seed, kernel, C):
-    # The polish is a primal active-set method: from alpha = 0 (no active set known at all) it
-    # must reach the optimum on Gram matrices of rank <= 4 (collinear points, 1-3 features),
-    # where most subproblems are singular. Judged by the float64 certificate and by Clarabel.
+def _low_rank_problem(seed: int, kernel: str, C: float | None):
+    """``(X, y, kernel, K)``: 2-39 points in 1-3 dimensions of any scale, collinear half the
+    time (Gram rank <= 4); for the hard margin (``C=None``) the positive class is shifted away
+    (separable)."""
     rng = np.random.default_rng(seed)
     n, d = int(rng.integers(2, 40)), int(rng.integers(1, 4))
     X = rng.normal(size=(n, d)) * 10.0 ** rng.uniform(-3, 3)
@@ -445,11 +443,20 @@ def test_polish_finishes_low_rank_problems_from_any_feasible_start(seed, kernel,
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
     y[0], y[1] = 1.0, -1.0
     kern = make_kernel(kernel, gamma="scale", degree=3, coef0=1.0, X=X)
-    K = kern.gram(X)
     if C is None:
         X, y = np.vstack([X[y > 0] + 5 * np.abs(X).max(), X[y < 0]]), np.append(
-            y[y > 0], y[y < 0])  # separable: shift the positive class away
-        K = kern.gram(X)
+            y[y > 0], y[y < 0])
+    return X, y, kern, kern.gram(X)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 2**31 - 1), st.sampled_from(["linear", "poly"]),
+       st.sampled_from([None, 0.01, 1.0, 100.0]))
+def test_polish_finishes_low_rank_problems_from_any_feasible_start(seed, kernel, C):
+    # The polish is a primal active-set method: from alpha = 0 (no active set known at all) it
+    # must reach the optimum on Gram matrices of rank <= 4 (collinear points, 1-3 features),
+    # where most subproblems are singular. Judged by the float64 certificate and by Clarabel.
+    X, y, kern, K = _low_rank_problem(seed, kernel, C)
     ref = svm_dual(X, y, C, kern).solve()
     assume(ref.status == "optimal")
     # the linear kernel also through X (K_FF = X_F X_F^T, products X (X_F^T v)), as SMO's finish
@@ -470,6 +477,43 @@ def test_polish_stops_on_an_unbounded_hard_margin():
     X = np.array([[0.0, 1.0], [0.0, 1.0], [2.0, 0.0]])
     y = np.array([1.0, -1.0, 1.0])
     assert polish_alpha(np.zeros(3), y, None, lambda idx: (X @ X.T)[idx]) is None
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 2**31 - 1), st.sampled_from(["linear", "poly", "rbf"]),
+       st.sampled_from([None, 0.01, 1.0, 100.0]))
+def test_oracle_polish_solves_low_rank_problems_from_alpha_zero(seed, kernel, C):
+    # The oracles' own active-set polish (formulations/_polish.py), from alpha = 0 (no active
+    # set known): it must reach the optimum on Gram matrices of rank <= 4 (collinear points,
+    # 1-3 features), where most faces are singular, through K and (linear) through X.
+    # Judged by the float64 certificate and by Clarabel's dual objective.
+    X, y, kern, K = _low_rank_problem(seed, kernel, C)
+    ref = svm_dual(X, y, C, kern).solve()
+    assume(ref.status == "optimal")
+    n = len(y)
+    upper = np.full(n, np.inf if C is None else C)
+    for source in [{"K": K}] + ([{"X": X}] if kernel == "linear" else []):
+        polished = None
+        for cutoff in EIG_CUTOFFS:
+            polished = active_set_polish(np.zeros(n) if polished is None else polished, y,
+                                         upper, kkt_tol=1e-9, cutoff=cutoff, **source)
+            assert polished is not None
+            cert = certify_svm(polished, X, y, C, kern)
+            roundoff = 1e-14 * float(np.max(np.abs(K) @ polished))
+            if cert.meets(max(1e-2 * ORACLE_KKT, roundoff), max(1e-2 * ORACLE_GAP, roundoff)):
+                break
+        assert cert.meets(max(1e-2 * ORACLE_KKT, roundoff), max(1e-2 * ORACLE_GAP, roundoff)), (
+            cert.summary())
+        D = float(polished.sum() - 0.5 * (polished * y) @ K @ (polished * y))
+        assert D == pytest.approx(ref.dual_objective, rel=ORACLE_GAP, abs=1e-12)
+
+
+def test_oracle_polish_stops_on_an_unbounded_hard_margin():
+    X = np.array([[0.0, 1.0], [0.0, 1.0], [2.0, 0.0]])
+    y = np.array([1.0, -1.0, 1.0])
+    upper = np.full(3, np.inf)
+    assert active_set_polish(np.zeros(3), y, upper, K=X @ X.T, kkt_tol=1e-9) is None
+    assert active_set_polish(np.zeros(3), y, upper, X=X, kkt_tol=1e-9) is None
 
 
 def test_polish_keeps_a_certified_stationary_point_when_steps_run_out():
@@ -545,9 +589,15 @@ def test_balance_alpha_is_relative_to_the_alphas_scale(scale):
     y = np.where(rng.random(60) < 0.5, -1.0, 1.0)
     alpha = rng.uniform(0.1, 0.9, 60) * scale
     alpha[y > 0] *= 1.0 + 1e-7  # an interior-point answer's y . alpha of 1e-7 relative
-    out = balance_alpha(alpha, y, scale)
-    assert abs(float(y @ out)) <= 1e-14 * float(out.sum())
-    assert np.all((out >= 0) & (out <= scale))
+    for out in (balance_alpha(alpha, y, scale), balance(alpha, y, np.full(60, scale))):
+        assert abs(float(y @ out)) <= 1e-14 * float(out.sum())
+        assert np.all((out >= 0) & (out <= scale))
+    # the oracles' balance moves the free alphas only, each by the same |y . alpha| / 55 (the
+    # Euclidean projection onto y . a = 0 when no bound is met)
+    alpha[:5] = 0.0
+    out = balance(alpha, y, np.full(60, scale))
+    assert np.all(out[:5] == 0.0)
+    np.testing.assert_allclose(np.abs(out - alpha)[5:], abs(float(y @ alpha)) / 55, rtol=1e-6)
 
 
 def test_the_primal_oracle_certifies_tiny_alphas():
@@ -591,9 +641,8 @@ def test_the_polish_refines_a_step_small_beside_alpha_but_not_beside_the_gradien
 
 def test_the_finer_cutoff_polishes_the_first_tries_answer_when_it_was_kept(monkeypatch):
     """The oracle's polish tries the finer eigenvalue cutoff from its best alpha so far: when
-    the first try's answer improved the violation but stayed uncertified, the second try
+    the first try's answer improved the certificate but stayed uncertified, the second try
     starts from it, not from the solver's alpha."""
-    import maxmargin.algorithms.active_set as active_set
     import maxmargin.formulations._common as common
 
     rng = np.random.default_rng(0)
@@ -602,17 +651,18 @@ def test_the_finer_cutoff_polishes_the_first_tries_answer_when_it_was_kept(monke
     y = np.where(X[:, 0] + 0.8 * rng.normal(size=n) > 0, 1.0, -1.0)
     K = np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(-1))
     alpha = np.abs(rng.normal(size=n)) * 0.1
-    real, calls = active_set.polish_alpha, []
+    real, calls = common.active_set_polish, []
 
-    def first_try_off_a_little(a, yy, C, rows, **kw):
-        out = real(a, yy, C, rows, **kw)
-        if out is not None and kw["eig_rtol"] == active_set.POLISH_EIG_RTOL:
+    def first_try_off_a_little(a, yy, upper, **kw):
+        out = real(a, yy, upper, **kw)
+        if out is not None and kw["cutoff"] == EIG_CUTOFFS[0]:
             out = out.copy()  # better than the start, above ORACLE_KKT: kept, not certified
             out[out > 0] *= 1.0 + 1e-3
         calls.append((a.copy(), None if out is None else out.copy()))
         return out
 
-    monkeypatch.setattr(active_set, "polish_alpha", first_try_off_a_little)
-    common._solved_point(alpha, X, y, 1.0, K, None, None, True, None)
+    monkeypatch.setattr(common, "active_set_polish", first_try_off_a_little)
+    kern = make_kernel("rbf", gamma=0.5)
+    common._solved_point(alpha, X, y, 1.0, K, None, None, True, None, kern)
     assert len(calls) == 2 and calls[0][1] is not None
     np.testing.assert_array_equal(calls[1][0], calls[0][1])
