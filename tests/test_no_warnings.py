@@ -71,25 +71,13 @@ def nasty_data(draw: Any, max_n: int = 8) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
-#: Leaks found and routed to the module's owner, tolerated by the fuzz meanwhile: (end of the
-#: file name, start of the message). Each has a strict xfail test below, which fails (XPASS)
-#: once the leak is fixed: then delete both.
-KNOWN_LEAKS = (("smo/result.py", "overflow encountered in matmul"),)
-
-
-def _known(w: warnings.WarningMessage) -> bool:
-    return any(w.filename.endswith(f) and str(w.message).startswith(m) for f, m in KNOWN_LEAKS)
-
-
-def assert_no_leak(call: Callable[[], Any], allow_known: bool = False) -> Any:
-    """Run ``call``; fail on any warning it lets out except a ConvergenceWarning (and, with
-    ``allow_known``, the :data:`KNOWN_LEAKS`)."""
+def assert_no_leak(call: Callable[[], Any]) -> Any:
+    """Run ``call``; fail on any warning it lets out except a ConvergenceWarning."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = call()
     leaks = [f"{w.category.__name__}: {w.message} ({w.filename}:{w.lineno})" for w in caught
-             if not issubclass(w.category, ConvergenceWarning)
-             and not (allow_known and _known(w))]
+             if not issubclass(w.category, ConvergenceWarning)]
     assert not leaks, "\n".join(leaks)
     return result
 
@@ -194,11 +182,9 @@ ALGORITHMS: dict[str, Callable[[np.ndarray, np.ndarray, float], Any]] = {
 @given(data=nasty_data(), C=st.sampled_from(C_VALUES))
 def test_algorithms_leak_no_warning(name, data, C):
     X, y = data
-    assert_no_leak(lambda: ALGORITHMS[name](X, y, C), allow_known=True)
+    assert_no_leak(lambda: ALGORITHMS[name](X, y, C))
 
 
-@pytest.mark.xfail(strict=True, reason="known leak, routed: algorithms/smo/result.py:69 "
-                   "(w2 = (alpha * y) @ g overflows for alpha ~ 1e300)")
 def test_smo_leaks_no_warning_on_opposite_duplicates_with_a_huge_C():
     # One point with both labels, C = 1e300: alpha runs to C and the result's ||w||^2 overflows
     # (RuntimeWarning: overflow encountered in matmul). Found by the fuzz above.

@@ -69,8 +69,9 @@ def make_result(
         C_max = summary.box_max
     else:
         b, interval = recover_intercept(alpha, y, g, C)
-        w2 = max(float((alpha * y) @ g), 0.0)
-        slack = 0.0 if C is None else float(C @ np.maximum(0.0, 1.0 - y * (g + b)))
+        with np.errstate(over="ignore", invalid="ignore"):  # C ~ 1e300: inf, as the certificate
+            w2 = max(float((alpha * y) @ g), 0.0)
+            slack = 0.0 if C is None else float(C @ np.maximum(0.0, 1.0 - y * (g + b)))
         C_max = math.inf if C is None else float(np.max(C))
     if shift:
         b, interval = b - shift, (interval[0] - shift, interval[1] - shift)
