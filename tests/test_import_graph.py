@@ -17,7 +17,6 @@ import ast
 import subprocess
 import sys
 import textwrap
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,11 +25,19 @@ PACKAGE = "maxmargin"
 FORBIDDEN = "maxmargin.algorithms"
 
 
+#: The packages that stand for a source folder of their own (setup.py's ``ROOTS``); the
+#: others are found below them.
+ROOT_PACKAGES = ("maxmargin", "maxmargin.formulations", "maxmargin.algorithms",
+                 "maxmargin.verification")
+
+
 def _package_dirs() -> dict[str, Path]:
-    """pyproject's ``package-dir``: dotted package name -> its source directory."""
-    with open(ROOT / "pyproject.toml", "rb") as fh:
-        mapping = tomllib.load(fh)["tool"]["setuptools"]["package-dir"]
-    return {name: ROOT / path for name, path in mapping.items()}
+    """Dotted package name -> the folder its modules are imported from (this checkout's
+    folders in an editable install, site-packages' for a wheel); found by the import system,
+    which imports nothing else of the package."""
+    import importlib.util
+
+    return {name: Path(importlib.util.find_spec(name).origin).parent for name in ROOT_PACKAGES}
 
 
 def _modules() -> dict[str, Path]:
