@@ -117,7 +117,7 @@ GRAM_MAX_BYTES = 128 * 2**20
 # --------------------------------------------------------------------------------------------
 
 
-@njit(no_cfunc_wrapper=True, no_cpython_wrapper=True)
+@njit
 def sqdist(data: tuple, u: int, v: int) -> float:
     """``||phi(x_u) - phi(x_v)||^2 = K_uu + K_vv - 2 K_uv`` (direct difference when linear)."""
     X, diag, _, kp, G, ke = data
@@ -132,7 +132,7 @@ def sqdist(data: tuple, u: int, v: int) -> float:
     return max(diag[u] + diag[v] - 2.0 * engine_value(ke, u, v), 0.0)
 
 
-@njit(no_cfunc_wrapper=True)
+@njit
 def kernel_column(data: tuple, j: int, out: np.ndarray) -> None:
     """``out[i] = K(x_i, x_j)``: row ``j`` of the stored Gram matrix, one BLAS product ``X x_j``
     (linear), else a column of the kernel engine."""
@@ -147,7 +147,7 @@ def kernel_column(data: tuple, j: int, out: np.ndarray) -> None:
         fill_column(ke, j, np.int64(0), out.shape[0], out)  # ke.y = 1: K; int64: not a literal
 
 
-@njit(no_cfunc_wrapper=True)
+@njit
 def engine_gram(ke: Any, n: int) -> np.ndarray:
     """The ``n x n`` Gram matrix from the kernel engine's columns (compiled kernels only)."""
     G = np.empty((n, n))
@@ -156,7 +156,7 @@ def engine_gram(ke: Any, n: int) -> np.ndarray:
     return G
 
 
-@njit(no_cfunc_wrapper=True, no_cpython_wrapper=True)
+@njit
 def move(data: tuple, state: tuple, a: float, b: float, u: int, v: int) -> None:
     """The step ``z <- a z + b (phi(x_u) - phi(x_v))`` and ``g_i = <z, phi(x_i)>`` with it.
 
@@ -178,7 +178,7 @@ def move(data: tuple, state: tuple, a: float, b: float, u: int, v: int) -> None:
         g[i] -= b * col[i]
 
 
-@njit(no_cfunc_wrapper=True, no_cpython_wrapper=True)
+@njit
 def scan(y: np.ndarray, lam: np.ndarray, g: np.ndarray) -> tuple:
     """Toward and away vertices of both sets in one pass.
 
@@ -201,7 +201,7 @@ def scan(y: np.ndarray, lam: np.ndarray, g: np.ndarray) -> tuple:
     return fp, fq, ap, aq
 
 
-@njit(no_cfunc_wrapper=True, no_cpython_wrapper=True)
+@njit
 def on_log_grid(it: int) -> bool:
     """Every ``it < LOG_GRID``, then ``LOG_GRID`` evenly spaced records per doubling of ``it``.
 
@@ -215,7 +215,7 @@ def on_log_grid(it: int) -> bool:
     return it % (octave // LOG_GRID) == 0
 
 
-@njit(no_cfunc_wrapper=True)
+@njit
 def examine(it: int, data: tuple, state: tuple, stop: tuple, hist: tuple, n_hist: int) -> tuple:
     """The top of iteration ``it``: vertices, stopping tests and the bounded history.
 
@@ -256,7 +256,7 @@ def examine(it: int, data: tuple, state: tuple, stop: tuple, hist: tuple, n_hist
     return code, n_hist, fp, fq, ap, aq, zz
 
 
-@njit(no_cfunc_wrapper=True)
+@njit
 def start(data: tuple, state: tuple) -> None:
     """Start at a vertex pair: ``a`` = first point of ``Q``, ``j`` = the point of ``P`` nearest
     to ``x_a``, ``k`` = the point of ``Q`` nearest to ``x_j`` (all distances through ``K``).

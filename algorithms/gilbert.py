@@ -66,7 +66,7 @@ __all__ = ["gilbert", "gilbert_hulls", "gilbert_svm", "gilbert_loop", "NEAREST_P
 GILBERT_MAX_ITER = 100_000
 
 
-@njit(no_cfunc_wrapper=True)
+@njit
 def gilbert_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
     """Gilbert's iteration on ``conv(P) - conv(Q)`` (``P``: ``y = +1``, ``Q``: ``y = -1``).
 

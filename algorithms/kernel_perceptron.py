@@ -38,7 +38,7 @@ from maxmargin.results import PerceptronResult
 __all__ = ["kernel_perceptron"]
 
 
-@njit(no_cfunc_wrapper=True)
+@njit
 def _next_mistake(g, b, y, order, start):  # pragma: no cover
     """The first position ``p >= start`` of ``order`` with ``y_i (g_i + b) <= 0``, else ``n``."""
     for p in range(start, order.shape[0]):

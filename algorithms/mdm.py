@@ -36,7 +36,7 @@ __all__ = ["mdm_hulls", "mdm_loop", "MDM_TOL", "MDM_MAX_ITER"]
 MDM_MAX_ITER = 1_000_000
 
 
-@njit(no_cfunc_wrapper=True)
+@njit
 def mdm_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
     """MDM pairwise steps on ``conv(P) - conv(Q)`` (``P``: ``y = +1``, ``Q``: ``y = -1``).
 

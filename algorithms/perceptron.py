@@ -151,7 +151,7 @@ def _train(
     )
 
 
-@njit(no_cfunc_wrapper=True)
+@njit
 def _perceptron_pass(X, y, order, eta, bias, w, b, counts, updates, n_updates):  # pragma: no cover
     """One pass of the textbook loop in the given order; updates ``w, counts, updates`` in place.
 

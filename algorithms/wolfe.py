@@ -59,13 +59,13 @@ _RIDGE = 1e-10
 _FIRST_CAP = 16
 
 
-@njit(no_cfunc_wrapper=True, no_cpython_wrapper=True)
+@njit
 def _h(G: np.ndarray, inP: np.ndarray, c: float, a: int, b: int) -> float:
     """``H_ab = G_ab / c + E_a . E_b`` with ``E_a = (inP_a, 1 - inP_a)``: the factored matrix."""
     return G[a, b] / c + inP[a] * inP[b] + (1.0 - inP[a]) * (1.0 - inP[b])
 
 
-@njit(no_cfunc_wrapper=True)
+@njit
 def _factor_append(L: np.ndarray, G: np.ndarray, inP: np.ndarray, c: float, s: int) -> bool:
     """Extend the lower Cholesky factor ``L`` (``L L^T = H`` on the first ``s`` points) by point
     ``s``: row ``s`` is ``r = L^{-1} H[:s, s]`` and its pivot ``sqrt(H_ss - r . r)``. False when
@@ -86,7 +86,7 @@ def _factor_append(L: np.ndarray, G: np.ndarray, inP: np.ndarray, c: float, s: i
     return True
 
 
-@njit(no_cfunc_wrapper=True, no_cpython_wrapper=True)
+@njit
 def _factor_build(L: np.ndarray, G: np.ndarray, inP: np.ndarray, c: float, s: int) -> bool:
     """A fresh factor of ``H`` on the first ``s`` points, a row at a time."""
     for j in range(s):
@@ -95,7 +95,7 @@ def _factor_build(L: np.ndarray, G: np.ndarray, inP: np.ndarray, c: float, s: in
     return True
 
 
-@njit(no_cfunc_wrapper=True)
+@njit
 def _factor_remove(L: np.ndarray, s: int, k: int) -> bool:
     """Delete point ``k`` from the factor of ``s`` points: row ``k`` leaves, and Givens rotations
     of the columns ``(j, j + 1)``, ``j >= k``, clear the superdiagonal it leaves behind, so that
@@ -118,7 +118,7 @@ def _factor_remove(L: np.ndarray, s: int, k: int) -> bool:
     return True
 
 
-@njit(no_cfunc_wrapper=True)
+@njit
 def _factor_solve(L: np.ndarray, G: np.ndarray, inP: np.ndarray, c: float, s: int,
                   out: np.ndarray, W: np.ndarray) -> bool:
     """The minor cycle's affine minimiser from the factor: ``W = H^{-1} E`` (forward and backward
@@ -165,7 +165,7 @@ def _factor_solve(L: np.ndarray, G: np.ndarray, inP: np.ndarray, c: float, s: in
     return ok
 
 
-@njit(no_cfunc_wrapper=True)
+@njit
 def _drop_step(w: np.ndarray, target: np.ndarray, inP: np.ndarray, s: int,
                keep: np.ndarray) -> None:
     """The minor cycle's step on the first ``s`` points, in place: ``w`` moves toward ``target``
@@ -203,7 +203,7 @@ def _drop_step(w: np.ndarray, target: np.ndarray, inP: np.ndarray, s: int,
                 w[a] /= total
 
 
-@njit(no_cfunc_wrapper=True, no_cpython_wrapper=True)
+@njit
 def _kkt_matrix(G: np.ndarray, s: int, inP: np.ndarray, scale: float, A: np.ndarray,
                 ridge: float) -> None:
     """``A = [G / scale + ridge I, E; E^T, 0]`` on the first ``s`` points (the minor cycle's KKT
@@ -217,7 +217,7 @@ def _kkt_matrix(G: np.ndarray, s: int, inP: np.ndarray, scale: float, A: np.ndar
     A[s, s] = A[s, s + 1] = A[s + 1, s] = A[s + 1, s + 1] = 0.0
 
 
-@njit(no_cfunc_wrapper=True)
+@njit
 def _dense_affine(G: np.ndarray, s: int, inP: np.ndarray, scale: float, A: np.ndarray,
                   x: np.ndarray, ridge: float) -> bool:
     """The minor cycle's KKT system ``A [w; nu] = [0; 1]`` (:func:`_kkt_matrix`) by Gaussian
@@ -263,7 +263,7 @@ def _dense_affine(G: np.ndarray, s: int, inP: np.ndarray, scale: float, A: np.nd
     return r2 <= _KKT_RTOL * _KKT_RTOL  # False for nan
 
 
-@njit(no_cfunc_wrapper=True)
+@njit
 def _dense_minimiser(G: np.ndarray, s: int, inP: np.ndarray, scale: float,
                      out: np.ndarray) -> None:
     """``out[:s] = w`` by :func:`_dense_affine`; when the corral is affinely dependent (round-off)
@@ -307,7 +307,7 @@ class Corral(NamedTuple):
     counts: np.ndarray  # (1,) COUNTS
 
 
-@njit(no_cfunc_wrapper=True, no_cpython_wrapper=True)
+@njit
 def _grown(a: np.ndarray, cap: int) -> np.ndarray:
     """``a`` (1-D) copied into a new array of length ``cap``."""
     out = np.empty(cap, a.dtype)
@@ -316,7 +316,7 @@ def _grown(a: np.ndarray, cap: int) -> np.ndarray:
     return out
 
 
-@njit(no_cfunc_wrapper=True, no_cpython_wrapper=True)
+@njit
 def _grown2(A: np.ndarray, rows: int, cols: int, keep_rows: int, keep_cols: int) -> np.ndarray:
     """A ``rows x cols`` array of zeros holding ``A[:keep_rows, :keep_cols]``."""
     out = np.zeros((rows, cols))
@@ -326,7 +326,7 @@ def _grown2(A: np.ndarray, rows: int, cols: int, keep_rows: int, keep_cols: int)
     return out
 
 
-@njit(no_cfunc_wrapper=True, no_cpython_wrapper=True)
+@njit
 def _empty_corral(cap: int, n: int, linear: bool) -> Corral:
     """A corral with room for ``cap`` points and no point in it."""
     return Corral(
@@ -337,7 +337,7 @@ def _empty_corral(cap: int, n: int, linear: bool) -> Corral:
     )
 
 
-@njit(no_cfunc_wrapper=True, no_cpython_wrapper=True)
+@njit
 def _with_room(c: Corral, linear: bool) -> Corral:
     """``c`` itself, or when full (every slot is then used) the same corral in arrays of twice
     the room."""
@@ -359,7 +359,7 @@ def _with_room(c: Corral, linear: bool) -> Corral:
     )
 
 
-@njit(no_cfunc_wrapper=True, no_cpython_wrapper=True)
+@njit
 def _take_slot(c: Corral, data: tuple, a: int) -> None:
     """Kernels: give the corral's point ``a`` a row of ``columns`` (a free one first) and put
     its kernel column there."""
@@ -373,7 +373,7 @@ def _take_slot(c: Corral, data: tuple, a: int) -> None:
     kernel_column(data, c.index[a], c.columns[c.slot[a]])
 
 
-@njit(no_cfunc_wrapper=True, no_cpython_wrapper=True)
+@njit
 def _start_corral(data: tuple, lam: np.ndarray, scale: float) -> Corral:
     """The corral of the points with ``lam > 0`` (in index order), weights ``lam``, with its
     Gram block and factor."""
@@ -405,7 +405,7 @@ def _start_corral(data: tuple, lam: np.ndarray, scale: float) -> Corral:
     return c
 
 
-@njit(no_cfunc_wrapper=True, no_cpython_wrapper=True)
+@njit
 def _vertex_to_add(c: Corral, g: np.ndarray, fp: int, fq: int) -> int:
     """The major cycle's choice: the Frank-Wolfe vertex ``fp`` of ``P`` or ``fq`` of ``Q`` whose
     part of the gap is larger, ``sum_{S cap P} w_a g_a - g_fp`` against ``g_fq - sum_{S cap Q}
@@ -419,7 +419,7 @@ def _vertex_to_add(c: Corral, g: np.ndarray, fp: int, fq: int) -> int:
     return fp if part_p >= part_q else fq
 
 
-@njit(no_cfunc_wrapper=True, no_cpython_wrapper=True)
+@njit
 def _add_point(c: Corral, data: tuple, new: int, scale: float) -> Corral:
     """Point ``new`` joins the corral at weight 0: its kernel column (kernels), its row of the
     Gram block and of the factor. Returns the corral (in larger arrays when it was full)."""
@@ -440,7 +440,7 @@ def _add_point(c: Corral, data: tuple, new: int, scale: float) -> Corral:
     return c
 
 
-@njit(no_cfunc_wrapper=True, no_cpython_wrapper=True)
+@njit
 def _affine_minimiser(c: Corral, scale: float) -> None:
     """``target`` = the affine minimiser on the corral: from the factor, from a fresh factor
     when round-off made it unusable, else by the dense solve."""
@@ -455,7 +455,7 @@ def _affine_minimiser(c: Corral, scale: float) -> None:
         _dense_minimiser(c.gram, s, c.in_p, scale, c.target)
 
 
-@njit(no_cfunc_wrapper=True, no_cpython_wrapper=True)
+@njit
 def _drop_points(c: Corral, linear: bool) -> None:
     """The points with ``keep`` False leave: out of the factor (last first), their slots back,
     and the others (with their Gram block) moved to the front in order."""
@@ -482,7 +482,7 @@ def _drop_points(c: Corral, linear: bool) -> None:
     k.n_points = kept
 
 
-@njit(no_cfunc_wrapper=True, no_cpython_wrapper=True)
+@njit
 def _minor_cycles(c: Corral, scale: float, linear: bool) -> None:
     """Until the affine minimiser is positive (then it is the new weight): move toward it to
     the first zero weight and drop the points at zero (:func:`_drop_step`). Each cycle drops at
@@ -501,7 +501,7 @@ def _minor_cycles(c: Corral, scale: float, linear: bool) -> None:
         _drop_points(c, linear)
 
 
-@njit(no_cfunc_wrapper=True, no_cpython_wrapper=True)
+@njit
 def _set_iterate(c: Corral, data: tuple, state: tuple) -> None:
     """``lam`` from the corral's weights, ``z = sum_a y_a w_a x_a`` and ``g = X z`` (linear), or
     ``g = sum_a y_a w_a K(x_a, .)`` from the corral's columns (one BLAS product)."""
@@ -530,7 +530,7 @@ def _set_iterate(c: Corral, data: tuple, state: tuple) -> None:
         np.dot(c.coef[:used], c.columns[:used], g)
 
 
-@njit(no_cfunc_wrapper=True)
+@njit
 def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
     """Wolfe's major and minor cycles (module docstring) on ``conv(P) - conv(Q)``, compiled.
 

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from numba.core import cgutils, types
-from numba.core.datamodel import models
-from numba.core.imputils import impl_ret_borrowed
+from numba import types
+from numba.core import cgutils
 from numba.core.typing.templates import AttributeTemplate
 from numba.extending import (
     infer_getattr,
     intrinsic,
     lower_getattr_generic,
+    models,
     register_model,
 )
 
@@ -63,7 +63,9 @@ class _RefAttributes(AttributeTemplate):
 def _ref_getattr(context: Any, builder: Any, typ: Ref, value: Any, attr: str) -> Any:
     index = typ.inner.fields.index(attr)
     field = builder.load(cgutils.gep_inbounds(builder, value, 0, index))
-    return impl_ret_borrowed(context, builder, typ.inner.types[index], field)
+    if context.enable_nrt:  # a new reference to the field, as Numba's own attributes give
+        context.nrt.incref(builder, typ.inner.types[index], field)
+    return field
 
 
 @intrinsic

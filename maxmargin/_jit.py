@@ -1,42 +1,34 @@
-"""Numba for the package: the decorator of its compiled code, whose on-disk cache is never stale
-and safe for concurrent writers, the option sets of its functions, and the first-compile notice.
+"""Numba for the package, through its public API: the decorator of its compiled code, whose
+on-disk cache is never stale, the option sets of its functions, and the first-compile notice.
 
-**The cache.** :func:`njit` is ``numba.njit`` with ``cache=True`` in the folder Numba chooses
-(``NUMBA_CACHE_DIR`` when set, else the ``__pycache__`` beside the source or the user-wide
-cache), with two guards (:class:`GuardedCache`):
+**The cache.** :func:`njit` is ``numba.njit(cache=True, **options)``: Numba keeps each
+function's machine code in its cache folder (``NUMBA_CACHE_DIR`` when set, else the
+``__pycache__`` beside the source or the user-wide cache). Numba keys an entry by its own
+source file only, yet its machine code holds every compiled function it calls: after an edit
+of a callee's module (an editable install, an upgrade that keeps some files) the cached caller
+would still run the old callee. So, when a module's first function is decorated, its
+:func:`source_stamp` -- a hash of the sources of the module and of every module it imports,
+transitively, that holds compiled code (or the constants compiled code reads,
+:data:`CONSTANT_MODULES`), and of the package's extensions of Numba
+(:data:`EXTENSION_MODULES`) -- is compared with the one stored beside the module's entries in
+that folder (``<module>.maxmargin-stamp``); when they differ, the module's index and data files
+(``<module>.*.nbi``, ``.nbc``) are deleted and the new stamp is written, under an exclusive
+``flock`` of the folder's lock file (:data:`LOCK_NAME`), so that processes importing the
+package at once clear it once. Numba's global configuration is left as it was.
 
-* *Never stale.* Numba keys a cached function by its own source file only, yet its machine code
-  holds every compiled function it calls: after an edit of a callee's module (an editable
-  install, an upgrade that keeps some files) the cached caller would still run the old callee.
-  Here each entry is stamped with :func:`source_stamp`, a hash of the sources of its module and
-  of every module it imports, transitively, that holds compiled code (or the constants compiled
-  code reads, :data:`CONSTANT_MODULES`), and of the package's extensions of Numba
-  (:data:`EXTENSION_MODULES`); an entry with another stamp is stale, compiled again and
-  overwritten.
-* *One writer at a time.* Numba writes a function's index (all its specialisations) by reading
-  it, adding an entry and writing it back: two processes compiling one function at once lose an
-  entry, or point an entry at the other's code. Saving holds an exclusive ``flock`` on a lock
-  file of the cache folder, loading a shared one.
-
-**Options.** :data:`HELPER` is for functions that allocate nothing (no reference counting,
-no C-callback wrapper; their CPython wrapper stays, so Python and the tests may call them);
-:data:`ENTRY`, the same options, names the drivers Python calls; :data:`INTERNAL` is for
-functions only compiled code calls (no CPython wrapper: calling one from Python crashes;
-compiled link-only, :mod:`maxmargin._link_only`: IR their callers link, no machine code);
-:data:`INLINE` is for small ones of those, inlined by LLVM into every caller (Numba's own
-inlining copies and retypes the callee at every call site, which costs compile time; tests
-call them through a compiled lambda). A CPython wrapper unboxes every array of its
-arguments' tuples: for the solver's state, cache and Q-matrix it is the largest function of
-a small helper's module. Drivers hand such tuples to their helpers by reference
-(:func:`maxmargin._byref.byref`).
-
-**Compile time.** Importing this module puts :mod:`maxmargin._numba_flags`' equivalent, faster
-comparison of Numba's compile flags in place (a tenth of a first call's compile).
+**Options.** The package's functions take Numba's documented options only; :data:`HELPER`,
+:data:`ENTRY`, :data:`INTERNAL` and :data:`INLINE` name their roles (functions compiled code
+calls, drivers Python calls, functions only compiled code calls, small ones of those) and are
+Numba's defaults: every function is an ordinary dispatcher, which Python may call, and LLVM
+inlines small callees into their callers by its own measure. Drivers hand the tuples of the
+solver's state, cache and Q-matrix to their helpers by reference
+(:func:`maxmargin._byref.byref`), one pointer instead of every array's fields.
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import logging
 import os
@@ -45,19 +37,14 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from numba import njit as _numba_njit
-from numba.core.caching import FunctionCache
+import numba
 
-from maxmargin import (
-    _byref,  # noqa: F401 - registers its Numba type for all compiled code
-    _numba_flags,
-)
-from maxmargin._link_only import LinkOnlyCompiler
+from maxmargin import _byref  # noqa: F401 - registers its Numba type for all compiled code
 
 try:
     import fcntl
-except ImportError:  # pragma: no cover - not POSIX: no lock (one writer at a time is then
-    fcntl = None  # the user's to ensure, as with Numba's own cache)
+except ImportError:  # pragma: no cover - not POSIX: no lock (one clearing process at a time
+    fcntl = None  # is then the user's to ensure)
 
 __all__ = [
     "CONSTANT_MODULES",
@@ -66,7 +53,7 @@ __all__ = [
     "HELPER",
     "INLINE",
     "INTERNAL",
-    "GuardedCache",
+    "LOCK_NAME",
     "cache_is_cold",
     "njit",
     "note_compile",
@@ -74,31 +61,31 @@ __all__ = [
     "source_stamp",
 ]
 
-#: Options of functions that compiled code calls and that allocate nothing (Python may call
-#: them too: tests do).
-HELPER: dict[str, Any] = {"no_cfunc_wrapper": True, "_nrt": False}
-#: Options of the drivers Python calls (they allocate nothing either).
+#: Options of functions that compiled code calls.
+HELPER: dict[str, Any] = {}
+#: Options of the drivers Python calls.
 ENTRY: dict[str, Any] = HELPER
-#: Options of functions only compiled code calls: no CPython wrapper either (calling one from
-#: Python crashes the interpreter).
-INTERNAL: dict[str, Any] = {**HELPER, "no_cpython_wrapper": True}
-#: Options of small helpers that only compiled code calls and LLVM inlines into every caller.
-INLINE: dict[str, Any] = {**INTERNAL, "forceinline": True}
+#: Options of functions only compiled code calls.
+INTERNAL: dict[str, Any] = HELPER
+#: Options of small helpers that only compiled code calls (LLVM inlines them by its measure).
+INLINE: dict[str, Any] = HELPER
 #: Modules without compiled code whose constants compiled code reads (part of the stamp of
 #: the modules that import them).
 CONSTANT_MODULES = frozenset({"maxmargin.tolerances"})
-#: Modules that extend Numba for the package's compiled code (types, their attributes, code
-#: generation and its libraries), imported here: part of every stamp (a function compiled for a
-#: :class:`~maxmargin._byref.Ref` need not import the module that defines it).
-EXTENSION_MODULES = frozenset({"maxmargin._byref", "maxmargin._link_only"})
+#: Modules that extend Numba for the package's compiled code (types, their attributes and code
+#: generation): part of every stamp (a function compiled for a :class:`~maxmargin._byref.Ref`
+#: need not import the module that defines it).
+EXTENSION_MODULES = frozenset({"maxmargin._byref"})
 #: The name of the lock file in a cache folder.
 LOCK_NAME = "maxmargin-cache.lock"
+#: The suffix of a module's stamp file in a cache folder.
+STAMP_SUFFIX = ".maxmargin-stamp"
 
-_numba_flags.install()  # Numba's flag comparisons, faster (the same answers)
 _log = logging.getLogger("maxmargin")
 _noted: set[str] = set()
 _state = {"on": True}
 _compiled_modules: set[str] = set()  # modules with functions of `njit`
+_checked_modules: set[str] = set()  # modules whose cache folder was checked in this process
 _stamps: dict[str, str] = {}
 _IMPORT = re.compile(
     r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)|import[ \t]+([\w.]+))",
@@ -139,8 +126,8 @@ def source_stamp(module: str) -> str:
     """A hash of the sources of ``module``, of every module it imports, transitively, that
     holds compiled code (:func:`njit`) or is in :data:`CONSTANT_MODULES`, and of the
     :data:`EXTENSION_MODULES`: what the machine code of ``module``'s compiled functions can
-    depend on. Computed on the first load or save of one of them (every module ``module``
-    imports is imported then), once per process."""
+    depend on. Computed when ``module``'s first function is decorated (its imports are done
+    then), once per process."""
     stamp = _stamps.get(module)
     if stamp is not None:
         return stamp
@@ -168,61 +155,75 @@ def source_stamp(module: str) -> str:
 
 
 @contextlib.contextmanager
-def _locked(folder: str, shared: bool) -> Iterator[None]:
-    """An exclusive (``shared``: shared) ``flock`` on the cache folder's lock file."""
-    if fcntl is None:
+def _locked(folder: str) -> Iterator[None]:
+    """An exclusive ``flock`` on the cache folder's lock file."""
+    if fcntl is None:  # pragma: no cover - not POSIX
         yield
         return
-    os.makedirs(folder, exist_ok=True)
     fd = os.open(os.path.join(folder, LOCK_NAME), os.O_RDWR | os.O_CREAT, 0o666)
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
         os.close(fd)  # releases the lock
 
 
-class GuardedCache(FunctionCache):
-    """Numba's cache of one function, in Numba's folder, with entries stamped by
-    :func:`source_stamp` and the cache folder locked while they are read or written."""
+def _stem(func: Callable[..., Any]) -> str:
+    """The name of ``func``'s source file without ``.py``: how Numba's file names begin."""
+    return os.path.splitext(os.path.basename(func.__code__.co_filename))[0]
 
-    def __init__(self, py_func: Callable[..., Any]) -> None:
-        super().__init__(py_func)
-        self._module = py_func.__module__
 
-    def _stamped(self) -> Any:
-        """The index file, stamped with the module's :func:`source_stamp`."""
-        self._cache_file._source_stamp = source_stamp(self._module)
-        return self._cache_file
+def _read(path: str) -> str | None:
+    """The text of the file ``path`` (None if it cannot be read)."""
+    try:
+        with open(path, encoding="ascii") as fh:
+            return fh.read()
+    except (OSError, ValueError):
+        return None
 
-    def is_empty(self) -> bool:
-        """No fresh entry in the index (none, or all stale)."""
-        index = self._stamped()
-        with _locked(self._cache_path, shared=True):
-            return not index._load_index()
 
-    def load_overload(self, sig: Any, target_context: Any) -> Any:
-        self._stamped()
-        with _locked(self._cache_path, shared=True):
-            return super().load_overload(sig, target_context)
-
-    def save_overload(self, sig: Any, data: Any) -> None:
-        self._stamped()
-        with _locked(self._cache_path, shared=False):
-            super().save_overload(sig, data)
+def clear_if_stale(dispatcher: Any, module: str) -> bool:
+    """Delete ``module``'s entries in ``dispatcher``'s cache folder when the stamp stored there
+    is not ``module``'s :func:`source_stamp` (module docstring), then store the stamp; returns
+    whether it cleared. A folder that cannot be written is left as it is (Numba then compiles
+    without saving)."""
+    folder = dispatcher.stats.cache_path
+    if not folder:
+        return False
+    stem = _stem(dispatcher.py_func)
+    stamp_path = os.path.join(folder, stem + STAMP_SUFFIX)
+    stamp = source_stamp(module)
+    if _read(stamp_path) == stamp:
+        return False
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with _locked(folder):
+            if _read(stamp_path) == stamp:  # another process cleared it meanwhile
+                return False
+            for path in glob.glob(glob.escape(os.path.join(folder, stem)) + ".*.nb[ic]"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(path)
+            tmp = f"{stamp_path}.{os.getpid()}"
+            with open(tmp, "w", encoding="ascii") as fh:
+                fh.write(stamp)
+            os.replace(tmp, stamp_path)
+    except OSError:
+        return False
+    return True
 
 
 def njit(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
-    """``numba.njit(**options)`` with the on-disk cache of :class:`GuardedCache` (module
-    docstring); usable as ``@njit`` or ``@njit(**options)``."""
+    """``numba.njit(cache=True, **options)`` whose module's entries in Numba's cache are
+    cleared when stale (module docstring); usable as ``@njit`` or ``@njit(**options)``."""
     options.pop("cache", None)
 
     def decorate(f: Callable[..., Any]) -> Any:
-        _compiled_modules.add(f.__module__)
-        if options.get("no_cpython_wrapper"):  # only compiled code calls it: IR to link
-            options.setdefault("pipeline_class", LinkOnlyCompiler)
-        dispatcher = _numba_njit(**options)(f)
-        dispatcher._cache = GuardedCache(dispatcher.py_func)
+        module = f.__module__
+        _compiled_modules.add(module)
+        dispatcher = numba.njit(cache=True, **options)(f)
+        if module not in _checked_modules:
+            _checked_modules.add(module)
+            clear_if_stale(dispatcher, module)
         return dispatcher
 
     return decorate if func is None else decorate(func)
@@ -240,23 +241,19 @@ def notices_off() -> Iterator[None]:
         _state["on"] = previous
 
 
-def _index_path(dispatcher: Any) -> str | None:
-    """The index file Numba's cache keeps for ``dispatcher`` (``None`` if it has no cache)."""
-    cache = getattr(dispatcher, "_cache", None)
-    cache_file = getattr(cache, "_cache_file", None)
-    return getattr(cache_file, "_index_path", None)
-
-
 def cache_is_cold(dispatcher: Any) -> bool:
     """Whether Numba's on-disk cache (``NUMBA_CACHE_DIR`` when set, else the ``__pycache__``
-    beside the source or the user-wide cache) has no entry yet for the compiled function
-    ``dispatcher`` (for :func:`njit`'s functions: no fresh one), so that its first call in a
-    process compiles it."""
-    cache = getattr(dispatcher, "_cache", None)
-    if isinstance(cache, GuardedCache):
-        return cache.is_empty()
-    path = _index_path(dispatcher)
-    return path is not None and not os.path.exists(path)
+    beside the source or the user-wide cache) has no index file yet for the compiled function
+    ``dispatcher``, so that its first call in a process compiles it (False for a function
+    without an on-disk cache: nothing to announce)."""
+    stats = getattr(dispatcher, "stats", None)
+    folder = getattr(stats, "cache_path", None)
+    if not folder:
+        return False
+    func = dispatcher.py_func
+    qualname = func.__qualname__.replace("<", "").replace(">", "")
+    name = f"{_stem(func)}.{qualname}-{func.__code__.co_firstlineno}.py*.nbi"
+    return not glob.glob(os.path.join(glob.escape(folder), name))
 
 
 def note_compile(dispatcher: Any, what: str, about: str) -> None:

@@ -1,9 +1,9 @@
 """Threads: the ``n_jobs`` setting, Numba's thread pool and the BLAS thread pools the kernel
 blocks run on.
 
-Compiled code calls BLAS through SciPy's library (Numba's ``np.dot`` and
-:func:`~maxmargin.kernels.qmatrix.gemm`), NumPy through its own; both are loaded here before
-the process's thread pools are listed, so a limit reaches them.
+Compiled code calls BLAS through SciPy's library (Numba's ``np.dot``), NumPy through its
+own; both are loaded here before the process's thread pools are listed, so a limit reaches
+them.
 
 **Numba's threading layer.** ``n_jobs > 1`` starts Numba's thread pool
 (:func:`start_numba_threads`) on OpenMP's layer when it loads, ahead of TBB, unless the user

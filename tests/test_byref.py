@@ -1,6 +1,6 @@
 """Named tuples passed to compiled functions by reference (:mod:`maxmargin._byref`): the fields
-read and written through a ``Ref``, the types it refuses, and its functions in the guarded
-on-disk cache of a fresh process."""
+read and written through a ``Ref``, the types it refuses, and its functions in the on-disk
+cache of a fresh process."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def _bump(p, k):  # noqa: ANN001, ANN202 - typed by Numba (a Ref or the tuple it
 
 @njit(**_jit.ENTRY)
 def _drive(probe, k):  # noqa: ANN001, ANN202
-    """:func:`_bump` on a Ref to ``probe``, twice (a driver without reference counting)."""
+    """:func:`_bump` on a Ref to ``probe``, twice."""
     p = byref(probe)
     return _bump(p, k) + _bump(p, k)
 
@@ -158,8 +158,8 @@ if len(sys.argv) > 1:  # a new caller of the helper: the helper's Ref entry is l
 
 
 def test_ref_functions_load_from_the_cache_in_a_fresh_process(tmp_path: Path) -> None:
-    """A driver without reference counting and its helper compiled for a Ref are saved to the
-    guarded on-disk cache and loaded, not compiled, by the next process (same answer)."""
+    """A driver and its helper compiled for a Ref are saved to the on-disk cache and loaded,
+    not compiled, by the next process (same answer)."""
     root, cache, pkg = tmp_path / "src", tmp_path / "cache", "mm_byref_probe"
     (root / pkg).mkdir(parents=True)
     (root / pkg / "__init__.py").write_text("")

@@ -1,4 +1,4 @@
-"""The guarded on-disk cache of :func:`maxmargin._jit.njit` (never stale, one writer at a time)
+"""The on-disk cache of :func:`maxmargin._jit.njit` (stale entries cleared, once per edit)
 and ``maxmargin compile``'s arguments, on small packages compiled in fresh folders."""
 
 from __future__ import annotations
@@ -76,11 +76,14 @@ def test_an_edited_callee_module_makes_the_caller_compile_again(tmp_path: Path) 
     assert edited[2].startswith("[]")  # no hit: the stale entries were compiled again
 
 
-def test_two_processes_compiling_at_once_keep_every_entry(tmp_path: Path) -> None:
-    """Two processes filling one empty cache at once (each writes both specialisations of
-    both functions); a third then loads all four entries and compiles nothing."""
+def test_two_processes_importing_at_once_clear_stale_entries_once(tmp_path: Path) -> None:
+    """Two processes importing an edited package at once (each compiles and saves both
+    specialisations of both functions) both run the edited callee; the stamp is stored once
+    for the folder, and a third process runs the edited code too."""
     root, cache = tmp_path / "src", tmp_path / "cache"
     _package(root, "mm_race_probe", delta=1)
+    assert _run(root, "mm_race_probe", cache)[:2] == ["4", "5.0"]
+    _package(root, "mm_race_probe", delta=10)
     env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
     code = _RUN.format(root=str(root), pkg="mm_race_probe")
     procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
@@ -88,16 +91,19 @@ def test_two_processes_compiling_at_once_keep_every_entry(tmp_path: Path) -> Non
     for proc in procs:
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
-        assert out.split()[:2] == ["4", "5.0"]
-    after = _run(root, "mm_race_probe", cache)
-    assert after[2] == "[((int64,), 1), ((float64,), 1)] []"
-    assert (cache / _jit.LOCK_NAME).exists() or any(cache.rglob(_jit.LOCK_NAME))
+        assert out.split()[:2] == ["22", "23.0"]
+    assert _run(root, "mm_race_probe", cache)[:2] == ["22", "23.0"]
+    stamps = sorted(p.name for p in cache.rglob("*" + _jit.STAMP_SUFFIX)
+                    if p.parent.name.startswith("mm_race_probe"))
+    assert stamps == ["caller" + _jit.STAMP_SUFFIX, "helper" + _jit.STAMP_SUFFIX]
+    assert any(cache.rglob(_jit.LOCK_NAME))
 
 
-def test_saving_locks_exclusively_and_loading_shared(
+def test_clearing_locks_exclusively_and_only_when_stale(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every save holds ``LOCK_EX`` and every load ``LOCK_SH`` on the cache folder's lock."""
+    """A module whose stored stamp differs is cleared under ``LOCK_EX`` on the cache folder's
+    lock, its index and data files deleted; a module whose stamp matches takes no lock."""
     if _jit.fcntl is None:
         pytest.skip("no flock on this platform")
     taken: list[tuple[str, int]] = []
@@ -114,11 +120,21 @@ def test_saving_locks_exclusively_and_loading_shared(
     monkeypatch.syspath_prepend(str(root))
     from mm_lock_probe.caller import twice_value  # noqa: PLC0415 - made by this test
 
+    assert [op for _, op in taken] == [_jit.fcntl.LOCK_EX] * 2  # helper, caller: no stamps yet
+    assert all(path.endswith(_jit.LOCK_NAME) for path, _ in taken)
+    assert _jit.cache_is_cold(twice_value)
     assert twice_value(2) == 6
-    ops = [op for path, op in taken if path.endswith(_jit.LOCK_NAME)]
-    assert len(ops) == len(taken) >= 4  # a load and a save of each function, all on the lock
-    assert ops.count(_jit.fcntl.LOCK_EX) == 2 and ops.count(_jit.fcntl.LOCK_SH) >= 2
     assert not _jit.cache_is_cold(twice_value)
+    folder = Path(twice_value.stats.cache_path)
+    assert list(folder.glob("caller.*.nbi")) and list(folder.glob("caller.*.nbc"))
+    taken.clear()
+    assert not _jit.clear_if_stale(twice_value, "mm_lock_probe.caller")  # the same sources
+    assert taken == []
+    (folder / ("caller" + _jit.STAMP_SUFFIX)).write_text("another stamp")
+    assert _jit.clear_if_stale(twice_value, "mm_lock_probe.caller")
+    assert [op for _, op in taken] == [_jit.fcntl.LOCK_EX]
+    assert not list(folder.glob("caller.*.nb[ic]")) and list(folder.glob("helper.*.nbi"))
+    assert _jit.cache_is_cold(twice_value)
 
 
 def test_source_stamp_follows_compiled_imports_only(tmp_path: Path,

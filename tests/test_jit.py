@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
+import re
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -79,3 +82,78 @@ def test_smo_and_the_nearest_point_methods_announce_their_drivers(
     gilbert_svm(X, y, method="wolfe")
     assert seen[:1] == [loops.solve_pairs]
     assert loops.solve_platt in seen and wolfe.wolfe_loop in seen
+
+
+_SNAPSHOT = """
+import json, sys
+import numba
+from numba.core import codegen, compiler, config, targetconfig, typed_passes
+
+
+def snapshot():
+    classes = (targetconfig.TargetConfig, compiler.Flags, codegen.JITCodeLibrary,
+               typed_passes.NativeLowering, numba.core.dispatcher.Dispatcher)
+    return {
+        "config": {k: repr(v) for k, v in vars(config).items() if k.isupper()},
+        "classes": {c.__name__: {k: id(v) for k, v in vars(c).items()} for c in classes},
+        "values": id(targetconfig.TargetConfig.values),
+        "options": sorted(compiler.Flags.options),
+    }
+
+
+before = snapshot()
+import importlib, pkgutil
+import maxmargin
+import maxmargin.algorithms
+for package in (maxmargin, maxmargin.algorithms):
+    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        importlib.import_module(info.name)
+import numpy as np
+from maxmargin.algorithms import smo
+X = np.array([[0.0, 0.0], [1.0, 0.0], [3.0, 1.0], [4.0, 1.0]])
+smo(X, np.array([-1.0, -1.0, 1.0, 1.0]), kernel="rbf")
+after = snapshot()
+print(json.dumps({"same": before == after, "modules": len(sys.modules)}))
+"""
+
+
+def test_the_package_leaves_numbas_configuration_as_it_found_it() -> None:
+    """Importing every module of the package and running a solver changes no option of
+    ``numba.config``, no attribute of Numba's compile-flag, code-library, lowering and
+    dispatcher classes (a fresh process, compared before and after)."""
+    out = subprocess.run([sys.executable, "-c", _SNAPSHOT], capture_output=True, text=True,
+                         check=True, timeout=600).stdout
+    assert json.loads(out.strip().splitlines()[-1])["same"] is True
+
+
+#: The only Numba modules the package imports: its public API and the documented extension
+#: API (``numba.core.cgutils`` and ``AttributeTemplate`` as Numba's extension examples use).
+_NUMBA_IMPORTS = {
+    "import numba",
+    "from numba import njit",
+    "from numba import prange",
+    "from numba import types",
+    "from numba.core import cgutils",
+    "from numba.core.typing.templates import AttributeTemplate",
+    "from numba.extending import",
+}
+#: Names of Numba's internals, and ``jit`` options its documentation does not list.
+_PRIVATE = re.compile(
+    r"_dynfunc|numba\.core\.(caching|codegen|compiler|targetconfig|typed_passes|imputils)"
+    r"|numba\.np\.|numba\._|pipeline_class|no_cpython_wrapper|no_cfunc_wrapper|forceinline"
+    r"|\b_nrt\b|_reload_init|\._cache\b"
+)
+
+
+def test_the_package_uses_numbas_public_api_only() -> None:
+    root = Path(__file__).resolve().parent.parent
+    sources = [p for d in ("maxmargin", "algorithms", "formulations", "verification")
+               for p in (root / d).rglob("*.py")]
+    assert len(sources) > 20
+    for path in sources:
+        text = path.read_text()
+        for line in text.splitlines():
+            stripped = line.strip()
+            if re.match(r"(from|import) numba\b", stripped):
+                assert any(stripped.startswith(ok) for ok in _NUMBA_IMPORTS), (path, line)
+        assert not _PRIVATE.search(text), (path, _PRIVATE.search(text))

@@ -156,18 +156,6 @@ def test_the_diagonal_is_kernel_value_in_any_layout(kind) -> None:
 # --- BLAS products ------------------------------------------------------------------------
 
 
-_gemm = njit(lambda a, b, out: qmx.gemm(a, b, out))
-
-
-@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (1, 5, 9), (7, 1, 3), (32, 500, 333), (5, 64, 1)])
-def test_gemm_is_the_matrix_product(m, k, n) -> None:
-    rng = np.random.default_rng(m * 100 + n)
-    a, b = rng.normal(size=(m, k)), rng.normal(size=(k, n))
-    out = np.full((m, n), np.nan)
-    _gemm(a, b, out)
-    np.testing.assert_allclose(out, a @ b, rtol=1e-13, atol=1e-13 * np.sqrt(k))
-
-
 _load = njit(lambda c, k, m: kc.load_columns(c, k, m))  # compiled callers only
 grow_layout = njit(lambda c, k, n: kc.grow_layout(c, k, n))
 

@@ -30,7 +30,7 @@ PREFETCH = MAX_BLOCK
 PREFETCH_BYTES = 8 * 2**20
 
 
-@njit(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@njit
 def prefetch(st: SolverState, c: ColumnCache, kd: QMatrix, i: int) -> bool:
     """If kernel values are dear, the features large and every column fits in the cache (see
     ``PREFETCH``), compute the missing column ``i`` together with those of the ``PREFETCH - 1``

@@ -62,7 +62,7 @@ def alpha_sum_proves_within(st: SolverState, bound2: float) -> bool:
     return st.hard and st.scalars.alpha_sum * bound2 > SUM_CAP
 
 
-@njit(**INTERNAL, forceinline=True)
+@njit(**INLINE)
 def hulls_may_be_within(st: SolverState, bound2: float) -> bool:
     """May ``delta^2 = 4 ||w||^2 / sum(alpha)^2`` be at most ``bound2``? A screen with the
     tracked ``||w||^2 = 2 (sum(alpha) - D)``."""

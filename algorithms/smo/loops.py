@@ -8,14 +8,9 @@ for next (:mod:`.columns`); on other data that code is not compiled at all
 margin's infeasibility rule (:mod:`.hard_margin`) and, in a float32 phase of
 ``precision="auto"``, the cache's rounding floor (:mod:`.precision`).
 
-The drivers are compiled without Numba's reference counting (``_nrt=False``): they allocate
-nothing, and every array of the state outlives them (with it, each access to a tuple's array
-cost an atomic increment and decrement, about 0.5 us an iteration). They hand the state, the
-cache and the Q-matrix to their helpers by reference (:func:`~maxmargin._byref.byref`: one
-pointer each, not their ~55 arrays flattened into ~370 arguments); the helpers' code is the
-same for the tuples themselves, which the tests pass. Helpers that only compiled code calls are
-compiled with ``no_cpython_wrapper=True``; calling such a helper from Python crashes the
-interpreter, so anything Python calls keeps its wrapper.
+The drivers hand the state, the cache and the Q-matrix to their helpers by reference
+(:func:`~maxmargin._byref.byref`: one pointer each, not their ~55 arrays flattened into ~370
+arguments); the helpers' code is the same for the tuples themselves, which the tests pass.
 """
 
 from __future__ import annotations

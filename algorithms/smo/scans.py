@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import prange
-from numba.core.extending import overload
+from numba.extending import overload
 
 from maxmargin._byref import Ref
 from maxmargin._jit import INLINE, INTERNAL, njit
@@ -138,7 +138,7 @@ def _update_range(G: np.ndarray, Q_i: np.ndarray, Q_j: np.ndarray, d_i: float, d
     return _update_then_argmax(G, Q_i, Q_j, d_i, d_j, yT, in_up, score)
 
 
-@njit(parallel=True, no_cfunc_wrapper=True)
+@njit(parallel=True)
 def _second_order_parts(
     pool: np.ndarray, G: np.ndarray, yT: np.ndarray, QDT: np.ndarray, in_low: np.ndarray,
     Q_i: np.ndarray, QD_i: float, y_i: float, g_max: float, score: np.ndarray,
@@ -155,7 +155,7 @@ def _second_order_parts(
         pool[p, 1] = bits(gap)
 
 
-@njit(parallel=True, no_cfunc_wrapper=True)
+@njit(parallel=True)
 def _update_parts(
     pool: np.ndarray, G: np.ndarray, Q_i: np.ndarray, Q_j: np.ndarray, d_i: float, d_j: float,
     yT: np.ndarray, in_up: np.ndarray, score: np.ndarray,
@@ -266,7 +266,7 @@ def _add_range(G_bar: np.ndarray, act: np.ndarray, Q_t: np.ndarray, coef: float)
     _add(G_bar, act, Q_t, coef)
 
 
-@njit(parallel=True, no_cfunc_wrapper=True)
+@njit(parallel=True)
 def _add_parts(pool: np.ndarray, G_bar: np.ndarray, act: np.ndarray, Q_t: np.ndarray,
                coef: float) -> None:
     """:func:`_add_range` on ``len(pool)`` ranges of ``Q_t``'s positions at once (distinct

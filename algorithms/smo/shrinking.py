@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from maxmargin._jit import INTERNAL, njit
+from maxmargin._jit import INLINE, INTERNAL, njit
 from maxmargin.algorithms._kernel_cache import (
     S_LEN,
     S_SLOTS,
@@ -146,7 +146,7 @@ def reconstruct_gradient(st: SolverState, c: ColumnCache, kd: QMatrix) -> None:
     st.scalars.i_max = STALE
 
 
-@njit(**INTERNAL, forceinline=True)
+@njit(**INLINE)
 def be_shrunk(st: SolverState, k: int, g_up: float, g_low: float) -> bool:
     """The variable at position ``k`` is at a bound and its gradient keeps it out of every
     violating pair (``m = g_up``, ``-M = g_low``)."""

@@ -32,7 +32,7 @@ from maxmargin.tolerances import CANCEL_RTOL
 __all__ = ["LinearKernel", "RBFKernel", "PolyKernel", "SigmoidKernel"]
 
 
-@njit(no_cfunc_wrapper=True)
+@njit
 def _rbf_weighted_rows(
     D: np.ndarray, A: np.ndarray, B: np.ndarray, a2: np.ndarray, b2: np.ndarray, gamma: float,
     coef: np.ndarray, out: np.ndarray,
@@ -72,7 +72,7 @@ def _rbf_weighted_rows(
         out[i] = s
 
 
-@njit(no_cfunc_wrapper=True)
+@njit
 def _poly_weighted_rows(
     D: np.ndarray, gamma: float, coef0: float, degree: int, coef: np.ndarray, out: np.ndarray
 ) -> None:

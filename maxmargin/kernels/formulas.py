@@ -113,7 +113,7 @@ def finish_values(kind: int, gamma: float, coef0: float, degree: int, values: np
             values[k] = np.tanh(gamma * values[k] + coef0)
 
 
-@njit(no_cfunc_wrapper=True)
+@njit
 def finish_block(kind: int, gamma: float, coef0: float, degree: int, block: np.ndarray) -> None:
     """:func:`finish_values` on every row of a C-contiguous 2-D block, in place."""
     bits = np.empty(block.shape[1], dtype=np.int64)
@@ -121,7 +121,7 @@ def finish_block(kind: int, gamma: float, coef0: float, degree: int, block: np.n
         finish_values(kind, gamma, coef0, degree, block[i], bits)
 
 
-@njit(**HELPER)  # the tests call it from Python: its CPython wrapper stays
+@njit(**HELPER)
 def kernel_entry(kind: int, gamma: float, coef0: float, degree: int, dot: float, sq_a: float,
                  sq_b: float) -> float:
     """One kernel value from ``dot = a . b`` and the squared norms (``math.exp`` for rbf)."""

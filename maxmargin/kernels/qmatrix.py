@@ -26,11 +26,8 @@ import math
 from typing import Any, NamedTuple
 
 import numpy as np
-from numba import prange
-from numba.core import cgutils, types
-from numba.core.extending import intrinsic, overload
-from numba.np.arrayobj import make_array
-from numba.np.linalg import call_xxgemm, ensure_blas
+from numba import prange, types
+from numba.extending import overload
 
 from maxmargin._byref import Ref
 from maxmargin._jit import ENTRY, HELPER, INTERNAL, njit
@@ -427,7 +424,7 @@ def _column_range(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray, dots: 
         o[k] = y_i * yT[k] * dots[k]
 
 
-@njit(parallel=True, no_cfunc_wrapper=True)
+@njit(parallel=True)
 def _column_threads(qm: QMatrix, i: int, lo: int, hi: int, out: np.ndarray) -> None:
     """:func:`_column_range` on ``len(qm.pool)`` ranges of whole blocks of 512 positions, one a
     thread (each on its part of the scratch): every entry as on one thread, bit for bit."""
@@ -578,30 +575,7 @@ def _pass_columns(qm: QMatrix, XT: np.ndarray, sqT: np.ndarray, cols: np.ndarray
                 out[k] = y_i * yb[k] * a[k]
 
 
-@intrinsic
-def gemm(typingctx: Any, a: Any, b: Any, out: Any) -> Any:
-    """``out = a @ b`` by BLAS's ``dgemm`` (the one NumPy and Numba's ``np.dot`` call), for
-    C-contiguous float64 matrices of shapes ``(m, k)``, ``(k, n)``, ``(m, n)`` (not checked).
-    Unlike ``np.dot(a, b, out)`` it returns nothing, so code compiled without Numba's reference
-    counting (SMO's drivers) can call it."""
-    arrays = (a, b, out)
-    if not all(isinstance(t, types.Array) and t.ndim == 2 and t.layout == "C"
-               and t.dtype == types.float64 for t in arrays):
-        return None
-
-    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-        ensure_blas()
-        parts = []
-        for ty, value in zip(sig.args, args, strict=True):
-            arr = make_array(ty)(context, builder, value)
-            parts += [ty, cgutils.unpack_tuple(builder, arr.shape), arr.data]
-        call_xxgemm(context, builder, *parts)
-        return context.get_dummy_value()
-
-    return types.void(a, b, out), codegen
-
-
-@njit(no_cpython_wrapper=True)
+@njit
 def blas_columns(qm: QMatrix, L: int, data: np.ndarray) -> bool:
     """Whether :func:`fill_columns` takes blocks of up to ``len(qm.block)`` columns into
     ``data`` by BLAS: the buffers exist (wide data, ``blocks=True``), the layout holds at least
@@ -611,7 +585,7 @@ def blas_columns(qm: QMatrix, L: int, data: np.ndarray) -> bool:
             and not rounded_features(qm, data))
 
 
-@njit(no_cpython_wrapper=True)
+@njit
 def _blas_fill(qm: QMatrix, cols: np.ndarray, nb: int, L: int, data: np.ndarray,
                offsets: np.ndarray) -> None:
     """:func:`fill_columns` by one BLAS product: the inner products ``X[cols] XT`` of the
@@ -623,7 +597,7 @@ def _blas_fill(qm: QMatrix, cols: np.ndarray, nb: int, L: int, data: np.ndarray,
     for b in range(nb):
         for f in range(X.shape[1]):
             P[b, f] = X[cols[b], f]
-    gemm(P, qm.XT, D)
+    np.dot(P, qm.XT, D)  # BLAS dgemm, as NumPy
     sqT, yT = qm.sqT, qm.yT
     for b in range(nb):
         i = cols[b]
@@ -672,7 +646,7 @@ def diagonal(qm: QMatrix) -> np.ndarray:
                      qm.coef0, qm.degree)
 
 
-@njit(no_cfunc_wrapper=True)
+@njit
 def _diagonal(XT: np.ndarray, order: np.ndarray, indptr: np.ndarray, values: np.ndarray,
               sq: np.ndarray, kind: int, gamma: float, coef0: float,
               degree: int) -> np.ndarray:

@@ -14,7 +14,7 @@ from maxmargin.kernels.base import Kernel
 __all__ = ["StringSubsequenceKernel"]
 
 
-@njit(no_cfunc_wrapper=True)
+@njit
 def _ssk_pair(s: np.ndarray, t: np.ndarray, n: int, lam: float, all_lengths: bool) -> float:
     """Lodhi et al.'s subsequence kernel by the ``O(n |s| |t|)`` dynamic programme.
 
@@ -56,7 +56,7 @@ def _ssk_pair(s: np.ndarray, t: np.ndarray, n: int, lam: float, all_lengths: boo
     return total
 
 
-@njit(no_cfunc_wrapper=True)
+@njit
 def _ssk_block(codes_a, starts_a, codes_b, starts_b, n, lam, all_lengths, symmetric):  # noqa: ANN001, ANN202
     m, k = starts_a.shape[0] - 1, starts_b.shape[0] - 1
     out = np.empty((m, k))
@@ -71,7 +71,7 @@ def _ssk_block(codes_a, starts_a, codes_b, starts_b, n, lam, all_lengths, symmet
     return out
 
 
-@njit(no_cfunc_wrapper=True)
+@njit
 def _ssk_self(codes, starts, n, lam, all_lengths):  # noqa: ANN001, ANN202
     out = np.empty(starts.shape[0] - 1)
     for i in range(out.shape[0]):

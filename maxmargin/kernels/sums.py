@@ -141,7 +141,7 @@ def _numba_threads(threads: int) -> Iterator[None]:
         numba.set_num_threads(previous)
 
 
-@njit(no_cfunc_wrapper=True)
+@njit
 def _fused_rows(kind: int, gamma: float, coef0: float, degree: int, X: np.ndarray,
                 ST: np.ndarray, coef: np.ndarray, r0: int, r1: int, out: np.ndarray) -> None:
     """``out[t] = sum_k coef_k K(x_t, s_k)`` for the rows ``r0 <= t < r1`` of ``X``, the points
@@ -204,7 +204,7 @@ def _fused_rows(kind: int, gamma: float, coef0: float, degree: int, X: np.ndarra
             out[t0 + r] = s
 
 
-@njit(parallel=True, no_cfunc_wrapper=True)
+@njit(parallel=True)
 def _fused_rows_parallel(kind: int, gamma: float, coef0: float, degree: int, X: np.ndarray,
                          ST: np.ndarray, coef: np.ndarray, out: np.ndarray) -> None:
     """:func:`_fused_rows` on chunks of ``SUM_CHUNK`` rows in parallel."""
@@ -240,7 +240,7 @@ def _weighted_rows(kind: int, gamma: float, coef0: float, degree: int, D: np.nda
             out[i] = total
 
 
-@njit(no_cfunc_wrapper=True)
+@njit
 def _triangle_rows(kind: int, gamma: float, coef0: float, degree: int, D: np.ndarray,
                    A: np.ndarray, B: np.ndarray, a2: np.ndarray, b2: np.ndarray,
                    ca: np.ndarray, cb: np.ndarray, rows_sum: np.ndarray,
