@@ -314,7 +314,7 @@ class NearestPointRun:
 
 @functools.cache
 def _blas() -> ThreadpoolController:
-    """The process's thread pools, found once (a fresh search costs about 0.4 ms a call)."""
+    """The process's thread pools, found once (a fresh search is slow next to a step)."""
     return ThreadpoolController()
 
 
@@ -381,8 +381,8 @@ def run_nearest_point(
         G = engine_gram(ke, n)  # from the compiled columns (vectorised exponential)
     data, state = (points, diag, y, kp, G, ke), (lam, g, z, col)
     # One BLAS thread: a threaded gemv of this size spends more on synchronisation than it
-    # saves (10,000 x 50 on 2 busy cores: 0.08 ms single-threaded, 0.4-5 ms with 2 threads).
-    note_compile(loop, f"the nearest-point loop ({loop.__name__})", "up to 9 s of CPU")
+    # saves on matrices of this size, and far more when the other core is busy.
+    note_compile(loop, f"the nearest-point loop ({loop.__name__})", "several seconds of CPU")
     with _blas().limit(limits=1, user_api="blas"):
         start(data, state)
         iterations, code, n_hist = loop(

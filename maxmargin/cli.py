@@ -356,12 +356,12 @@ def _compile_lane(pieces: tuple[str, ...]) -> list[tuple[str, float, float]]:
     return done
 
 
-#: How long the first run's compile takes (measured: docs/development/performance-notes.md,
-#: "Compile time").
-COMPILE_NOTICE = "about 40 s on 2 cores, 72 s of CPU; longer when they are busy"
-#: The pieces by lane, balanced (CPU seconds on an empty cache, load 2: SMO 18, then SMO's
-#: driver for wide data 14, which loads the callees it shares with SMO from the cache; nearest
-#: points 20, then Platt's SMO 14, then the perceptrons 1): 35 to 41 s of wall time.
+#: What the first run's compile costs, in words (the measurements: the `compile` family of the
+#: benchmark report and docs/development/performance-notes.md).
+COMPILE_NOTICE = "a minute or two on 2 cores, longer when they are busy"
+#: The pieces by lane, balanced by their CPU time on an empty cache: SMO, then SMO's driver
+#: for wide data (which loads the callees it shares with SMO from the cache); the nearest-point
+#: loops, then Platt's SMO, then the perceptrons.
 COMPILE_LANES = (("smo", "smo_large"), ("nearest", "platt", "perceptron"))
 
 

@@ -21,6 +21,7 @@ feature_map_identity   phi(x) . phi(z) = (1 + x . z)^2 for the quadratic phi wit
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -124,7 +125,9 @@ def separation_margin(
     R = float(np.max(np.linalg.norm(Z, axis=1)))
     v = cp.Variable(Z.shape[1])
     problem = cp.Problem(cp.Minimize(cp.sum_squares(v)), [cp.multiply(y, Z @ v) >= 1])
-    problem.solve(solver=cp.CLARABEL)
+    with warnings.catch_warnings():  # an inaccurate solve is judged by its status below
+        warnings.simplefilter("ignore", UserWarning)
+        problem.solve(solver=cp.CLARABEL)
     if problem.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
         return 0.0, R
     if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):

@@ -40,7 +40,7 @@ __all__ = [
 #: LIBSVM's replacement for a non-positive curvature ``a_it`` (or ``eta``).
 TAU = 1e-12
 #: Layouts of at least this many positions are scanned on the Q-matrix's threads, if it has
-#: several (a parallel region costs a few microseconds; a scan about 0.6 ns a position).
+#: several (a parallel region's fixed cost is that of thousands of positions scanned).
 PARALLEL_SCAN = 16384
 
 

@@ -168,7 +168,7 @@ class Solver:
             floor_limit=FLOOR_FRACTION * opt.tol,
         )
         platt = opt.working_set == "platt"
-        note_compile(solve_platt if platt else solve_pairs, "SMO's loops", "about 10 s of CPU")
+        note_compile(solve_platt if platt else solve_pairs, "SMO's loops", "several seconds of CPU")
         if platt:
             return solve_platt(st, self.cache, kd, limits, 0)
         # the BLAS blocks of wide data on one thread whatever n_jobs (its threads split long

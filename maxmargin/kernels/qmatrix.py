@@ -257,8 +257,8 @@ def _centre_transpose(X: np.ndarray, centre: np.ndarray, means: bool, out: np.nd
     ``X``; ``means``: ``centre`` zeros, filled first with the means of ``X``'s rows, summed in
     order: NumPy's ``X.mean(axis=0)`` bit for bit when ``X`` has two features or more), ``XT =
     out.T`` and ``sq[i] = out[i] . out[i]`` summed in feature order, as every inner product here
-    (so ``x_i . x_i = sq[i]`` bit for bit and an rbf ``K_ii`` is exactly 1). Compiled: NumPy's
-    mean, difference, transposed copy and norms took 67 us on 360 x 64 points, this 20 us."""
+    (so ``x_i . x_i = sq[i]`` bit for bit and an rbf ``K_ii`` is exactly 1). Compiled: one pass
+    instead of NumPy's four (mean, difference, transposed copy, norms)."""
     n, d = X.shape
     if means:
         for i in range(n):
