@@ -146,9 +146,13 @@ _PRIVATE = re.compile(
 
 
 def test_the_package_uses_numbas_public_api_only() -> None:
-    root = Path(__file__).resolve().parent.parent
-    sources = [p for d in ("maxmargin", "algorithms", "formulations", "verification")
-               for p in (root / d).rglob("*.py")]
+    import importlib.util
+
+    # the folders the package is imported from (this checkout, or an installed wheel)
+    folders = [Path(importlib.util.find_spec(name).origin).parent
+               for name in ("maxmargin", "maxmargin.algorithms", "maxmargin.formulations",
+                            "maxmargin.verification")]
+    sources = sorted({p for folder in folders for p in folder.rglob("*.py")})
     assert len(sources) > 20
     for path in sources:
         text = path.read_text()
