@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg
-import threadpoolctl
+
+from maxmargin._threads import blas_threads
 
 __all__ = ["active_set_polish", "balance", "kkt_intercept", "EIG_CUTOFFS"]
 
@@ -289,13 +290,13 @@ def _to_release(a: np.ndarray, y: np.ndarray, g: np.ndarray, upper: np.ndarray,
 
 
 def _one_blas_thread(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``func`` run with one BLAS thread: the polish's decompositions are small or medium, and
-    on a machine whose cores are all busy more BLAS threads only make them slower (see the
-    oracles' page of the documentation)."""
+    """``func`` run with one BLAS thread (:func:`maxmargin._threads.blas_threads`): the
+    polish's decompositions are small or medium, and on a machine whose cores are all busy more
+    BLAS threads only make them slower (see the oracles' page of the documentation)."""
 
     @functools.wraps(func)
     def limited(*args: Any, **kwargs: Any) -> Any:
-        with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
+        with blas_threads(1):
             return func(*args, **kwargs)
 
     return limited
