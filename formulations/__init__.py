@@ -8,6 +8,7 @@ solves one formulation with two independent solvers and reports their disagreeme
 
 from maxmargin.formulations._common import Formulation
 from maxmargin.formulations.consensus import ConsensusReport, oracle_consensus
+from maxmargin.formulations.crammer_singer import CrammerSingerSolution, crammer_singer_primal
 from maxmargin.formulations.dual import svm_dual
 from maxmargin.formulations.liblinear import LiblinearSolution, liblinear_primal
 from maxmargin.formulations.polytope import hull_distance, polytope_distance
@@ -15,6 +16,8 @@ from maxmargin.formulations.primal import hard_margin_primal, hinge_loss, soft_m
 
 __all__ = [
     "ConsensusReport",
+    "CrammerSingerSolution",
+    "crammer_singer_primal",
     "Formulation",
     "hard_margin_primal",
     "hinge_loss",

@@ -18,6 +18,7 @@ import numpy as np
 MAX_MAGNITUDE = 1e150
 
 __all__ = [
+    "check_class_indices",
     "MAX_MAGNITUDE",
     "check_array",
     "check_Xy",
@@ -395,6 +396,29 @@ def check_sample_weight(value: Any, y: np.ndarray) -> np.ndarray | None:
             f"{float(w.min())!r}."
         )
     return w
+
+
+def check_class_indices(value: Any, n: int, n_classes: int | None = None) -> np.ndarray:
+    """Class indices ``0 .. K-1`` (``K = n_classes``, default ``max + 1``), one per row of
+    ``X`` (``n`` rows), at least two classes present: an int64 copy."""
+    if value is None:
+        raise ValueError("`y` must be an array of class indices; got None.")
+    _reject_complex(value, "y")
+    try:
+        arr = np.array(value, dtype=np.float64, copy=True)
+    except (TypeError, ValueError):
+        raise ValueError(f"`y` must be class indices 0, 1, ...; got {_describe(value)}.") from None
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise ValueError(f"`y` must be a 1-D array of one class index per row of `X` ({n}); "
+                         f"got shape {arr.shape}.")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr != np.round(arr)):
+        raise ValueError("`y` must be class indices 0, 1, ... (non-negative integers).")
+    top = int(arr.max()) + 1 if n_classes is None else int(n_classes)
+    if arr.max() >= top:
+        raise ValueError(f"`y` has class index {int(arr.max())} >= n_classes = {top}.")
+    if np.unique(arr).shape[0] < 2:
+        raise ValueError("`y` must hold at least two classes.")
+    return arr.astype(np.int64)
 
 
 def is_text(value: Any) -> bool:

@@ -400,6 +400,23 @@ def _svc_certificates(model: Any, X: Any, labels: Any, sample_weight: Any, tol: 
                           f"{classes[i]} vs {classes[j]}")
 
 
+def liblinear_problems(y_idx: np.ndarray, classes: np.ndarray, C: float, class_w: np.ndarray,
+                       weights: np.ndarray) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
+    """LIBLINEAR's binary problems of a LinearSVC fit, as ``(label, y, C_i)``: two classes give
+    one (``classes[1]`` as +1, each class its own weighted ``C``); more give one per class
+    against the rest (the rest keep the plain ``C``, as LIBLINEAR's ``train``). ``y_idx`` are
+    the kept samples' class indices, ``weights`` their sample weights, ``class_w`` the
+    per-class multipliers."""
+    k = classes.size
+    for c in [1] if k == 2 else range(k):
+        own = y_idx == c
+        y = np.where(own, 1.0, -1.0)
+        if k == 2:
+            yield f"{classes[1]} vs {classes[0]}", y, C * class_w[y_idx] * weights
+        else:
+            yield f"{classes[c]} vs rest", y, C * np.where(own, class_w[c], 1.0) * weights
+
+
 def _liblinear_certificates(model: Any, X: Any, labels: Any, sample_weight: Any, tol: float
                             ) -> Iterator[ModelCertificate]:
     loss, penalty = model.loss, getattr(model, "penalty", "l2")
@@ -411,7 +428,7 @@ def _liblinear_certificates(model: Any, X: Any, labels: Any, sample_weight: Any,
                          f"problem ({LIBLINEAR_LOSSES} x {LIBLINEAR_PENALTIES}).")
     X = check_array(X, "X", ndim=2, sparse=True)
     classes, y_idx = _class_indices(model, labels)
-    n, k = X.shape[0], classes.size
+    n = X.shape[0]
     if y_idx.shape[0] != n:
         raise ValueError(f"`y` must have one label per row of `X`: `X` has {n} rows, `y` has "
                          f"length {y_idx.shape[0]}.")
@@ -425,17 +442,8 @@ def _liblinear_certificates(model: Any, X: Any, labels: Any, sample_weight: Any,
     class_w = _class_weights(model.class_weight, classes, labels, weights)
     keep = np.flatnonzero(weights > 0)
     rows = liblinear_rows(X[keep], scaling)
-    C = float(model.C)
-    targets = [1] if k == 2 else list(range(k))
-    for p, c in enumerate(targets):
-        own = y_idx[keep] == c
-        y = np.where(own, 1.0, -1.0)
-        if k == 2:  # LIBLINEAR: each class its own weighted C
-            box = C * class_w[y_idx[keep]] * weights[keep]
-            label = f"{classes[1]} vs {classes[0]}"
-        else:  # one against the rest: the rest keep the plain C
-            box = C * np.where(own, class_w[c], 1.0) * weights[keep]
-            label = f"{classes[c]} vs rest"
+    for p, (label, y, box) in enumerate(
+            liblinear_problems(y_idx[keep], classes, float(model.C), class_w, weights[keep])):
         w = coef[p] if scaling is None else np.append(coef[p], intercepts[p] / scaling)
         cert = certify_liblinear(w, rows, y, box, loss=loss, penalty=penalty)
         yield ModelCertificate(

@@ -431,7 +431,7 @@ class MaxMarginClassifier(ClassifierMixin, BaseEstimator):
         self.class_weight_ = (np.ones(len(self.classes_)) if self.class_weight is None  # its ones
                               else compute_class_weight(self.class_weight, classes=self.classes_,
                                                         y=y))
-        given = _sample_weights(sample_weight, n)
+        given = estimator_sample_weights(sample_weight, n)
         weights = np.where(given > 0, given, 0.0) * self.class_weight_[y_idx]
         if not np.any(weights > 0):
             raise ValueError("`sample_weight`/`class_weight`: Invalid input - all samples have "
@@ -787,7 +787,7 @@ def _label(value: Any) -> str:
     return repr(value.item() if isinstance(value, np.generic) else value)
 
 
-def _sample_weights(sample_weight: Any, n: int) -> np.ndarray:
+def estimator_sample_weights(sample_weight: Any, n: int) -> np.ndarray:
     """``sample_weight`` as a finite float64 ``(n,)`` array (a scalar for every sample; None is
     ones). Any sign is accepted here: SVC leaves out the samples of weight zero or below."""
     if sample_weight is None:

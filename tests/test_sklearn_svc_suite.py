@@ -8,11 +8,6 @@ for its fixtures); about 30 s on one core.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import xml.etree.ElementTree as ET
-from pathlib import Path
-
 import pytest
 import sklearn
 import sklearn_svc_suite as suite
@@ -21,30 +16,9 @@ import sklearn_svc_suite as suite
 MIN_TESTS = 60
 
 
-def _outcomes(junit: Path) -> dict[str, str]:
-    """``file::test[params]`` -> "passed", "failed" or "skipped", from pytest's JUnit XML."""
-    out = {}
-    for case in ET.parse(junit).getroot().iter("testcase"):
-        module = case.get("classname", "").rsplit(".", 1)[-1]
-        tags = {child.tag for child in case}
-        status = ("failed" if tags & {"failure", "error"} else
-                  "skipped" if "skipped" in tags else "passed")
-        out[f"{module}.py::{case.get('name')}"] = status
-    return out
-
-
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    out = tmp_path_factory.mktemp("sklearn_svc_suite")
-    suite.write_adapted(out)
-    junit = out / "junit.xml"
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(Path(suite.__file__).parent), *filter(None, [env.get("PYTHONPATH")])])
-    run = subprocess.run(suite.run_command(out, junit), cwd=out, env=env, capture_output=True,
-                         text=True, timeout=1500)
-    assert junit.exists(), run.stdout[-3000:] + run.stderr[-3000:]
-    return _outcomes(junit)
+    return suite.run_adapted(tmp_path_factory.mktemp("sklearn_svc_suite"), "svc")
 
 
 def test_the_adaptation_substitutes_the_class_and_its_name() -> None:

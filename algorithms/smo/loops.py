@@ -22,7 +22,7 @@ import numpy as np
 
 from maxmargin._byref import byref
 from maxmargin._jit import ENTRY, HELPER, njit
-from maxmargin.algorithms._kernel_cache import ColumnCache, make_cache
+from maxmargin.algorithms._kernel_cache import S_LEN, ColumnCache, make_cache
 from maxmargin.algorithms.smo.columns import PREFETCH_BYTES
 from maxmargin.algorithms.smo.hard_margin import (
     alpha_sum_proves_within,
@@ -36,7 +36,6 @@ from maxmargin.algorithms.smo.platt import (
 )
 from maxmargin.algorithms.smo.shrinking import do_shrinking, reconstruct_gradient
 from maxmargin.algorithms.smo.state import (
-    FINAL,
     FREE,
     PERIODIC,
     SolverState,
@@ -134,13 +133,23 @@ def alpha_norm(alpha: np.ndarray) -> float:
     return math.sqrt(s)
 
 
-@njit(**ENTRY)
 def record_final(state: SolverState, cache: ColumnCache) -> float:
-    """``m - M`` over the active set at the end of a run, stored as the history's last point
-    (:func:`~.state.record_history`, forced); returned."""
-    st, c = byref(state), byref(cache)
-    gap = violation(st, c)
-    record_history(st, gap, FINAL)
+    """``m - M`` over the active set at the end of a run (:func:`~.working_set.violation`'s
+    value; NaN entries of ``-y G`` skipped as there), stored as the history's last point
+    (:func:`~.state.record_history` with ``force``: the same iteration's point overwritten);
+    returned. NumPy on the state's arrays: once a run, not worth a compiled specialisation."""
+    L = int(cache.state[S_LEN])
+    v = -state.yT[:L] * state.G[:L]
+    up, low = state.in_up[:L] & ~np.isnan(v), state.in_low[:L] & ~np.isnan(v)
+    g_up = float(np.max(v[up])) if up.any() else -math.inf
+    g_low = float(np.max(-v[low])) if low.any() else -math.inf
+    gap = g_up + g_low
+    sc = state.scalars
+    h, it = int(sc["n_hist"]), int(sc["iteration"])
+    if h > 0 and state.h_iter[h - 1] == it:
+        h -= 1
+    state.h_iter[h], state.h_viol[h], state.h_dual[h] = it, gap, sc["dual"]
+    sc["n_hist"] = h + 1
     return gap
 
 
