@@ -55,6 +55,7 @@ from maxmargin.kernels import Kernel, LinearKernel
 from maxmargin.tolerances import HULLS_MEET_ATOL
 
 __all__ = [
+    "box_fill",
     "certify_nu_svm",
     "certify_one_class",
     "certify_reduced_hulls",
@@ -73,7 +74,7 @@ def nu_max(y: np.ndarray) -> float:
     return 2.0 * min(n_pos, y.shape[0] - n_pos) / y.shape[0]
 
 
-def _fill(a: np.ndarray, upper: float, target: float) -> np.ndarray:
+def box_fill(a: np.ndarray, upper: float, target: float) -> np.ndarray:
     """``a`` (in ``[0, upper]``) moved to sum ``target``, the box kept: the free entries
     (``0 < a_i < upper``) scaled when that suffices (the bounds stay exact, and so do LIBSVM's
     index sets); else all scaled down when above it, or ``a + theta (upper - a)`` when below
@@ -97,21 +98,21 @@ def _fill(a: np.ndarray, upper: float, target: float) -> np.ndarray:
 
 def project_nu(alpha: np.ndarray, y: np.ndarray, nu: float) -> np.ndarray:
     """A feasible ν-SVC point near ``alpha``: clipped to ``[0, 1/l]``, then each class moved by
-    :func:`_fill` to the common sum ``max(nu / 2, min(S_+, S_-))``, so ``y . alpha = 0`` and
+    :func:`box_fill` to the common sum ``max(nu / 2, min(S_+, S_-))``, so ``y . alpha = 0`` and
     ``sum alpha >= nu``."""
     upper = 1.0 / y.shape[0]
     a = np.clip(np.asarray(alpha, dtype=np.float64), 0.0, upper)
     pos, neg = y > 0, y < 0
     target = max(0.5 * nu, min(float(a[pos].sum()), float(a[neg].sum())))
-    a[pos], a[neg] = _fill(a[pos], upper, target), _fill(a[neg], upper, target)
+    a[pos], a[neg] = box_fill(a[pos], upper, target), box_fill(a[neg], upper, target)
     return a
 
 
 def project_one_class(alpha: np.ndarray, nu: float) -> np.ndarray:
     """A feasible one-class point near ``alpha``: clipped to ``[0, 1/(nu l)]``, then moved by
-    :func:`_fill` to ``sum alpha = 1``."""
+    :func:`box_fill` to ``sum alpha = 1``."""
     upper = 1.0 / (nu * alpha.shape[0])
-    return _fill(np.clip(np.asarray(alpha, dtype=np.float64), 0.0, upper), upper, 1.0)
+    return box_fill(np.clip(np.asarray(alpha, dtype=np.float64), 0.0, upper), upper, 1.0)
 
 
 def _order_minimum(m: np.ndarray, k: float, weight: float) -> tuple[float, float]:
