@@ -28,7 +28,8 @@ The gap is :func:`~maxmargin.certificate.relative_gap` with the denominator kept
 objective of hulls :data:`~maxmargin.tolerances.HULLS_MEET_ATOL` ``R`` apart (``nu^2 (eps R)^2 /
 8`` for ν-SVC, ``(eps R)^2 / 2`` one-class; ``R = max_i sqrt(K_ii)``, centred for the linear
 kernel of ν-SVC): at ``w = 0`` (the reduced hulls meet) every relative measure is 0 / 0, and
-the hard margin's resolution is the one that decides it. ``kkt_violation`` is LIBSVM's
+the hard margin's resolution is the one that decides it (there ``alpha`` is not unique and
+``kkt_violation`` is reported as 0). Otherwise ``kkt_violation`` is LIBSVM's
 per-class ``m - M`` (``max_{alpha_i > 0} m_i - min_{alpha_i < U} m_i`` in each class; one class
 for one-class) divided by ``rho`` (floored the same way): LIBSVM's violation in the units of
 the decision function ``f / rho`` it returns, the equivalent C-SVC's. Under ``X -> s X``
@@ -78,9 +79,10 @@ def box_fill(a: np.ndarray, upper: float, target: float) -> np.ndarray:
     """``a`` (in ``[0, upper]``) moved to sum ``target``, the box kept: the free entries
     (``0 < a_i < upper``) scaled when that suffices (the bounds stay exact, and so do LIBSVM's
     index sets); else all scaled down when above it, or ``a + theta (upper - a)`` when below
-    (needs ``a.size * upper >= target``)."""
+    (needs ``a.size * upper >= target``). A sum within the round-off of summing ``a``
+    (``a.size`` units of ``target``) is left as it is."""
     total = float(a.sum())
-    if total == target:
+    if abs(total - target) <= a.shape[0] * np.finfo(np.float64).eps * target:
         return a
     free = (a > 0.0) & (a < upper)
     s_free = float(a[free].sum())
@@ -96,12 +98,30 @@ def box_fill(a: np.ndarray, upper: float, target: float) -> np.ndarray:
     return a + min(theta, 1.0) * (upper - a)
 
 
+#: Weights within this many units of round-off (relative to the bound ``U``) of 0 or ``U`` are
+#: put on the bound by the projections: an answer read back from another scaling (LIBSVM's
+#: ``dual_coef_ = y a / r``) carries that much, and LIBSVM's index sets ``a > 0``, ``a < U``
+#: are not continuous there.
+BOUND_ULPS = 64
+
+
+def _snapped(alpha: np.ndarray, upper: float) -> np.ndarray:
+    """``alpha`` clipped to ``[0, upper]`` with the entries within :data:`BOUND_ULPS` of a
+    bound put on it."""
+    a = np.clip(np.asarray(alpha, dtype=np.float64), 0.0, upper)
+    near = BOUND_ULPS * np.finfo(np.float64).eps * upper
+    a[a <= near] = 0.0
+    a[a >= upper - near] = upper
+    return a
+
+
 def project_nu(alpha: np.ndarray, y: np.ndarray, nu: float) -> np.ndarray:
-    """A feasible ν-SVC point near ``alpha``: clipped to ``[0, 1/l]``, then each class moved by
+    """A feasible ν-SVC point near ``alpha``: clipped to ``[0, 1/l]`` (:func:`_snapped`), then
+    each class moved by
     :func:`box_fill` to the common sum ``max(nu / 2, min(S_+, S_-))``, so ``y . alpha = 0`` and
     ``sum alpha >= nu``."""
     upper = 1.0 / y.shape[0]
-    a = np.clip(np.asarray(alpha, dtype=np.float64), 0.0, upper)
+    a = _snapped(alpha, upper)
     pos, neg = y > 0, y < 0
     target = max(0.5 * nu, min(float(a[pos].sum()), float(a[neg].sum())))
     a[pos], a[neg] = box_fill(a[pos], upper, target), box_fill(a[neg], upper, target)
@@ -109,25 +129,26 @@ def project_nu(alpha: np.ndarray, y: np.ndarray, nu: float) -> np.ndarray:
 
 
 def project_one_class(alpha: np.ndarray, nu: float) -> np.ndarray:
-    """A feasible one-class point near ``alpha``: clipped to ``[0, 1/(nu l)]``, then moved by
-    :func:`box_fill` to ``sum alpha = 1``."""
+    """A feasible one-class point near ``alpha``: clipped to ``[0, 1/(nu l)]`` (:func:`_snapped`),
+    then moved by :func:`box_fill` to ``sum alpha = 1``."""
     upper = 1.0 / (nu * alpha.shape[0])
-    return box_fill(np.clip(np.asarray(alpha, dtype=np.float64), 0.0, upper), upper, 1.0)
+    return box_fill(_snapped(alpha, upper), upper, 1.0)
 
 
 def _order_minimum(m: np.ndarray, k: float, weight: float) -> tuple[float, float]:
     """``(s, value)`` minimising ``-k weight s + weight sum_i (s - m_i)_+`` (convex, piecewise
-    linear): the ``ceil(k)``-th smallest ``m_i``; its neighbours are evaluated too (``k``
-    within round-off of an integer), the smallest value kept (the larger ``s`` on a tie)."""
+    linear, slope ``weight (j - k)`` past the ``j``-th smallest ``m_i``): the ``ceil(k)``-th
+    smallest ``m_i``. When ``k`` is an integer (to round-off) the function is flat between the
+    ``k``-th and ``(k+1)``-th and the midpoint is taken (LIBSVM's ``(ub + lb) / 2``): the same
+    ``s`` whatever the order and the rounding of the data."""
     ms = np.sort(m)
-    j = min(max(math.ceil(k) - 1, 0), ms.shape[0] - 1)
-    best = (-math.inf, math.inf)
-    for i in range(max(j - 1, 0), min(j + 2, ms.shape[0])):
-        s = float(ms[i])
-        value = weight * (-k * s + float(np.sum(np.maximum(s - ms, 0.0))))
-        if value <= best[1]:
-            best = (s, value)
-    return best
+    n = ms.shape[0]
+    r = round(k)
+    if abs(k - r) <= 1e-12 * max(k, 1.0) and 1 <= r < n:
+        s = 0.5 * (float(ms[r - 1]) + float(ms[r]))
+    else:
+        s = float(ms[min(max(math.ceil(k) - 1, 0), n - 1)])
+    return s, weight * (-k * s + float(np.sum(np.maximum(s - ms, 0.0))))
 
 
 def nu_offsets(g: np.ndarray, y: np.ndarray, nu: float) -> tuple[float, float, float]:
@@ -170,15 +191,19 @@ def _violation(m: np.ndarray, a: np.ndarray, upper: float, groups: list[np.ndarr
 
 
 def _certificate(g: np.ndarray, v: np.ndarray, primal_terms: tuple[float, float, float],
-                 floors: tuple[float, float], violation: float, feas: float) -> Certificate:
-    """The :class:`Certificate` from ``g = K v``, ``(b, rho, slack term)``, the floors of the
-    objective and of ``rho``, the raw ``m - M`` and the raw point's infeasibility."""
+                 w_floor: float, R: float, violation: float, feas: float) -> Certificate:
+    """The :class:`Certificate` from ``g = K v``, ``(b, rho, slack term)``, the raw ``m - M``
+    and the raw point's infeasibility. ``w_floor`` is the ``||w||`` of hulls
+    ``HULLS_MEET_ATOL R`` apart: the objective's floor is ``w_floor^2 / 2``, ``rho``'s
+    ``w_floor R`` (``|g_i| <= ||w|| R``), and at ``||w|| <= w_floor`` (the optimum ``w = 0`` at
+    that resolution, ``alpha`` not unique) ``m - M`` is round-off and reported as 0."""
     b, rho, slack = primal_terms
     vKv = max(float(v @ g), 0.0)
     dual = -0.5 * vKv
     primal = min(0.5 * vKv + slack, 0.0)
-    gap = relative_gap(primal, dual) * max(abs(primal), TINY) / max(abs(primal), floors[0])
-    kkt = violation / max(rho, floors[1])
+    floor = 0.5 * w_floor * w_floor
+    gap = relative_gap(primal, dual) * max(abs(primal), TINY) / max(abs(primal), floor, TINY)
+    kkt = 0.0 if vKv <= w_floor * w_floor else violation / max(rho, w_floor * R, TINY)
     return Certificate(kkt, gap, primal, dual, b, feas, margin=rho)
 
 
@@ -204,9 +229,8 @@ def certify_nu_svm(alpha: np.ndarray, X: Any, y: np.ndarray, nu: float, kernel: 
         sv = np.flatnonzero(a != 0.0)
         g = decision_values(kernel, X, X[sv], v[sv])
     R = _radius(kernel, X, centre=True)
-    res = nu * HULLS_MEET_ATOL * R
     violation = _violation(y * g, a, 1.0 / l, [np.flatnonzero(y > 0), np.flatnonzero(y < 0)])
-    return _certificate(g, v, nu_offsets(g, y, nu), (res * res / 8.0, res * R / 2.0),
+    return _certificate(g, v, nu_offsets(g, y, nu), 0.5 * nu * HULLS_MEET_ATOL * R, R,
                         violation, feas)
 
 
@@ -231,10 +255,9 @@ def certify_one_class(alpha: np.ndarray, X: Any, nu: float, kernel: Kernel,
         sv = np.flatnonzero(a != 0.0)
         g = decision_values(kernel, X, X[sv], a[sv])
     R = _radius(kernel, X, centre=False)
-    res = HULLS_MEET_ATOL * R
     rho, value = one_class_offset(g, nu)
     violation = _violation(g, a, upper, [np.arange(l)])
-    return _certificate(g, a, (-rho, rho, value), (res * res / 2.0, res * R), violation, feas)
+    return _certificate(g, a, (-rho, rho, value), HULLS_MEET_ATOL * R, R, violation, feas)
 
 
 def reduced_support(values: np.ndarray, mu: float) -> float:
