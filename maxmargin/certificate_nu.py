@@ -28,8 +28,9 @@ The gap is :func:`~maxmargin.certificate.relative_gap` with the denominator kept
 objective of hulls :data:`~maxmargin.tolerances.HULLS_MEET_ATOL` ``R`` apart (``nu^2 (eps R)^2 /
 8`` for ν-SVC, ``(eps R)^2 / 2`` one-class; ``R = max_i sqrt(K_ii)``, centred for the linear
 kernel of ν-SVC): at ``w = 0`` (the reduced hulls meet) every relative measure is 0 / 0, and
-the hard margin's resolution is the one that decides it (there ``alpha`` is not unique and
-``kkt_violation`` is reported as 0). Otherwise ``kkt_violation`` is LIBSVM's
+the hard margin's resolution is the one that decides it: below it ``w = 0`` at that resolution
+(``alpha`` is not unique) and the gap and ``kkt_violation`` are reported as 0. Otherwise
+``kkt_violation`` is LIBSVM's
 per-class ``m - M`` (``max_{alpha_i > 0} m_i - min_{alpha_i < U} m_i`` in each class; one class
 for one-class) divided by ``rho`` (floored the same way): LIBSVM's violation in the units of
 the decision function ``f / rho`` it returns, the equivalent C-SVC's. Under ``X -> s X``
@@ -194,16 +195,19 @@ def _certificate(g: np.ndarray, v: np.ndarray, primal_terms: tuple[float, float,
                  w_floor: float, R: float, violation: float, feas: float) -> Certificate:
     """The :class:`Certificate` from ``g = K v``, ``(b, rho, slack term)``, the raw ``m - M``
     and the raw point's infeasibility. ``w_floor`` is the ``||w||`` of hulls
-    ``HULLS_MEET_ATOL R`` apart: the objective's floor is ``w_floor^2 / 2``, ``rho``'s
-    ``w_floor R`` (``|g_i| <= ||w|| R``), and at ``||w|| <= w_floor`` (the optimum ``w = 0`` at
-    that resolution, ``alpha`` not unique) ``m - M`` is round-off and reported as 0."""
+    ``HULLS_MEET_ATOL R`` apart: at ``||w|| <= w_floor`` the answer is the optimum ``w = 0`` at
+    that resolution (``alpha`` is not unique, ``-w_floor^2 / 2 <= D <= P* <= 0``) and the gap
+    and ``m - M`` are reported as 0; otherwise the gap's denominator is at least
+    ``w_floor^2 / 2`` and ``rho``'s ``w_floor R`` (``|g_i| <= ||w|| R``)."""
     b, rho, slack = primal_terms
     vKv = max(float(v @ g), 0.0)
     dual = -0.5 * vKv
     primal = min(0.5 * vKv + slack, 0.0)
+    if vKv <= w_floor * w_floor:
+        return Certificate(0.0, 0.0, primal, dual, b, feas, margin=rho)
     floor = 0.5 * w_floor * w_floor
     gap = relative_gap(primal, dual) * max(abs(primal), TINY) / max(abs(primal), floor, TINY)
-    kkt = 0.0 if vKv <= w_floor * w_floor else violation / max(rho, w_floor * R, TINY)
+    kkt = violation / max(rho, w_floor * R, TINY)
     return Certificate(kkt, gap, primal, dual, b, feas, margin=rho)
 
 
@@ -225,12 +229,22 @@ def certify_nu_svm(alpha: np.ndarray, X: Any, y: np.ndarray, nu: float, kernel: 
                abs(float(y @ raw)) / nu, (nu - float(raw.sum())) / nu)
     a = project_nu(raw, y, nu)
     v = a * y
+    shift = 0.0
     if g is None:
         sv = np.flatnonzero(a != 0.0)
-        g = decision_values(kernel, X, X[sv], v[sv])
+        if isinstance(kernel, LinearKernel) and isinstance(X, np.ndarray):
+            # g from the points less their mean c (the same v K v, b moved by c . w): far
+            # from the origin, x_i . w would cancel to a few digits
+            centre = X.mean(axis=0)
+            Xc = X - centre
+            shift = float(centre @ (Xc[sv].T @ v[sv]))
+            g = decision_values(kernel, Xc, Xc[sv], v[sv])
+        else:
+            g = decision_values(kernel, X, X[sv], v[sv])
     R = _radius(kernel, X, centre=True)
     violation = _violation(y * g, a, 1.0 / l, [np.flatnonzero(y > 0), np.flatnonzero(y < 0)])
-    return _certificate(g, v, nu_offsets(g, y, nu), 0.5 * nu * HULLS_MEET_ATOL * R, R,
+    b, rho, slack = nu_offsets(g, y, nu)
+    return _certificate(g, v, (b - shift, rho, slack), 0.5 * nu * HULLS_MEET_ATOL * R, R,
                         violation, feas)
 
 

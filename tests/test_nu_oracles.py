@@ -459,3 +459,56 @@ def test_reduced_hull_judge_rejects_perturbations():
     over = sol.weights_p * 1.0
     over[np.argmax(over)] += 1e-6
     assert not certify_reduced_hulls(P, Q, over, sol.weights_q, 0.2).meets(1e-6)
+
+
+# --- a seeded campaign, inputs, kernels --------------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(10))
+def test_seeded_campaign(seed):
+    """Random problems (units from 1e-3 to 1e3, offsets to 1e4): every oracle certified, the
+    ν-SVC equal to its reduced hulls, the ν-property on both problems."""
+    rng = np.random.default_rng(1000 + seed)
+    n, d = int(rng.integers(8, 50)), int(rng.integers(1, 5))
+    X = rng.normal(size=(n, d)) * rng.choice([1e-3, 1.0, 1e3]) + rng.choice([0.0, 5.0, 1e4])
+    y = np.where(rng.random(n) < rng.uniform(0.3, 0.7), 1.0, -1.0)
+    y[:2] = (1.0, -1.0)
+    X[:, 0] += rng.uniform(0.0, 3.0) * y * X.std()
+    nu = float(rng.uniform(0.02, 1.0)) * nu_max(y)
+    kernel = ("linear", "rbf")[seed % 2]
+    sol = nu_svm_dual(X, y, nu, kernel=kernel).solve()
+    _optimal(sol)
+    if not sol.hulls_meet:
+        margins = y * sol.decision_function(X)
+        assert np.mean(margins < sol.rho * (1 - 1e-7)) <= nu + 1e-12 <= np.mean(
+            sol.alpha > 0) + 2e-12
+    if kernel == "linear":
+        hulls = hull_distance(X[y > 0], X[y < 0], mu=min(1.0, 2.0 / (nu * n))).solve()
+        assert hulls.status == "optimal"
+        assert np.linalg.norm(sol.w) == pytest.approx(0.5 * nu * hulls.distance, rel=1e-6,
+                                                      abs=1e-9 * nu * np.ptp(X))
+        _optimal(nu_svm_primal(X, y, nu).solve())
+    oc = one_class_dual(X, nu, kernel=kernel).solve()
+    _optimal(oc)
+
+
+def test_inputs_not_modified_and_precomputed_kernel():
+    X, y = _overlap(20, n=30, shift=2.0)
+    X0, y0 = X.copy(), y.copy()
+    rbf = nu_svm_dual(X, y, 0.3, kernel="rbf", gamma=0.4).solve()
+    K = make_kernel("rbf", gamma=0.4)(X, X)
+    pre = nu_svm_dual(K, y, 0.3, kernel="precomputed").solve()
+    _optimal(pre)
+    assert pre.primal_objective == pytest.approx(rbf.primal_objective, rel=1e-8)
+    assert pre.rho == pytest.approx(rbf.rho, rel=1e-7)
+    one_class_primal(X, 0.3).solve()
+    assert np.array_equal(X, X0) and np.array_equal(y, y0)
+
+
+def test_sparse_input_matches_dense():
+    sparse = pytest.importorskip("scipy.sparse")
+    X, y = _overlap(21, n=30, shift=2.0)
+    X[np.abs(X - 3.0) < 0.5] = 0.0
+    dense = nu_svm_dual(X, y, 0.3).solve()
+    sp = nu_svm_dual(sparse.csr_matrix(X), y, 0.3).solve()
+    _optimal(sp)
+    assert sp.primal_objective == pytest.approx(dense.primal_objective, rel=1e-8)
