@@ -10,7 +10,7 @@ works with ``l alpha``, its decision function divided by its ``r = l rho``):
     \min_\alpha \tfrac12 \alpha^T Q \alpha \;\text{s.t.}\; 0 \le \alpha_i \le \tfrac1l,\;
     y^T \alpha = 0,\; e^T \alpha \ge \nu,
 
-``f(x) = sum_i alpha_i y_i K(x_i, x) + b``. Feasible for ``0 < nu <= nu_max = 2 min(l_+, l_-) /
+``f(x) = sum_i alpha_i y_i K(x_i, x) + b``. Feasible for ``0 < nu <= nu_max = 2 * min(l_+, l_-) /
 l``. One-class (Schölkopf et al. 2001; LIBSVM works with ``nu l alpha``):
 
 .. math::
@@ -134,7 +134,7 @@ def check_nu(nu: Any, y: np.ndarray | None) -> float:
     if nu > top:
         n_pos = int(np.sum(y > 0))
         raise ValueError(
-            f"`nu` must be at most nu_max = 2 min(l+, l-) / l = {top:.6g} for these labels "
+            f"`nu` must be at most nu_max = 2 * min(l+, l-) / l = {top:.6g} for these labels "
             f"({n_pos} positive, {y.shape[0] - n_pos} negative); got {nu!r}: the nu-SVC dual is "
             "infeasible.")
     return nu
@@ -337,7 +337,7 @@ def nu_svm_dual(X: Any, y: Any, nu: float = 0.5, kernel: str | Kernel = "linear"
     """The ν-SVC dual (module docstring), any kernel, as scikit-learn's NuSVC takes it.
 
     ``solve()`` returns a :class:`NuSolution`. Raises ``ValueError`` naming ``nu_max`` when
-    ``nu > 2 min(l_+, l_-) / l``, before any kernel is evaluated.
+    ``nu > 2 * min(l_+, l_-) / l``, before any kernel is evaluated.
     """
     return _formulation("nu_svm_dual", prob := _setup(X, y, nu, kernel, gamma, degree, coef0,
                                                       False), _dual_build(prob))

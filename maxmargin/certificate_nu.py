@@ -71,7 +71,7 @@ __all__ = [
 
 
 def nu_max(y: np.ndarray) -> float:
-    """``2 min(l_+, l_-) / l``: the largest ν for which the ν-SVC dual is feasible."""
+    """``2 * min(l_+, l_-) / l``: the largest ν for which the ν-SVC dual is feasible."""
     n_pos = int(np.sum(y > 0))
     return 2.0 * min(n_pos, y.shape[0] - n_pos) / y.shape[0]
 
@@ -119,7 +119,7 @@ def _snapped(alpha: np.ndarray, upper: float) -> np.ndarray:
 def project_nu(alpha: np.ndarray, y: np.ndarray, nu: float) -> np.ndarray:
     """A feasible ν-SVC point near ``alpha``: clipped to ``[0, 1/l]`` (:func:`_snapped`), then
     each class moved by
-    :func:`box_fill` to the common sum ``max(nu / 2, min(S_+, S_-))``, so ``y . alpha = 0`` and
+    :func:`box_fill` to the common sum ``max(min(S_+, S_-), nu / 2)``, so ``y . alpha = 0`` and
     ``sum alpha >= nu``."""
     upper = 1.0 / y.shape[0]
     a = _snapped(alpha, upper)
