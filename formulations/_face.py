@@ -37,9 +37,13 @@ FACE_BOX_RTOL = 1e-12
 
 def face_polish(alpha: np.ndarray, y: np.ndarray, upper: float, groups: list[np.ndarray],
                 targets: list[float], *, K: np.ndarray | None = None,
-                X: np.ndarray | None = None) -> list[np.ndarray]:
+                X: np.ndarray | None = None, offset: np.ndarray | None = None
+                ) -> list[np.ndarray]:
     """The distinct exact face solutions (module docstring) for the free sets of
-    :data:`FACE_CUTS`; ``K`` the Gram matrix, or ``X`` the points of a linear kernel."""
+    :data:`FACE_CUTS`; ``K`` the Gram matrix, or ``X`` the points of a linear kernel, with
+    ``offset``: the objective ``1/2 ||X^T v + offset||^2`` (points moved by a centre ``c``
+    that the fixed sums turn into the constant ``offset = sum_k t_k y_k c``: the same problem,
+    better conditioned far from the origin)."""
     out: list[np.ndarray] = []
     seen: set[bytes] = set()
     label = np.zeros(alpha.shape[0], dtype=np.int64)
@@ -65,7 +69,7 @@ def face_polish(alpha: np.ndarray, y: np.ndarray, upper: float, groups: list[np.
         else:
             G = y[F, None] * X[F]
             QFF = G @ G.T
-            rhs_top = -G @ (X[B].T @ (y[B] * a[B]))
+            rhs_top = -G @ (X[B].T @ (y[B] * a[B]) + (0.0 if offset is None else offset))
         ng = len(groups)
         E = np.zeros((ng, F.size))
         E[label[F], np.arange(F.size)] = 1.0

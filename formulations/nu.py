@@ -198,10 +198,14 @@ class _Problem:
         a = self.project(a)
         if not polish:
             return [a]
-        points = None if self.K is not None else (
-            self.X.toarray() if hasattr(self.X, "toarray") else self.X)
-        return [a, *face_polish(a, self.y, self.upper, self.groups, self.targets, K=self.K,
-                                X=points)]
+        if self.K is not None:
+            return [a, *face_polish(a, self.y, self.upper, self.groups, self.targets, K=self.K)]
+        # the linear kernel's rows of F: centred for nu-SVC (y . alpha = 0: no offset);
+        # one-class keeps the origin, so the centre returns as the offset (sum alpha = 1)
+        centre = self.F.mean(axis=0) if self.kind == ONE_CLASS else None
+        points = self.F if centre is None else self.F - centre
+        return [a, *face_polish(a, self.y, self.upper, self.groups, self.targets, X=points,
+                                offset=centre)]
 
 
 def _score(cert: Certificate) -> tuple[int, float]:
