@@ -114,6 +114,8 @@ class NuSolution:
         n = X_new.shape[0]
         if self.hulls_meet:
             return np.full(n, self.b)
+        if self.w is not None:  # the linear kernel: w from centred rows keeps its digits
+            return np.asarray(X_new @ self.w).ravel() + self.b
         coef = self.alpha if self.y_train is None else self.alpha * self.y_train
         sv = np.flatnonzero(coef != 0.0)
         return decision_values(self.kernel, X_new, self.X_train[sv], coef[sv]) + self.b
@@ -243,14 +245,22 @@ def _extractor(prob: _Problem, read_alpha: Any) -> Any:
         rho, b = (0.0, 0.0) if meet is not None else (cert.margin, cert.b)
         w = None
         if prob.linear:
-            w = (np.zeros(prob.X.shape[1]) if meet is not None
-                 else np.asarray(prob.X.T @ (alpha * prob.y)).ravel())
+            w = np.zeros(prob.X.shape[1]) if meet is not None else _weights(prob, alpha)
         C = 1.0 / (rho * prob.l) if prob.kind == NU_SVC and rho > 0.0 else math.nan
         return NuSolution(alpha, b, rho, w, cert.primal_objective, cert.dual_objective, status,
                           C=C, hulls_meet=meet is not None, certificate=cert,
                           message=join_messages(*notes, cert.summary()), **common)
 
     return extract
+
+
+def _weights(prob: _Problem, alpha: np.ndarray) -> np.ndarray:
+    """``w = X^T (alpha * y)``; for ν-SVC on dense data from the rows less their mean (the
+    same ``w``, as ``y . alpha = 0``, without the cancellation of data far from the origin)."""
+    v = alpha * prob.y
+    if prob.kind == NU_SVC and isinstance(prob.X, np.ndarray):
+        return (prob.X - prob.X.mean(axis=0)).T @ v
+    return np.asarray(prob.X.T @ v).ravel()
 
 
 def _judge(sol: NuSolution, strict: bool = True) -> NuSolution:
