@@ -31,7 +31,10 @@ polished on its face (:func:`~maxmargin.formulations._face.face_polish`) and jud
 ``b`` and ``rho`` (the order statistics of LIBSVM's ``calculate_rho``). ``C = 1 / (rho l)`` is
 the C-SVC whose solution is ``alpha / rho`` (Chang & Lin 2001). When ``w`` is within
 ``ZERO_RTOL R`` of 0 the HiGHS LP decides whether the reduced hulls meet; then ``w = 0``, ``rho
-= b = 0`` and ``C`` is NaN (``hulls_meet`` on the result): no division by ``rho``.
+= b = 0`` and ``C`` is NaN (``hulls_meet`` on the result): no division by ``rho``. The same
+below the certificate's resolution (:func:`~maxmargin.certificate_nu.w_floor`: float64 cannot
+tell that ``w`` from 0). An answer not certified after the face solves is taken on by an
+active-set method (:func:`~maxmargin.formulations._face.face_active_set`).
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ import numpy as np
 from maxmargin._validation import check_array, check_positive, check_Xy
 from maxmargin.certificate import Certificate, decision_values
 from maxmargin.certificate_nu import (
+    below_resolution,
     certify_nu_svm,
     certify_one_class,
     nu_max,
@@ -53,7 +57,7 @@ from maxmargin.certificate_nu import (
     project_one_class,
 )
 from maxmargin.formulations._common import Formulation, SolveOutcome, data_scale
-from maxmargin.formulations._face import face_polish
+from maxmargin.formulations._face import face_active_set, face_polish
 from maxmargin.formulations._hulls_lp import hulls_meet
 from maxmargin.formulations.dual import FACTOR_MAX_RANK_RATIO, gram_factor
 from maxmargin.kernels import Kernel, LinearKernel, make_kernel, own_points, precomputed
@@ -200,14 +204,25 @@ class _Problem:
         a = self.project(a)
         if not polish:
             return [a]
+        return [a, *face_polish(a, self.y, self.upper, self.groups, self.targets,
+                                **self._face_data())]
+
+    def refine(self, alpha: np.ndarray) -> np.ndarray | None:
+        """:func:`~maxmargin.formulations._face.face_active_set` from ``alpha``, projected."""
+        a = face_active_set(alpha, self.y, self.upper, self.groups, self.targets,
+                            **self._face_data())
+        return None if a is None else self.project(a)
+
+    def _face_data(self) -> dict[str, Any]:
+        """``K``, or the linear kernel's rows of ``F``: centred for ν-SVC (``y . alpha = 0``:
+        no offset); one-class keeps the origin, so the centre returns as the offset (``sum
+        alpha = 1``)."""
         if self.K is not None:
-            return [a, *face_polish(a, self.y, self.upper, self.groups, self.targets, K=self.K)]
-        # the linear kernel's rows of F: centred for nu-SVC (y . alpha = 0: no offset);
-        # one-class keeps the origin, so the centre returns as the offset (sum alpha = 1)
-        centre = self.F.mean(axis=0) if self.kind == ONE_CLASS else None
-        points = self.F if centre is None else self.F - centre
-        return [a, *face_polish(a, self.y, self.upper, self.groups, self.targets, X=points,
-                                offset=centre)]
+            return {"K": self.K}
+        if self.kind == NU_SVC:
+            return {"X": self.F}
+        centre = self.F.mean(axis=0)
+        return {"X": self.F - centre, "offset": centre}
 
 
 def _score(cert: Certificate) -> tuple[int, float]:
@@ -232,11 +247,20 @@ def _extractor(prob: _Problem, read_alpha: Any) -> Any:
                               outcome.status, message=outcome.message, **common)
         scored = [(prob.certify(a), a) for a in prob.candidates(alpha, polish)]
         cert, alpha = min(scored, key=lambda pair: _score(pair[0]))
+        if polish and _score(cert)[0]:  # not certified: an active-set method from the best
+            refined = prob.refine(alpha)
+            if refined is not None:
+                cert, alpha = min([(cert, alpha), (prob.certify(refined), refined)],
+                                  key=lambda pair: _score(pair[0]))
         meet = prob.hulls_meet(alpha)
         notes = [outcome.message]
         if meet is not None:
             alpha, cert = meet, prob.certify(meet)
             notes.append("the reduced hulls meet (HiGHS LP): w = 0, rho = 0, no equivalent C")
+        elif below_resolution(cert, alpha, 0.5 * prob.nu if prob.kind == NU_SVC else 1.0):
+            meet = alpha
+            notes.append("||w|| is below the certificate's float64 resolution (w_floor): "
+                         "w = 0, rho = 0, no equivalent C")
         status = outcome.status
         if cert.meets(ORACLE_KKT, ORACLE_GAP):
             status = "optimal"

@@ -24,15 +24,15 @@ its ``k``-th smallest margin, so its minimiser is the order statistic ``m_c(ceil
 (:func:`~maxmargin.certificate.minimise_hinge_over_b`). One-class: ``rho = g(ceil(nu l))``.
 ``P* = min(P(w), 0)`` (``w = 0`` with zero offsets and slacks is a primal point too).
 
-The gap is :func:`~maxmargin.certificate.relative_gap` with the denominator kept above the
-objective of hulls :data:`~maxmargin.tolerances.HULLS_MEET_ATOL` ``R`` apart (``nu^2 (eps R)^2 /
-8`` for ν-SVC, ``(eps R)^2 / 2`` one-class; ``R = max_i sqrt(K_ii)``, centred for the linear
-kernel of ν-SVC): at ``w = 0`` (the reduced hulls meet) every relative measure is 0 / 0, and
-the hard margin's resolution is the one that decides it: below it ``w = 0`` at that resolution
-(``alpha`` is not unique) and the gap and ``kkt_violation`` are reported as 0. Otherwise
-``kkt_violation`` is LIBSVM's
-per-class ``m - M`` (``max_{alpha_i > 0} m_i - min_{alpha_i < U} m_i`` in each class; one class
-for one-class) divided by ``rho`` (floored the same way): LIBSVM's violation in the units of
+The gap is :func:`~maxmargin.certificate.relative_gap` with the denominator kept above
+``w_floor^2 / 2`` (:func:`w_floor`: the larger of the ``||w||`` of reduced hulls
+:data:`~maxmargin.tolerances.HULLS_MEET_ATOL` ``R`` apart, ``R = max_i sqrt(K_ii)``, centred for
+the linear kernel of ν-SVC, and the float64 round-off of ``v^T K v``): at ``w = 0`` (the
+reduced hulls meet) every relative measure is 0 / 0, and below that floor ``w = 0`` at that
+resolution (``alpha`` is not unique): the gap and ``kkt_violation`` are reported as 0.
+Otherwise ``kkt_violation`` is LIBSVM's per-class ``m - M`` (``max_{alpha_i > 0} m_i -
+min_{alpha_i < U} m_i`` in each class; one class for one-class) divided by ``rho`` (at least
+``w_floor R``; ``radius`` holds ``R``): LIBSVM's violation in the units of
 the decision function ``f / rho`` it returns, the equivalent C-SVC's. Under ``X -> s X``
 (linear kernel) ``alpha`` is unchanged, ``g``, ``rho``, ``b`` and the objectives scale by
 ``s^2``, ``w`` by ``s``: every quantity judged is a ratio and the verdict does not change.
@@ -57,6 +57,7 @@ from maxmargin.kernels import Kernel, LinearKernel
 from maxmargin.tolerances import HULLS_MEET_ATOL
 
 __all__ = [
+    "below_resolution",
     "box_fill",
     "certify_nu_svm",
     "certify_one_class",
@@ -67,6 +68,7 @@ __all__ = [
     "project_nu",
     "project_one_class",
     "reduced_support",
+    "w_floor",
 ]
 
 
@@ -191,24 +193,45 @@ def _violation(m: np.ndarray, a: np.ndarray, upper: float, groups: list[np.ndarr
     return worst
 
 
-def _certificate(g: np.ndarray, v: np.ndarray, primal_terms: tuple[float, float, float],
-                 w_floor: float, R: float, violation: float, feas: float) -> Certificate:
+def w_floor(alpha: np.ndarray, R: float, hull: float) -> float:
+    """The smallest ``||w||`` a certificate resolves: the larger of ``hull HULLS_MEET_ATOL R``
+    (``hull = nu / 2`` for ν-SVC, 1 one-class: reduced hulls that far apart) and the float64
+    round-off of ``v^T K v``, ``sqrt(gamma_N) A R`` with ``A = sum alpha``, ``gamma_N = N u /
+    (1 - N u)``, ``N = n + #{alpha_i != 0} + 8`` (as
+    :func:`~maxmargin.certificate.objective_roundoff`)."""
+    u = 0.5 * np.finfo(np.float64).eps
+    N = alpha.shape[0] + int(np.count_nonzero(alpha)) + 8
+    gamma = N * u / (1.0 - N * u)
+    return max(hull * HULLS_MEET_ATOL * R, math.sqrt(gamma) * float(np.sum(alpha)) * R)
+
+
+def below_resolution(cert: Certificate, alpha: np.ndarray, hull: float) -> bool:
+    """Whether ``cert`` (of ``alpha``) has ``||w|| <= w_floor``: the optimum ``w = 0`` at the
+    resolution of :func:`w_floor`."""
+    floor = w_floor(alpha, cert.radius, hull)
+    return -2.0 * cert.dual_objective <= floor * floor
+
+
+def _certificate(g: np.ndarray, a: np.ndarray, v: np.ndarray,
+                 primal_terms: tuple[float, float, float], hull: float, R: float,
+                 violation: float, feas: float) -> Certificate:
     """The :class:`Certificate` from ``g = K v``, ``(b, rho, slack term)``, the raw ``m - M``
-    and the raw point's infeasibility. ``w_floor`` is the ``||w||`` of hulls
-    ``HULLS_MEET_ATOL R`` apart: at ``||w|| <= w_floor`` the answer is the optimum ``w = 0`` at
-    that resolution (``alpha`` is not unique, ``-w_floor^2 / 2 <= D <= P* <= 0``) and the gap
-    and ``m - M`` are reported as 0; otherwise the gap's denominator is at least
-    ``w_floor^2 / 2`` and ``rho``'s ``w_floor R`` (``|g_i| <= ||w|| R``)."""
+    and the raw point's infeasibility; ``radius`` is ``R``. At ``||w|| <=`` :func:`w_floor`
+    the answer is the optimum ``w = 0`` at that resolution (``alpha`` is not unique, ``D`` and
+    ``P* <= 0`` are both within ``w_floor^2 / 2`` of 0) and the gap and ``m - M`` are reported
+    as 0; otherwise the gap's denominator is at least ``w_floor^2 / 2`` and ``rho``'s
+    ``w_floor R`` (``|g_i| <= ||w|| R``)."""
     b, rho, slack = primal_terms
     vKv = max(float(v @ g), 0.0)
     dual = -0.5 * vKv
     primal = min(0.5 * vKv + slack, 0.0)
-    if vKv <= w_floor * w_floor:
-        return Certificate(0.0, 0.0, primal, dual, b, feas, margin=rho)
-    floor = 0.5 * w_floor * w_floor
+    floor_w = w_floor(a, R, hull)
+    if vKv <= floor_w * floor_w:
+        return Certificate(0.0, 0.0, primal, dual, b, feas, margin=rho, radius=R)
+    floor = 0.5 * floor_w * floor_w
     gap = relative_gap(primal, dual) * max(abs(primal), TINY) / max(abs(primal), floor, TINY)
-    kkt = violation / max(rho, w_floor * R, TINY)
-    return Certificate(kkt, gap, primal, dual, b, feas, margin=rho)
+    kkt = violation / max(rho, floor_w * R, TINY)
+    return Certificate(kkt, gap, primal, dual, b, feas, margin=rho, radius=R)
 
 
 def certify_nu_svm(alpha: np.ndarray, X: Any, y: np.ndarray, nu: float, kernel: Kernel,
@@ -244,8 +267,7 @@ def certify_nu_svm(alpha: np.ndarray, X: Any, y: np.ndarray, nu: float, kernel: 
     R = _radius(kernel, X, centre=True)
     violation = _violation(y * g, a, 1.0 / l, [np.flatnonzero(y > 0), np.flatnonzero(y < 0)])
     b, rho, slack = nu_offsets(g, y, nu)
-    return _certificate(g, v, (b - shift, rho, slack), 0.5 * nu * HULLS_MEET_ATOL * R, R,
-                        violation, feas)
+    return _certificate(g, a, v, (b - shift, rho, slack), 0.5 * nu, R, violation, feas)
 
 
 def certify_one_class(alpha: np.ndarray, X: Any, nu: float, kernel: Kernel,
@@ -271,7 +293,7 @@ def certify_one_class(alpha: np.ndarray, X: Any, nu: float, kernel: Kernel,
     R = _radius(kernel, X, centre=False)
     rho, value = one_class_offset(g, nu)
     violation = _violation(g, a, upper, [np.arange(l)])
-    return _certificate(g, a, (-rho, rho, value), HULLS_MEET_ATOL * R, R, violation, feas)
+    return _certificate(g, a, a, (-rho, rho, value), 1.0, R, violation, feas)
 
 
 def reduced_support(values: np.ndarray, mu: float) -> float:
