@@ -512,3 +512,32 @@ def test_sparse_input_matches_dense():
     sp = nu_svm_dual(sparse.csr_matrix(X), y, 0.3).solve()
     _optimal(sp)
     assert sp.primal_objective == pytest.approx(dense.primal_objective, rel=1e-8)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_the_active_set_finish_reaches_the_oracles_optimum(kernel):
+    """The oracles' active-set method, started from a feasible point far from the optimum,
+    ends certified at the interior-point oracle's objective (ν-SVC and one-class)."""
+    from maxmargin.formulations._face import face_active_set
+
+    X, y = _overlap(22, n=30, shift=1.5)
+    kern = make_kernel(kernel, gamma=0.5)
+    rng = np.random.default_rng(0)
+    ref = nu_svm_dual(X, y, 0.4, kernel=kern).solve()
+    start = _feasible_nu_alpha(rng, y, 0.4)
+    data = {"K": kern.gram(X)} if kernel == "rbf" else {"X": X - X.mean(axis=0)}
+    groups = [np.flatnonzero(y > 0), np.flatnonzero(y < 0)]
+    a = project_nu(face_active_set(start, y, 1 / 30, groups, [0.2, 0.2], **data), y, 0.4)
+    cert = certify_nu_svm(a, X, y, 0.4, kern)
+    assert cert.meets(ORACLE_KKT, ORACLE_GAP), cert
+    assert cert.primal_objective == pytest.approx(ref.primal_objective, rel=1e-9)
+    ones = np.ones(30)
+    oc_ref = one_class_dual(X, 0.2, kernel=kern).solve()
+    start = project_one_class(rng.random(30), 0.2)
+    data = {"K": kern.gram(X)} if kernel == "rbf" else {"X": X - X.mean(axis=0),
+                                                        "offset": X.mean(axis=0)}
+    a = project_one_class(face_active_set(start, ones, 1 / (0.2 * 30), [np.arange(30)], [1.0],
+                                          **data), 0.2)
+    cert = certify_one_class(a, X, 0.2, kern)
+    assert cert.meets(ORACLE_KKT, ORACLE_GAP), cert
+    assert cert.primal_objective == pytest.approx(oc_ref.primal_objective, rel=1e-9)
