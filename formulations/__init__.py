@@ -11,6 +11,13 @@ from maxmargin.formulations.consensus import ConsensusReport, oracle_consensus
 from maxmargin.formulations.crammer_singer import CrammerSingerSolution, crammer_singer_primal
 from maxmargin.formulations.dual import svm_dual
 from maxmargin.formulations.liblinear import LiblinearSolution, liblinear_primal
+from maxmargin.formulations.nu import (
+    NuSolution,
+    nu_svm_dual,
+    nu_svm_primal,
+    one_class_dual,
+    one_class_primal,
+)
 from maxmargin.formulations.polytope import hull_distance, polytope_distance
 from maxmargin.formulations.primal import hard_margin_primal, hinge_loss, soft_margin_primal
 
@@ -24,6 +31,11 @@ __all__ = [
     "hull_distance",
     "LiblinearSolution",
     "liblinear_primal",
+    "NuSolution",
+    "nu_svm_dual",
+    "nu_svm_primal",
+    "one_class_dual",
+    "one_class_primal",
     "oracle_consensus",
     "polytope_distance",
     "soft_margin_primal",

@@ -6,7 +6,9 @@
     \\text{hulls:} \\quad \\min_{\\lambda \\in \\Delta_m, \\mu \\in \\Delta_k}
     \\|P^T \\lambda - Q^T \\mu\\|^2,
 
-with ``Delta`` the probability simplex (rows of ``P``, ``Q`` are the points). The model is
+with ``Delta`` the probability simplex (rows of ``P``, ``Q`` are the points); with ``mu < 1``
+the reduced hulls ``RCH(mu)`` (weights also ``<= mu``, Bennett & Bredensteiner 2000; ``mu >= 1``
+is the ordinary hull, solved by the same code as without ``mu``). The model is
 built on the points divided by the power of two nearest their largest norm (the same weights
 solve it; distances and points are computed from the original data), so any magnitude the
 validation accepts is solved at unit scale. Two hulls are first moved by their common mean
@@ -29,12 +31,14 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from maxmargin._validation import check_hull_pair, check_points
+from maxmargin._validation import check_hull_pair, check_points, check_positive
 from maxmargin.certificate import HullCertificate, certify_hulls
+from maxmargin.certificate_nu import box_fill, certify_reduced_hulls
 from maxmargin.formulations._common import Formulation, SolveOutcome
+from maxmargin.formulations._face import face_polish
 from maxmargin.formulations._hulls_lp import hulls_meet, simplex_clean
 from maxmargin.results import HullPairSolution, PolytopeSolution, join_messages
-from maxmargin.tolerances import ORACLE_HULL_GAP, ZERO_RTOL
+from maxmargin.tolerances import ORACLE_HULL_GAP, SNAP_RTOL, ZERO_RTOL
 
 __all__ = ["polytope_distance", "hull_distance"]
 
@@ -136,8 +140,8 @@ def _relative_gap(z: np.ndarray, lowest: float) -> float:
     return (zz - lowest) / zz if zz > 0.0 else math.nan
 
 
-def polytope_distance(Q: np.ndarray) -> Formulation:
-    """Nearest point of ``conv(rows of Q)`` to the origin.
+def polytope_distance(Q: np.ndarray, mu: float = 1.0) -> Formulation:
+    """Nearest point of ``conv(rows of Q)`` (or of ``RCH(mu)``, weights ``<= mu``) to the origin.
 
     .. math::
 
@@ -153,6 +157,9 @@ def polytope_distance(Q: np.ndarray) -> Formulation:
     ----------
     Q : (m, d) array
         The points, one per row.
+    mu : float, default 1.0
+        The reduced hull's bound on each weight, ``>= 1 / m`` (``ValueError`` otherwise: the
+        reduced hull is empty); ``mu >= 1`` is the convex hull.
 
     Returns
     -------
@@ -160,6 +167,9 @@ def polytope_distance(Q: np.ndarray) -> Formulation:
         Variable ``lam`` (m,).
     """
     Q = check_points(Q, "Q")
+    mu = check_mu(mu, {"Q": Q})
+    if mu < 1.0:
+        return _reduced(Q, None, mu)
     s, (Qs,) = _unit(Q)
     lam = cp.Variable(Q.shape[0], name="lam")
     problem = cp.Problem(cp.Minimize(cp.sum_squares(Qs.T @ lam)), [lam >= 0, cp.sum(lam) == 1])
@@ -186,8 +196,9 @@ def polytope_distance(Q: np.ndarray) -> Formulation:
     return Formulation("polytope_distance", problem, {"lam": lam}, extract)
 
 
-def hull_distance(P: np.ndarray, Q: np.ndarray) -> Formulation:
-    """Nearest points of ``conv(rows of P)`` and ``conv(rows of Q)``.
+def hull_distance(P: np.ndarray, Q: np.ndarray, mu: float = 1.0) -> Formulation:
+    """Nearest points of ``conv(rows of P)`` and ``conv(rows of Q)`` (or of their reduced hulls
+    ``RCH(mu)``).
 
     .. math::
 
@@ -203,6 +214,8 @@ def hull_distance(P: np.ndarray, Q: np.ndarray) -> Formulation:
     ----------
     P, Q : (m, d) and (k, d) arrays
         The two point sets, one point per row, same dimension.
+    mu : float, default 1.0
+        The reduced hulls' bound on each weight, ``>= 1 / min(m, k)``; ``>= 1``: the hulls.
 
     Returns
     -------
@@ -210,6 +223,9 @@ def hull_distance(P: np.ndarray, Q: np.ndarray) -> Formulation:
         Variables ``lam`` (m,) and ``mu`` (k,).
     """
     P, Q = check_hull_pair(P, Q)
+    mu = check_mu(mu, {"P": P, "Q": Q})
+    if mu < 1.0:
+        return _reduced(P, Q, mu)
     centre = np.vstack([P, Q]).mean(axis=0)  # z = p - q is the same from any origin
     Pc, Qc = P - centre, Q - centre
     s, (Ps, Qs) = _unit(Pc, Qc)
@@ -245,3 +261,85 @@ def hull_distance(P: np.ndarray, Q: np.ndarray) -> Formulation:
                                 **_judged(common, cert, distance))
 
     return Formulation("hull_distance", problem, {"lam": lam, "mu": mu}, extract)
+
+
+def check_mu(mu: float, sets: dict[str, np.ndarray]) -> float:
+    """``mu > 0`` with ``mu * m >= 1`` for every point set (``RCH(mu)`` of ``m`` points is
+    empty below ``1 / m``)."""
+    mu = check_positive(mu, "mu")
+    for name, S in sets.items():
+        m = S.shape[0]
+        if mu * m < 1.0 - 4.0 * np.finfo(np.float64).eps:
+            raise ValueError(f"`mu` must be at least 1 / {m} = {1.0 / m:.6g} for the {m} points "
+                             f"of `{name}` (the reduced hull RCH(mu) is empty below); got {mu!r}.")
+    return mu
+
+
+def _reduced(P: np.ndarray, Q: np.ndarray | None, mu: float) -> Formulation:
+    """The reduced-hull forms (``mu < 1``) of :func:`polytope_distance` (``Q`` None) and
+    :func:`hull_distance`: the box ``w <= mu`` added; weights snapped onto their bounds, summed
+    to 1 by :func:`~maxmargin.certificate_nu.box_fill`, polished on their face
+    (:func:`~maxmargin.formulations._face.face_polish`) and judged by
+    :func:`~maxmargin.certificate_nu.certify_reduced_hulls`."""
+    sets = [P] if Q is None else [P, Q]
+    centre = np.vstack(sets).mean(axis=0) if Q is not None else np.zeros(P.shape[1])
+    moved = [S - centre for S in sets]
+    s, unit = _unit(*moved)
+    names = ["lam", "mu"][: len(sets)]
+    variables = {name: cp.Variable(S.shape[0], name=name) for name, S in zip(names, sets,
+                                                                            strict=True)}
+    lams = list(variables.values())
+    z = unit[0].T @ lams[0] - (unit[1].T @ lams[1] if Q is not None else 0.0)
+    constraints = [c for lam in lams for c in (lam >= 0, lam <= mu, cp.sum(lam) == 1)]
+    problem = cp.Problem(cp.Minimize(cp.sum_squares(z)), constraints)
+    sizes = [S.shape[0] for S in sets]
+    signs = np.concatenate([np.full(k, 1.0 if i == 0 else -1.0) for i, k in enumerate(sizes)])
+    groups = np.split(np.arange(sum(sizes)), np.cumsum(sizes)[:-1])
+    stacked = np.vstack(unit)
+    empty = np.zeros((0, P.shape[1]))
+
+    def certify(ws: list[np.ndarray]) -> HullCertificate:
+        return certify_reduced_hulls(P, empty if Q is None else Q, ws[0],
+                                     np.zeros(0) if Q is None else ws[1], mu)
+
+    def clean(w: np.ndarray) -> np.ndarray:
+        w = np.clip(np.asarray(w, dtype=np.float64), 0.0, mu)
+        w[w < SNAP_RTOL * mu] = 0.0
+        w[w > (1.0 - SNAP_RTOL) * mu] = mu
+        return box_fill(w, mu, 1.0)
+
+    def extract(outcome: SolveOutcome, method: str, polish: bool) -> Any:
+        nan = math.nan
+        common = _meta(outcome, method)
+        d = P.shape[1]
+        if not outcome.has_values or any(lam.value is None for lam in lams):
+            blank = [np.full(k, nan) for k in sizes]
+            if Q is None:
+                return PolytopeSolution(blank[0], np.full(d, nan), nan, **common)
+            return HullPairSolution(*blank, np.full(d, nan), np.full(d, nan), nan, **common)
+        a = np.concatenate([clean(lam.value) for lam in lams])
+        found = [a, *(face_polish(a, signs, mu, groups, [1.0] * len(sets), X=stacked)
+                      if polish else [])]
+        best = min(([a[idx] for idx in groups] for a in found),
+                   key=lambda ws: _finite(certify(ws).gap))
+        zv = sum(sg * (M.T @ w) for sg, M, w in zip((1.0, -1.0), moved, best, strict=False))
+        distance = float(np.linalg.norm(zv))
+        if distance <= ZERO_RTOL * s:
+            meet = hulls_meet(unit, mu=mu)
+            if meet is not None:
+                best, distance = meet, 0.0
+        cert = certify(best)
+        gap = 0.0 if distance == 0.0 else cert.gap
+        judged = _judged(common, cert, distance)
+        if Q is None:
+            return PolytopeSolution(best[0], P.T @ best[0], distance, gap=gap, certificate=cert,
+                                    **judged)
+        return HullPairSolution(best[0], best[1], P.T @ best[0], Q.T @ best[1], distance,
+                                gap=gap, certificate=cert, **judged)
+
+    name = "polytope_distance" if Q is None else "hull_distance"
+    return Formulation(name, problem, variables, extract)
+
+
+def _finite(value: float) -> float:
+    return value if math.isfinite(value) else math.inf

@@ -1,0 +1,343 @@
+r"""Float64 certificates of ν-SVC, one-class SVM and reduced-hull answers, in the user's units.
+
+ν-SVC (Schölkopf et al. 2000; the primal keeps ``rho >= 0``), with ``l`` points:
+
+.. math::
+
+    P = \min_{w, b, \rho \ge 0, \xi \ge 0} \tfrac12 \|w\|^2 - \nu\rho + \tfrac1l \textstyle\sum_i
+    \xi_i \;\text{s.t.}\; y_i (w \cdot \phi(x_i) + b) \ge \rho - \xi_i, \qquad
+    D = \max_\alpha -\tfrac12 v^T K v \;\text{s.t.}\; 0 \le \alpha_i \le \tfrac1l,\;
+    y \cdot \alpha = 0,\; \textstyle\sum_i \alpha_i \ge \nu,
+
+with ``v = alpha * y`` (Schölkopf's scaling; LIBSVM's ``Solver_NU`` works with ``l alpha``).
+One-class (Schölkopf et al. 2001): ``min 1/2 ||w||^2 + sum_i xi_i / (nu l) - rho`` s.t.
+``w . phi(x_i) >= rho - xi_i``, dual ``max -1/2 alpha^T K alpha`` s.t. ``0 <= alpha_i <= 1 /
+(nu l)``, ``sum_i alpha_i = 1`` (LIBSVM's one-class solver works with ``nu l alpha``).
+
+Exact primal value of a dual point. With ``w = sum_i v_i phi(x_i)`` fixed and ``g = K v``, the
+best offsets solve a piecewise-linear convex problem. ν-SVC: with ``s = rho - b`` and ``t = rho
++ b`` the slack term separates, ``phi_+(s) + phi_-(t)`` with ``phi_c(s) = -nu s / 2 +
+sum_{i in c} (s - m_i)_+ / l`` and ``m_i = y_i g_i``; ``phi_c`` has slope ``-nu/2 + k/l`` past
+its ``k``-th smallest margin, so its minimiser is the order statistic ``m_c(ceil(nu l / 2))``
+(LIBSVM's ``r1``, ``r2``: ``rho = (r1 + r2) / 2``, ``b = (r2 - r1) / 2``). When ``r1 + r2 < 0``
+(``rho >= 0`` binds) ``rho = 0`` and ``b`` minimises ``sum_i (-y_i (g_i + b))_+``
+(:func:`~maxmargin.certificate.minimise_hinge_over_b`). One-class: ``rho = g(ceil(nu l))``.
+``P* = min(P(w), 0)`` (``w = 0`` with zero offsets and slacks is a primal point too).
+
+The gap is :func:`~maxmargin.certificate.relative_gap` with the denominator kept above
+``w_floor^2 / 2`` (:func:`w_floor`: the larger of the ``||w||`` of reduced hulls
+:data:`~maxmargin.tolerances.HULLS_MEET_ATOL` ``R`` apart, ``R = max_i sqrt(K_ii)``, centred for
+the linear kernel of ν-SVC, and the float64 round-off of ``v^T K v``): at ``w = 0`` (the
+reduced hulls meet) every relative measure is 0 / 0, and below that floor ``w = 0`` at that
+resolution (``alpha`` is not unique): the gap and ``kkt_violation`` are reported as 0.
+Otherwise ``kkt_violation`` is LIBSVM's per-class ``m - M`` (``max_{alpha_i > 0} m_i -
+min_{alpha_i < U} m_i`` in each class; one class for one-class) divided by ``rho`` (at least
+``w_floor R``; ``radius`` holds ``R``): LIBSVM's violation in the units of
+the decision function ``f / rho`` it returns, the equivalent C-SVC's. Under ``X -> s X``
+(linear kernel) ``alpha`` is unchanged, ``g``, ``rho``, ``b`` and the objectives scale by
+``s^2``, ``w`` by ``s``: every quantity judged is a ratio and the verdict does not change.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from maxmargin.certificate import (
+    TINY,
+    Certificate,
+    HullCertificate,
+    decision_values,
+    minimise_hinge_over_b,
+    relative_gap,
+)
+from maxmargin.kernels import Kernel, LinearKernel
+from maxmargin.tolerances import HULLS_MEET_ATOL
+
+__all__ = [
+    "below_resolution",
+    "box_fill",
+    "certify_nu_svm",
+    "certify_one_class",
+    "certify_reduced_hulls",
+    "nu_max",
+    "nu_offsets",
+    "one_class_offset",
+    "project_nu",
+    "project_one_class",
+    "reduced_support",
+    "w_floor",
+]
+
+
+def nu_max(y: np.ndarray) -> float:
+    """``2 * min(l_+, l_-) / l``: the largest ν for which the ν-SVC dual is feasible."""
+    n_pos = int(np.sum(y > 0))
+    return 2.0 * min(n_pos, y.shape[0] - n_pos) / y.shape[0]
+
+
+def box_fill(a: np.ndarray, upper: float, target: float) -> np.ndarray:
+    """``a`` (in ``[0, upper]``) moved to sum ``target``, the box kept: the free entries
+    (``0 < a_i < upper``) scaled when that suffices (the bounds stay exact, and so do LIBSVM's
+    index sets); else all scaled down when above it, or ``a + theta (upper - a)`` when below
+    (needs ``a.size * upper >= target``). A sum within the round-off of summing ``a``
+    (``a.size`` units of ``target``) is left as it is."""
+    total = float(a.sum())
+    if abs(total - target) <= a.shape[0] * np.finfo(np.float64).eps * target:
+        return a
+    free = (a > 0.0) & (a < upper)
+    s_free = float(a[free].sum())
+    if s_free > 0.0:
+        factor = (target - (total - s_free)) / s_free
+        if factor >= 0.0 and factor * float(np.max(a[free])) <= upper:
+            out = a.copy()
+            out[free] *= factor
+            return out
+    if total >= target:
+        return a * (target / total) if total > 0.0 else a
+    theta = (target - total) / (a.shape[0] * upper - total)
+    return a + min(theta, 1.0) * (upper - a)
+
+
+#: Weights within this many units of round-off (relative to the bound ``U``) of 0 or ``U`` are
+#: put on the bound by the projections: an answer read back from another scaling (LIBSVM's
+#: ``dual_coef_ = y a / r``) carries that much, and LIBSVM's index sets ``a > 0``, ``a < U``
+#: are not continuous there.
+BOUND_ULPS = 64
+
+
+def _snapped(alpha: np.ndarray, upper: float) -> np.ndarray:
+    """``alpha`` clipped to ``[0, upper]`` with the entries within :data:`BOUND_ULPS` of a
+    bound put on it."""
+    a = np.clip(np.asarray(alpha, dtype=np.float64), 0.0, upper)
+    near = BOUND_ULPS * np.finfo(np.float64).eps * upper
+    a[a <= near] = 0.0
+    a[a >= upper - near] = upper
+    return a
+
+
+def project_nu(alpha: np.ndarray, y: np.ndarray, nu: float) -> np.ndarray:
+    """A feasible ν-SVC point near ``alpha``: clipped to ``[0, 1/l]`` (:func:`_snapped`), then
+    each class moved by
+    :func:`box_fill` to the common sum ``max(min(S_+, S_-), nu / 2)``, so ``y . alpha = 0`` and
+    ``sum alpha >= nu``."""
+    upper = 1.0 / y.shape[0]
+    a = _snapped(alpha, upper)
+    pos, neg = y > 0, y < 0
+    target = max(0.5 * nu, min(float(a[pos].sum()), float(a[neg].sum())))
+    a[pos], a[neg] = box_fill(a[pos], upper, target), box_fill(a[neg], upper, target)
+    return a
+
+
+def project_one_class(alpha: np.ndarray, nu: float) -> np.ndarray:
+    """A feasible one-class point near ``alpha``: clipped to ``[0, 1/(nu l)]`` (:func:`_snapped`),
+    then moved by :func:`box_fill` to ``sum alpha = 1``."""
+    upper = 1.0 / (nu * alpha.shape[0])
+    return box_fill(_snapped(alpha, upper), upper, 1.0)
+
+
+def _order_minimum(m: np.ndarray, k: float, weight: float) -> tuple[float, float]:
+    """``(s, value)`` minimising ``-k weight s + weight sum_i (s - m_i)_+`` (convex, piecewise
+    linear, slope ``weight (j - k)`` past the ``j``-th smallest ``m_i``): the ``ceil(k)``-th
+    smallest ``m_i``. When ``k`` is an integer (to round-off) the function is flat between the
+    ``k``-th and ``(k+1)``-th and the midpoint is taken (LIBSVM's ``(ub + lb) / 2``): the same
+    ``s`` whatever the order and the rounding of the data."""
+    ms = np.sort(m)
+    n = ms.shape[0]
+    r = round(k)
+    if abs(k - r) <= 1e-12 * max(k, 1.0) and 1 <= r < n:
+        s = 0.5 * (float(ms[r - 1]) + float(ms[r]))
+    else:
+        s = float(ms[min(max(math.ceil(k) - 1, 0), n - 1)])
+    return s, weight * (-k * s + float(np.sum(np.maximum(s - ms, 0.0))))
+
+
+def nu_offsets(g: np.ndarray, y: np.ndarray, nu: float) -> tuple[float, float, float]:
+    """``(b, rho, slack)``: the offsets minimising ``-nu rho + sum_i (rho - y_i (g_i + b))_+ / l``
+    over ``rho >= 0`` and that minimum (module docstring)."""
+    l = y.shape[0]
+    m = y * g
+    pos, neg = y > 0, y < 0
+    r1, v1 = _order_minimum(m[pos], 0.5 * nu * l, 1.0 / l)
+    r2, v2 = _order_minimum(m[neg], 0.5 * nu * l, 1.0 / l)
+    if r1 + r2 >= 0.0:
+        return 0.5 * (r2 - r1), 0.5 * (r1 + r2), v1 + v2
+    b = minimise_hinge_over_b(-g, y, np.full(l, 1.0 / l))
+    return b, 0.0, float(np.sum(np.maximum(-y * (g + b), 0.0))) / l
+
+
+def one_class_offset(g: np.ndarray, nu: float) -> tuple[float, float]:
+    """``(rho, value)`` minimising ``-rho + sum_i (rho - g_i)_+ / (nu l)``: ``g(ceil(nu l))``."""
+    l = g.shape[0]
+    return _order_minimum(g, nu * l, 1.0 / (nu * l))
+
+
+def _radius(kernel: Kernel, X: Any, centre: bool) -> float:
+    """``R = max_i sqrt(K_ii)``; the linear kernel on dense data measured from the mean when
+    ``centre`` (a problem that does not depend on the origin)."""
+    if centre and isinstance(kernel, LinearKernel) and isinstance(X, np.ndarray):
+        X = X - X.mean(axis=0)
+    return math.sqrt(max(float(np.max(kernel.diag(X))), 0.0))
+
+
+def _violation(m: np.ndarray, a: np.ndarray, upper: float, groups: list[np.ndarray]) -> float:
+    """The largest per-group ``max_{a_i > 0} m_i - min_{a_i < upper} m_i`` (0 if one is empty)."""
+    worst = 0.0
+    for idx in groups:
+        mi, ai = m[idx], a[idx]
+        up, low = ai > 0.0, ai < upper
+        if up.any() and low.any():
+            worst = max(worst, float(np.max(mi[up])) - float(np.min(mi[low])))
+    return worst
+
+
+def w_floor(alpha: np.ndarray, R: float, hull: float) -> float:
+    """The smallest ``||w||`` a certificate resolves: the larger of ``hull HULLS_MEET_ATOL R``
+    (``hull = nu / 2`` for ν-SVC, 1 one-class: reduced hulls that far apart) and the float64
+    round-off of ``v^T K v``, ``sqrt(gamma_N) A R`` with ``A = sum alpha``, ``gamma_N = N u /
+    (1 - N u)``, ``N = n + #{alpha_i != 0} + 8`` (as
+    :func:`~maxmargin.certificate.objective_roundoff`)."""
+    u = 0.5 * np.finfo(np.float64).eps
+    N = alpha.shape[0] + int(np.count_nonzero(alpha)) + 8
+    gamma = N * u / (1.0 - N * u)
+    return max(hull * HULLS_MEET_ATOL * R, math.sqrt(gamma) * float(np.sum(alpha)) * R)
+
+
+def below_resolution(cert: Certificate, alpha: np.ndarray, hull: float) -> bool:
+    """Whether ``cert`` (of ``alpha``) has ``||w|| <= w_floor``: the optimum ``w = 0`` at the
+    resolution of :func:`w_floor`."""
+    floor = w_floor(alpha, cert.radius, hull)
+    return -2.0 * cert.dual_objective <= floor * floor
+
+
+def _certificate(g: np.ndarray, a: np.ndarray, v: np.ndarray,
+                 primal_terms: tuple[float, float, float], hull: float, R: float,
+                 violation: float, feas: float) -> Certificate:
+    """The :class:`Certificate` from ``g = K v``, ``(b, rho, slack term)``, the raw ``m - M``
+    and the raw point's infeasibility; ``radius`` is ``R``. At ``||w|| <=`` :func:`w_floor`
+    the answer is the optimum ``w = 0`` at that resolution (``alpha`` is not unique, ``D`` and
+    ``P* <= 0`` are both within ``w_floor^2 / 2`` of 0) and the gap and ``m - M`` are reported
+    as 0; otherwise the gap's denominator is at least ``w_floor^2 / 2`` and ``rho``'s
+    ``w_floor R`` (``|g_i| <= ||w|| R``)."""
+    b, rho, slack = primal_terms
+    vKv = max(float(v @ g), 0.0)
+    dual = -0.5 * vKv
+    primal = min(0.5 * vKv + slack, 0.0)
+    floor_w = w_floor(a, R, hull)
+    if vKv <= floor_w * floor_w:
+        return Certificate(0.0, 0.0, primal, dual, b, feas, margin=rho, radius=R)
+    floor = 0.5 * floor_w * floor_w
+    gap = relative_gap(primal, dual) * max(abs(primal), TINY) / max(abs(primal), floor, TINY)
+    kkt = violation / max(rho, floor_w * R, TINY)
+    return Certificate(kkt, gap, primal, dual, b, feas, margin=rho, radius=R)
+
+
+def certify_nu_svm(alpha: np.ndarray, X: Any, y: np.ndarray, nu: float, kernel: Kernel,
+                   g: np.ndarray | None = None) -> Certificate:
+    """The ν-SVC :class:`Certificate` of ``alpha`` (Schölkopf's scaling, module docstring).
+
+    ``alpha`` is judged at :func:`project_nu` of it; ``feasibility`` is the raw point's
+    ``max(l max_i (-alpha_i, alpha_i - 1/l)_+, |y . alpha| / nu, (nu - sum alpha)_+ / nu)``.
+    ``b`` and ``margin`` (= ``rho``) are the best offsets; ``gap`` exact (module docstring).
+    ``g``: ``K (p * y)`` of the projected ``p`` when the caller has it.
+    """
+    raw = np.asarray(alpha, dtype=np.float64)
+    nan = math.nan
+    if not np.all(np.isfinite(raw)):
+        return Certificate(nan, nan, nan, nan, nan, nan)
+    l = y.shape[0]
+    feas = max(l * float(np.max(np.maximum(-raw, raw - 1.0 / l))), 0.0,
+               abs(float(y @ raw)) / nu, (nu - float(raw.sum())) / nu)
+    a = project_nu(raw, y, nu)
+    v = a * y
+    shift = 0.0
+    if g is None:
+        sv = np.flatnonzero(a != 0.0)
+        if isinstance(kernel, LinearKernel) and isinstance(X, np.ndarray):
+            # g from the points less their mean c (the same v K v, b moved by c . w): far
+            # from the origin, x_i . w would cancel to a few digits
+            centre = X.mean(axis=0)
+            Xc = X - centre
+            shift = float(centre @ (Xc[sv].T @ v[sv]))
+            g = decision_values(kernel, Xc, Xc[sv], v[sv])
+        else:
+            g = decision_values(kernel, X, X[sv], v[sv])
+    R = _radius(kernel, X, centre=True)
+    violation = _violation(y * g, a, 1.0 / l, [np.flatnonzero(y > 0), np.flatnonzero(y < 0)])
+    b, rho, slack = nu_offsets(g, y, nu)
+    return _certificate(g, a, v, (b - shift, rho, slack), 0.5 * nu, R, violation, feas)
+
+
+def certify_one_class(alpha: np.ndarray, X: Any, nu: float, kernel: Kernel,
+                      g: np.ndarray | None = None) -> Certificate:
+    """The one-class :class:`Certificate` of ``alpha`` (Schölkopf's scaling, module docstring).
+
+    ``alpha`` is judged at :func:`project_one_class` of it; ``feasibility`` is the raw point's
+    ``max(nu l max_i (-alpha_i, alpha_i - 1/(nu l))_+, |sum alpha - 1|)``; ``margin`` is
+    ``rho``, ``b`` is ``-rho`` (``f(x) = g(x) - rho``).
+    """
+    raw = np.asarray(alpha, dtype=np.float64)
+    nan = math.nan
+    if not np.all(np.isfinite(raw)):
+        return Certificate(nan, nan, nan, nan, nan, nan)
+    l = raw.shape[0]
+    upper = 1.0 / (nu * l)
+    feas = max(float(np.max(np.maximum(-raw, raw - upper))) / upper, 0.0,
+               abs(float(raw.sum()) - 1.0))
+    a = project_one_class(raw, nu)
+    if g is None:
+        sv = np.flatnonzero(a != 0.0)
+        g = decision_values(kernel, X, X[sv], a[sv])
+    R = _radius(kernel, X, centre=False)
+    rho, value = one_class_offset(g, nu)
+    violation = _violation(g, a, upper, [np.arange(l)])
+    return _certificate(g, a, a, (-rho, rho, value), 1.0, R, violation, feas)
+
+
+def reduced_support(values: np.ndarray, mu: float) -> float:
+    """``min over RCH(mu)`` of the linear function with ``values`` at the points: the sorted
+    partial sum, weight ``mu`` on the ``floor(1/mu)`` smallest values and the rest of the unit
+    mass on the next (``mu >= 1``: the smallest value)."""
+    if mu >= 1.0:
+        return float(np.min(values))
+    vs = np.sort(values)
+    k = min(int(math.floor(1.0 / mu)), vs.shape[0])
+    rest = max(1.0 - k * mu, 0.0)
+    return mu * float(np.sum(vs[:k])) + (rest * float(vs[k]) if k < vs.shape[0] else 0.0)
+
+
+def certify_reduced_hulls(P: np.ndarray, Q: np.ndarray, weights_p: np.ndarray,
+                          weights_q: np.ndarray, mu: float) -> HullCertificate:
+    """The :class:`~maxmargin.certificate.HullCertificate` of weights in ``RCH(mu)`` of ``P``
+    and of ``Q`` (``Q`` empty: the nearest point of ``RCH(mu)`` of ``P`` to the origin).
+
+    With ``z = P^T lam - Q^T nu`` (on the points less their common mean for two sets), Wolfe's
+    gap ``(||z||^2 - min_{p in RCH(P)} <z, p> + max_{q in RCH(Q)} <z, q>) / ||z||^2``, the
+    extremes by :func:`reduced_support`; ``kkt_violation`` per set ``max <z, +-x_i>`` over
+    ``w_i > 0`` less ``min`` over ``w_i < mu`` (0 at an optimum), relative to ``||z||^2``;
+    ``feasibility`` the largest violation of ``0 <= w <= mu`` and ``sum w = 1``.
+    """
+    lam = np.asarray(weights_p, dtype=np.float64)
+    wq = np.asarray(weights_q, dtype=np.float64)
+    nan = math.nan
+    if not (np.all(np.isfinite(lam)) and np.all(np.isfinite(wq))):
+        return HullCertificate(nan, nan, nan, nan)
+    two = Q.shape[0] > 0
+    if two:
+        centre = np.vstack([P, Q]).mean(axis=0)
+        P, Q = P - centre, Q - centre
+    with np.errstate(over="ignore", invalid="ignore"):
+        z = P.T @ lam - (Q.T @ wq if two else 0.0)
+        zz = float(z @ z)
+        sp = P @ z
+        sq = Q @ z if two else np.zeros(0)
+        low = reduced_support(sp, mu) + (reduced_support(-sq, mu) if two else 0.0)
+        denom = max(zz, TINY)
+        kkt = _violation(np.concatenate([sp, -sq]), np.concatenate([lam, wq]), mu,
+                         [np.arange(sp.shape[0]), sp.shape[0] + np.arange(sq.shape[0])])
+        feas = 0.0
+        for w in (lam, wq) if two else (lam,):
+            feas = max(feas, float(np.max(np.maximum(-w, w - mu))), abs(float(w.sum()) - 1.0))
+    return HullCertificate(max(0.0, (zz - low) / denom), kkt / denom, feas, math.sqrt(zz))
