@@ -110,6 +110,14 @@ SMO_TOL = 1e-3
 GILBERT_TOL = 1e-6
 MDM_TOL = 1e-8
 WOLFE_TOL = 1e-8
+#: Dual coordinate descent (``dcd``): the relative duality gap its float64 certificate must
+#: meet (issue 43's target at the defaults; ``tol=1e-6`` on request).
+DCD_TOL = 1e-3
+#: ``dcd``: the first projected-gradient tolerance of its stop rule ``PGmax - PGmin <= eps``
+#: (LIBLINEAR's default ``eps`` for its dual solvers); divided by :data:`DCD_PG_SHRINK` each
+#: time the certificate that follows a stop does not meet ``tol``.
+DCD_PG_TOL = 0.1
+DCD_PG_SHRINK = 10.0
 
 # --- numerical thresholds ----------------------------------------------------------------------
 
