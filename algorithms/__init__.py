@@ -6,7 +6,7 @@ Each lives in its own module and returns the result types of :mod:`maxmargin.res
 
 from __future__ import annotations
 
-from maxmargin.algorithms.dcd import dcd
+from maxmargin.algorithms.dcd import dcd, dcd_svc
 from maxmargin.algorithms.gilbert import gilbert, gilbert_hulls, gilbert_svm
 from maxmargin.algorithms.kernel_perceptron import kernel_perceptron
 from maxmargin.algorithms.mdm import mdm_hulls
@@ -16,6 +16,7 @@ from maxmargin.algorithms.wolfe import wolfe_hulls
 
 __all__ = [
     "dcd",
+    "dcd_svc",
     "gilbert",
     "gilbert_hulls",
     "gilbert_svm",

@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -56,11 +57,26 @@ from maxmargin._validation import (
     check_sample_weight,
     check_Xy,
 )
-from maxmargin.certificate import LIBLINEAR_LOSSES, TINY, certify_liblinear, liblinear_rows
-from maxmargin.results import LiblinearSolution, join_messages
-from maxmargin.tolerances import DCD_PG_SHRINK, DCD_PG_TOL, DCD_TOL
+from maxmargin.certificate import (
+    LIBLINEAR_LOSSES,
+    TINY,
+    Certificate,
+    certify_liblinear,
+    certify_svm,
+    liblinear_rows,
+)
+from maxmargin.kernels import LinearKernel
+from maxmargin.results import LiblinearSolution, SVMSolution, join_messages, recover_intercept
+from maxmargin.tolerances import (
+    DCD_PG_SHRINK,
+    DCD_PG_TOL,
+    DCD_SVC_EPS,
+    DCD_SVC_SCALING,
+    DCD_TOL,
+    SMO_TOL,
+)
 
-__all__ = ["dcd", "dcd_loop", "DCD_MAX_ITER"]
+__all__ = ["dcd", "dcd_svc", "dcd_loop", "balanced", "DCD_MAX_ITER"]
 
 #: Default cap on the passes over the data (LIBLINEAR's is 1000; the hinge at a tight ``tol``
 #: may need more).
@@ -124,8 +140,10 @@ def row_axpy(rows: tuple, i: int, step: float, w: np.ndarray) -> None:
 @njit
 def dcd_loop(rows: tuple, y: np.ndarray, upper: np.ndarray, diag: np.ndarray, QD: np.ndarray,
              alpha: np.ndarray, w: np.ndarray, order: np.ndarray, rng: np.ndarray,
-             shrunk: np.ndarray, eps: float, max_passes: int, shrinking: bool) -> tuple:
-    """LIBLINEAR's ``solve_l2r_l1l2_svc`` passes (module docstring) until
+             shrunk: np.ndarray, eps: float, max_passes: int, shrinking: bool,
+             offset: float = 0.0) -> tuple:
+    """LIBLINEAR's ``solve_l2r_l1l2_svc`` passes (module docstring), on the margins
+    ``y_i (w~ . x~_i + offset)`` (a fixed unregularised bias; 0 for LIBLINEAR), until
     ``PGmax - PGmin <= eps`` over all samples or ``max_passes``. ``alpha``, ``w``, ``order``,
     ``rng`` and the shrinking state ``shrunk = (active, PGmax_old, PGmin_old)`` are updated in
     place (a later call goes on where this one stopped). Returns ``(passes, CONVERGED or
@@ -139,7 +157,7 @@ def dcd_loop(rows: tuple, y: np.ndarray, upper: np.ndarray, diag: np.ndarray, QD
         s = 0
         while s < active:
             i = order[s]
-            G = y[i] * row_dot(rows, i, w) - 1.0 + diag[i] * alpha[i]
+            G = y[i] * (row_dot(rows, i, w) + offset) - 1.0 + diag[i] * alpha[i]
             if alpha[i] == 0.0:
                 if shrinking and G > pg_max_old:  # stays at 0: set aside
                     active -= 1
@@ -196,6 +214,60 @@ def duality_gap(X: Any, y: np.ndarray, alpha: np.ndarray, w: np.ndarray, s: floa
     return (primal - dual) / max(abs(primal), TINY)
 
 
+@dataclass
+class Coordinates:
+    """The state of the coordinate descent on one problem: the rows (``(X, indptr, indices,
+    data, s)``, :func:`row_dot`), the box ``upper``, ``diag = D_ii``, ``QD = Q~_ii``, ``alpha``,
+    ``w`` (``w~``, bias weight last), the visiting ``order``, the generator ``rng`` and the
+    shrinking state ``shrunk`` (:func:`dcd_loop`)."""
+
+    X: Any
+    y: np.ndarray
+    s: float
+    rows: tuple
+    upper: np.ndarray
+    diag: np.ndarray
+    QD: np.ndarray
+    alpha: np.ndarray
+    w: np.ndarray
+    order: np.ndarray
+    rng: np.ndarray
+    shrunk: np.ndarray
+    shrinking: bool
+
+    @classmethod
+    def start(cls, X: Any, y: np.ndarray, box: np.ndarray, squared: bool, s: float,
+              rng: np.ndarray, shrinking: bool) -> Coordinates:
+        """``alpha = 0``, ``w~ = 0`` on validated rows (CSR or C-contiguous float64)."""
+        n, d = X.shape
+        diag = 0.5 / box if squared else np.zeros(n)
+        if hasattr(X, "tocsr"):
+            norms = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+            rows = (np.empty((0, 0)), X.indptr, X.indices, X.data, s)
+        else:
+            norms = np.einsum("ij,ij->i", X, X)
+            empty = np.empty(0, dtype=np.int32)
+            rows = (X, empty, empty, np.empty(0), s)
+        QD = diag + norms + s * s
+        QD[QD <= 0.0] = TINY  # hinge, a zero row without intercept: one step puts it on C_i
+        return cls(X, y, s, rows, np.full(n, math.inf) if squared else box, diag, QD,
+                   np.zeros(n), np.zeros(d + 1), np.arange(n, dtype=np.int64), rng,
+                   np.array([n, math.inf, -math.inf]), shrinking)
+
+    def passes(self, eps: float, budget: int, offset: float = 0.0) -> tuple[int, int]:
+        """:func:`dcd_loop` for at most ``budget`` passes, then ``w~`` recomputed from
+        ``alpha`` (the kept one drifts). Returns ``(passes, code)``."""
+        done, code = dcd_loop(self.rows, self.y, self.upper, self.diag, self.QD, self.alpha,
+                              self.w, self.order, self.rng, self.shrunk, eps, budget,
+                              self.shrinking, offset)
+        self.w[:] = _weights(self.X, self.y, self.alpha, self.s)
+        return done, code
+
+    def unshrink(self) -> None:
+        """Every sample active again (the problem changed)."""
+        self.shrunk[:] = (self.y.shape[0], math.inf, -math.inf)
+
+
 def _seed(random_state: Any) -> np.ndarray:
     """The SplitMix64 state drawn from ``np.random.default_rng(random_state)`` (an int >= 0
     or a ``numpy.random.Generator``)."""
@@ -203,6 +275,38 @@ def _seed(random_state: Any) -> np.ndarray:
         random_state = check_positive_int(random_state, "random_state", minimum=0)
     rng = np.random.default_rng(random_state)
     return np.array([rng.integers(0, 2**63 - 1, dtype=np.int64)], dtype=np.uint64)
+
+
+def _status(met: bool, cause: str) -> tuple[str, str]:
+    """``("optimal", "")`` when the certificate met the tolerance, else ``("max_iter",
+    message)`` with a :class:`~maxmargin.exceptions.ConvergenceWarning` (cause and remedy)."""
+    if met:
+        return "optimal", ""
+    message = (f"{cause}; raise `max_iter`, loosen `tol`, or rescale the features / lower C "
+               "(coordinate descent slows as C max ||x||^2 grows).")
+    warnings.warn(message, exceptions.ConvergenceWarning, stacklevel=3)
+    return "max_iter", message
+
+
+def _history(names: tuple[str, ...], trace: list[tuple]) -> dict[str, np.ndarray]:
+    """The columns of ``trace`` (one tuple per check) by name."""
+    return {name: np.array(column) for name, column in
+            zip(names, zip(*trace, strict=True), strict=True)}
+
+
+def _checked(X: Any, y: Any, C: Any, sample_weight: Any, tol: Any, max_iter: Any,
+             random_state: Any, shrinking: Any) -> tuple:
+    """The validated common arguments: ``(X, y, C, box, tol, max_iter, rng, shrinking)``
+    with ``X`` CSR or C-contiguous float64 (the caller's own when it already is) and
+    ``box = C sample_weight``."""
+    X, y = check_Xy(X, y, points=lambda v, name: check_array(v, name, ndim=2, copy=False,
+                                                             sparse=True))
+    C = check_C(C, allow_none=False)
+    sw = check_sample_weight(sample_weight, y)
+    box = np.full(y.shape[0], C) if sw is None else C * sw
+    tol = check_positive(tol, "tol")
+    max_iter = check_max_iter(max_iter, default=DCD_MAX_ITER)
+    return X, y, C, box, tol, max_iter, _seed(random_state), check_bool(shrinking, "shrinking")
 
 
 def dcd(
@@ -252,45 +356,20 @@ def dcd(
         is ``<= tol``, else ``"max_iter"``), ``iterations`` (passes) and ``certificate``.
     """
     start = time.perf_counter()
-    X, y = check_Xy(X, y, points=lambda v, name: check_array(v, name, ndim=2, copy=False,
-                                                             sparse=True))
-    C = check_C(C, allow_none=False)
     check_choice(loss, "loss", LIBLINEAR_LOSSES)
     s = 0.0 if intercept_scaling is None else check_positive(intercept_scaling,
                                                              "intercept_scaling")
-    sw = check_sample_weight(sample_weight, y)
-    tol = check_positive(tol, "tol")
-    max_iter = check_max_iter(max_iter, default=DCD_MAX_ITER)
-    rng = _seed(random_state)
-    shrinking = check_bool(shrinking, "shrinking")
-
-    n, d = X.shape
+    X, y, C, box, tol, max_iter, rng, shrinking = _checked(
+        X, y, C, sample_weight, tol, max_iter, random_state, shrinking)
+    d = X.shape[1]
     squared = loss == "squared_hinge"
-    box = np.full(n, C) if sw is None else C * sw
-    upper = np.full(n, math.inf) if squared else box
-    diag = 0.5 / box if squared else np.zeros(n)
-    sparse = hasattr(X, "tocsr")
-    if sparse:
-        norms = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-        rows = (np.empty((0, 0)), X.indptr, X.indices, X.data, s)
-    else:
-        norms = np.einsum("ij,ij->i", X, X)
-        empty = np.empty(0, dtype=np.int32)
-        rows = (X, empty, empty, np.empty(0), s)
-    QD = diag + norms + s * s
-    QD[QD <= 0.0] = TINY  # hinge, a zero row without intercept: one step puts alpha_i on C_i
-    alpha = np.zeros(n)
-    w = np.zeros(d + 1)
-    order = np.arange(n, dtype=np.int64)
-
-    shrunk = np.array([n, math.inf, -math.inf])
+    run = Coordinates.start(X, y, box, squared, s, rng, shrinking)
+    alpha, w = run.alpha, run.w
     eps, passes, check_at = DCD_PG_TOL, 0, DCD_FIRST_CHECK
     trace: list[tuple[int, float, float]] = []
     while True:
-        done, code = dcd_loop(rows, y, upper, diag, QD, alpha, w, order, rng, shrunk, eps,
-                              min(check_at, max_iter) - passes, shrinking)
+        done, code = run.passes(eps, min(check_at, max_iter) - passes)
         passes += done
-        w[:] = _weights(X, y, alpha, s)  # the kept w~ drifts: recompute it from alpha
         gap = duality_gap(X, y, alpha, w, s, box, squared)
         trace.append((passes, eps, gap))
         if gap <= tol or passes >= max_iter:
@@ -303,15 +382,10 @@ def dcd(
     w_tilde = w if intercept_scaling is not None else w[:d].copy()
     cert = certify_liblinear(w_tilde, liblinear_rows(X, intercept_scaling), y, box,
                              loss=loss, penalty="l2", alpha=alpha, margin_fits=False)
-    status, message = "optimal", ""
-    if not (math.isfinite(cert.gap) and cert.gap <= tol):
-        status = "max_iter"
-        message = (
-            f"dcd: {passes} passes (max_iter={max_iter}) left the certified relative gap at "
-            f"{cert.gap:.3g} > tol={tol:g}; raise `max_iter`, loosen `tol`, or rescale the "
-            "features (coordinate descent slows as C max ||x||^2 grows)."
-        )
-        warnings.warn(message, exceptions.ConvergenceWarning, stacklevel=2)
+    status, message = _status(
+        math.isfinite(cert.gap) and cert.gap <= tol,
+        f"dcd: {passes} passes (max_iter={max_iter}) left the certified relative gap at "
+        f"{cert.gap:.3g} > tol={tol:g}")
     b = 0.0 if intercept_scaling is None else s * float(w[d])
     return LiblinearSolution(
         w=w[:d].copy(), b=b, w_tilde=w_tilde, alpha=alpha,
@@ -319,6 +393,123 @@ def dcd(
         status=status, iterations=passes, method=f"dcd/{loss}", certificate=cert, loss=loss,
         penalty="l2", intercept_scaling=intercept_scaling, C=C, tol=tol,
         message=join_messages(message, cert.summary()), runtime=time.perf_counter() - start,
-        history={name: np.array(column) for name, column in
-                 zip(("passes", "eps", "gap"), zip(*trace, strict=True), strict=True)},
+        history=_history(("passes", "eps", "gap"), trace),
+    )  # fmt: skip
+
+
+def balanced(alpha: np.ndarray, y: np.ndarray, box: np.ndarray) -> np.ndarray:
+    """``alpha`` moved onto ``y . alpha = 0`` inside the box, changing the free alphas
+    (``0 < alpha_i < C_i``) only, each in proportion to its room in the direction that
+    lowers ``|y . alpha|``; when their room is short, the class of the larger sum is scaled
+    down as well. Bounded alphas stay on their bounds (KKT-consistent)."""
+    a = alpha.copy()
+    excess = float(y @ a)
+    if excess == 0.0:
+        return a
+    sign = 1.0 if excess > 0 else -1.0
+    free = (a > 0.0) & (a < box)
+    down = free & (y == sign)  # lowering these lowers |y . alpha|
+    up = free & (y == -sign)  # raising these too
+    room = np.where(down, a, np.where(up, box - a, 0.0))
+    total = float(room.sum())
+    t = min(1.0, abs(excess) / total) if total > 0.0 else 0.0
+    a[down] -= t * room[down]
+    a[up] += t * room[up]
+    a = np.clip(a, 0.0, box)
+    if total >= abs(excess):  # balanced to round-off
+        return a
+    pos, neg = y > 0, y < 0  # the room is short: scale the larger class down
+    sum_p, sum_n = float(a[pos].sum()), float(a[neg].sum())
+    if sum_p > sum_n:
+        a[pos] *= sum_n / sum_p
+    elif sum_n > sum_p:
+        a[neg] *= sum_p / sum_n
+    return a
+
+
+def _certify_svc(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Certificate]:
+    """``(a, w, g, certificate)`` of ``a = balanced(alpha, y, box)`` in SVC's problem, O(nnz +
+    n log n) (:func:`~maxmargin.certificate.certify_svm`, linear kernel)."""
+    a = balanced(alpha, y, box)
+    w = np.asarray(X.T @ (a * y), dtype=np.float64).ravel()
+    g = np.asarray(X @ w, dtype=np.float64).ravel()
+    return a, w, g, certify_svm(a, X, y, box, LinearKernel(), g=g)
+
+
+def dcd_svc(
+    X: Any,
+    y: Any,
+    C: float = 1.0,
+    *,
+    sample_weight: Any = None,
+    tol: float = SMO_TOL,
+    max_iter: int | None = None,
+    random_state: Any = 0,
+    shrinking: bool = True,
+) -> SVMSolution:
+    """SVC's linear problem (hinge loss, unregularised bias: what ``smo(kernel="linear")``
+    solves) by dual coordinate descent over a search on the bias.
+
+    The constraint ``y . alpha = 0`` of SVC's dual is kept by the method of multipliers: with
+    the multiplier ``b`` and the penalty ``rho / 2 (y . alpha)^2``, ``rho = s^2``, the inner
+    problem is LIBLINEAR's hinge problem with the bias column ``s`` (:func:`dcd_loop`) on the
+    margins ``y_i (w . x_i + s v + b)``, ``s v = rho y . alpha``; each inner solve is
+    warm-started from the last ``alpha`` and followed by the update ``b <- b + rho y . alpha``
+    (the inner problem's whole bias). Its tolerance ``eps`` starts at ``DCD_PG_TOL`` and is
+    divided by ``DCD_PG_SHRINK`` after each solve, down to ``DCD_SVC_EPS * tol``. After each
+    solve ``alpha`` is moved onto ``y . alpha = 0`` (:func:`balanced`) and judged by
+    :func:`~maxmargin.certificate.certify_svm`; the run stops when it meets ``tol``
+    (``m - M < tol``, as ``smo``).
+
+    Parameters
+    ----------
+    X, y, C, sample_weight, random_state, shrinking
+        As :func:`dcd`.
+    tol : float > 0
+        ``m - M`` (LIBSVM's maximal violation, float64) to reach (default ``SMO_TOL``).
+    max_iter : int, optional
+        Cap on all passes over the data (default :data:`DCD_MAX_ITER`); reaching it returns
+        ``status="max_iter"`` with a :class:`~maxmargin.exceptions.ConvergenceWarning`.
+
+    Returns
+    -------
+    SVMSolution
+        ``method="dcd_svc"``; ``iterations`` counts the passes; ``history`` the multiplier
+        ``b``, ``y . alpha`` and the certificate's ``m - M`` after each inner solve.
+    """
+    start = time.perf_counter()
+    X, y, C, box, tol, max_iter, rng, shrinking = _checked(
+        X, y, C, sample_weight, tol, max_iter, random_state, shrinking)
+    s = DCD_SVC_SCALING
+    run = Coordinates.start(X, y, box, False, s, rng, shrinking)
+    b, eps, floor, passes = 0.0, DCD_PG_TOL, DCD_SVC_EPS * tol, 0
+    trace: list[tuple[float, float, float]] = []
+    while True:
+        run.unshrink()  # the offset moved: every sample may violate again
+        done, code = run.passes(eps, max_iter - passes, offset=b)
+        passes += done
+        step = s * float(run.w[-1])  # rho (y . alpha), rho = s^2
+        a, w, g, cert = _certify_svc(X, y, run.alpha, box)
+        trace.append((b, step / (s * s), cert.kkt_violation))
+        if cert.meets(tol) or passes >= max_iter:
+            break
+        if eps <= floor and abs(step) <= 4 * np.finfo(float).eps * max(1.0, abs(b)):
+            floor /= DCD_PG_SHRINK  # b is found to round-off: the inner solves go tighter
+        eps = max(eps / DCD_PG_SHRINK, floor)
+        b += step  # the multiplier update
+    status, message = _status(
+        cert.meets(tol),
+        f"dcd_svc stopped at max_iter={max_iter} passes with m - M = "
+        f"{cert.kkt_violation:.3g} >= tol = {tol:g} (float64)")
+    b_fit, interval = recover_intercept(a, y, g, box)
+    margins = y * (g + b_fit)
+    return SVMSolution(
+        alpha=a, b=b_fit, w=w, dual_objective=cert.dual_objective,
+        primal_objective=0.5 * float(w @ w) + float(box @ np.maximum(0.0, 1.0 - margins)),
+        status=status, iterations=passes, method="dcd_svc",
+        history=_history(("b", "y_alpha", "kkt"), trace),
+        X_train=X, y_train=y, kernel=LinearKernel(), C=C, b_interval=interval,
+        message=join_messages(message, cert.summary()), runtime=time.perf_counter() - start,
+        certificate=cert, sample_weight=None if sample_weight is None else box / C, tol=tol,
     )  # fmt: skip

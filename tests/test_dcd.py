@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.svm import LinearSVC
 
-from maxmargin.algorithms import dcd
-from maxmargin.algorithms.dcd import duality_gap, next_random
+from maxmargin.algorithms import dcd, dcd_svc, smo
+from maxmargin.algorithms.dcd import balanced, duality_gap, next_random
 from maxmargin.certificate import certify_liblinear, liblinear_objectives, liblinear_rows
 from maxmargin.exceptions import ConvergenceWarning
-from maxmargin.formulations import liblinear_primal
+from maxmargin.formulations import liblinear_primal, svm_dual
 
 LOSSES = ("hinge", "squared_hinge")
 
@@ -294,3 +294,81 @@ def test_property_certified_and_symmetric(seed, n, d, C, loss, s, sparse):
                  tol=1e-5, max_iter=200_000)
     assert scaled.status == "optimal"
     assert scaled.primal_objective == pytest.approx(res.primal_objective / t**2, rel=3e-5)
+
+
+# --- SVC's problem: the unregularised bias ------------------------------------------------------
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_svc_agrees_with_smo_and_the_oracle(sparse, weighted):
+    X, y = problem(n=60, d=5, seed=21 + sparse, sparse=sparse)
+    sw = np.random.default_rng(4).uniform(0.5, 2.0, y.shape) if weighted else None
+    C = 0.8
+    res = dcd_svc(X, y, C, sample_weight=sw, tol=1e-6)
+    ref = smo(X, y, C, kernel="linear", sample_weight=sw, tol=1e-6)
+    dense = X.toarray() if sparse else X
+    oracle = svm_dual(dense, y, C, sample_weight=sw).solve()
+    assert res.status == ref.status == "optimal" and res.method == "dcd_svc"
+    assert res.certificate.kkt_violation < 1e-6 and res.certificate.feasibility <= 1e-9
+    assert abs(float(y @ res.alpha)) <= 1e-12 * res.alpha.sum()
+    box = C * (1.0 if sw is None else sw)
+    assert np.all(res.alpha >= 0) and np.all(res.alpha <= box)
+    for other in (ref, oracle):
+        assert res.dual_objective == pytest.approx(other.dual_objective, rel=1e-6)
+        np.testing.assert_allclose(res.w, other.w, atol=1e-4 * max(1.0, np.abs(other.w).max()))
+    lo, hi = oracle.b_interval
+    assert lo - 1e-4 <= res.b <= hi + 1e-4 or res.b == pytest.approx(oracle.b, abs=1e-4)
+    np.testing.assert_allclose(res.w, np.asarray(X.T @ (res.alpha * y)).ravel(), atol=1e-12)
+
+
+def test_svc_default_tol_and_determinism():
+    X, y = problem(n=400, d=6, seed=30)
+    a = dcd_svc(X, y, 2.0)
+    b = dcd_svc(X, y, 2.0)
+    assert a.status == "optimal" and a.certificate.kkt_violation < 1e-3 and a.tol == 1e-3
+    np.testing.assert_array_equal(a.alpha, b.alpha)
+    assert a.b == b.b and a.iterations == b.iterations
+    ref = smo(X, y, 2.0, kernel="linear")
+    assert a.certificate.gap <= 1e-3 and ref.certificate.gap <= 1e-3
+    assert abs(a.primal_objective - ref.primal_objective) <= 2e-3 * ref.primal_objective
+    assert np.mean(a.predict(X) == ref.predict(X)) >= 0.99
+
+
+def test_svc_balancing_keeps_bounds_and_the_box():
+    y = np.array([1.0, 1.0, 1.0, -1.0, -1.0])
+    box = np.full(5, 2.0)
+    a = balanced(np.array([2.0, 0.5, 0.0, 2.0, 0.2]), y, box)  # y . alpha = 0.3
+    assert a[0] == 2.0 and a[2] == 0.0 and a[3] == 2.0  # bounded ones stay
+    assert float(y @ a) == pytest.approx(0.0, abs=1e-15)
+    assert np.all((a >= 0) & (a <= box))
+    short = balanced(np.array([2.0, 2.0, 2.0, 2.0, 0.0]), y, box)  # no free alpha: scaled
+    assert float(y @ short) == pytest.approx(0.0, abs=1e-15) and np.all(short <= box)
+
+
+def test_svc_cap_warns():
+    X, y = problem(n=300, d=5, seed=8)
+    with pytest.warns(ConvergenceWarning, match=r"dcd_svc stopped at max_iter=3"):
+        res = dcd_svc(X, y, 10.0, tol=1e-9, max_iter=3)
+    assert res.status == "max_iter" and res.iterations == 3
+
+
+@pytest.mark.parametrize(("kwargs", "name"), [({"C": -1.0}, "C"), ({"tol": -1.0}, "tol"),
+                                              ({"max_iter": 1.5}, "max_iter")])
+def test_svc_bad_input_names_the_argument(kwargs, name):
+    X, y = problem(n=10, d=2)
+    with pytest.raises(ValueError, match=f"`{name}`"):
+        dcd_svc(X, y, **kwargs)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(4, 40), d=st.integers(1, 5),
+       C=st.floats(0.05, 5.0), sparse=st.booleans())
+def test_property_svc_is_certified_and_matches_smo(seed, n, d, C, sparse):
+    X, y = problem(n=n, d=d, seed=seed, sparse=sparse, noise=1.0)
+    res = dcd_svc(X, y, C, tol=1e-5, max_iter=500_000)
+    ref = smo(X, y, C, kernel="linear", tol=1e-5)
+    assert res.status == "optimal" and res.certificate.kkt_violation < 1e-5
+    # both within their certified gaps of the optimum
+    gaps = (res.certificate.gap + ref.certificate.gap) * max(abs(ref.primal_objective), 1e-12)
+    assert abs(res.certificate.dual_objective - ref.certificate.dual_objective) <= gaps + 1e-9
