@@ -81,6 +81,8 @@ __all__ = ["dcd", "dcd_svc", "dcd_loop", "balanced", "DCD_MAX_ITER"]
 #: Default cap on the passes over the data (LIBLINEAR's is 1000; the hinge at a tight ``tol``
 #: may need more).
 DCD_MAX_ITER = 10_000
+#: The values of ``dcd``'s ``solver``.
+DCD_SOLVERS = ("auto", "dual", "primal")
 #: The gap is also checked after this many passes, then at each doubling of the passes.
 DCD_FIRST_CHECK = 10
 #: Loop outcomes.
@@ -199,19 +201,79 @@ def _weights(X: Any, y: np.ndarray, alpha: np.ndarray, s: float) -> np.ndarray:
 
 
 def duality_gap(X: Any, y: np.ndarray, alpha: np.ndarray, w: np.ndarray, s: float,
-                box: np.ndarray, squared: bool) -> float:
-    """``(P(w~) - D(alpha)) / max(|P|, tiny)`` with ``D(alpha) = sum alpha - 1/2 ||w~||^2
-    - sum alpha_i^2 / (4 C_i)`` (squared hinge) at ``w~ = sum_i alpha_i y_i x~_i``, O(nnz)."""
+                box: np.ndarray, squared: bool, u: np.ndarray | None = None) -> float:
+    """``(P(w~) - D(alpha)) / max(|P|, tiny)`` with ``D(alpha) = sum alpha - 1/2 ||u||^2
+    - sum alpha_i^2 / (4 C_i)`` (squared hinge), ``u = sum_i alpha_i y_i x~_i`` (``w~`` when
+    not given), O(nnz)."""
     margins = y * (np.asarray(X @ w[:-1]).ravel() + s * w[-1])
     slack = np.maximum(0.0, 1.0 - margins)
     ww = float(w @ w)
+    uu = ww if u is None else float(u @ u)
     if squared:
         primal = 0.5 * ww + float(box @ (slack * slack))
-        dual = float(alpha.sum()) - 0.5 * ww - float(alpha @ (alpha / (4.0 * box)))
+        dual = float(alpha.sum()) - 0.5 * uu - float(alpha @ (alpha / (4.0 * box)))
     else:
         primal = 0.5 * ww + float(box @ slack)
-        dual = float(alpha.sum()) - 0.5 * ww
+        dual = float(alpha.sum()) - 0.5 * uu
     return (primal - dual) / max(abs(primal), TINY)
+
+
+def _rows_times(X: Any, s: float, v: np.ndarray) -> np.ndarray:
+    """``x~_i . v`` for every row, O(nnz)."""
+    return np.asarray(X @ v[:-1], dtype=np.float64).ravel() + s * v[-1]
+
+
+def newton_step(X: Any, y: np.ndarray, s: float, w: np.ndarray, grad: np.ndarray,
+                curv: np.ndarray, forcing: float) -> np.ndarray:
+    """The Newton direction ``d`` of the squared hinge: ``(I + X~^T diag(curv) X~) d =
+    -grad`` (``curv_i = 2 C_i`` on the samples below the margin, else 0) by conjugate
+    gradients to ``||r|| <= forcing ||grad||``, each product O(nnz)."""
+
+    def hess(v: np.ndarray) -> np.ndarray:
+        return v + _weights(X, np.ones_like(y), curv * _rows_times(X, s, v), s)
+
+    d = np.zeros_like(w)
+    r = -grad
+    p, rr = r.copy(), float(r @ r)
+    stop = (forcing * math.sqrt(rr)) ** 2
+    for _ in range(w.shape[0]):
+        if rr <= stop:
+            break
+        Hp = hess(p)
+        step = rr / float(p @ Hp)
+        d += step * p
+        r -= step * Hp
+        rr, rr_old = float(r @ r), rr
+        p = r + (rr / rr_old) * p
+    return d
+
+
+def exact_line_search(w: np.ndarray, d: np.ndarray, margins: np.ndarray, delta: np.ndarray,
+                      box: np.ndarray) -> float:
+    """The ``t`` minimising ``phi(t) = 1/2 ||w + t d||^2 + sum_i C_i (1 - m_i - t delta_i)_+^2``
+    (convex, piecewise quadratic): the root of its increasing piecewise-linear derivative
+    by Newton's steps safeguarded by bisection of a bracket."""
+    wd, dd = float(w @ d), float(d @ d)
+
+    def slope(t: float) -> tuple[float, float]:
+        low = margins + t * delta < 1.0
+        c = 2.0 * box[low] * delta[low]
+        return wd + t * dd - float(c @ (1.0 - margins[low] - t * delta[low])), dd + float(
+            c @ delta[low])
+
+    lo, hi, t = 0.0, math.inf, 1.0
+    for _ in range(100):
+        value, curvature = slope(t)
+        if value == 0.0:
+            return t
+        lo, hi = (t, hi) if value < 0 else (lo, t)
+        new = t - value / curvature
+        if not lo < new < hi:
+            new = 0.5 * (lo + hi) if math.isfinite(hi) else 2.0 * t
+        if abs(new - t) <= 1e-15 * max(1.0, t):
+            return new
+        t = new
+    return t
 
 
 @dataclass
@@ -277,6 +339,30 @@ def _seed(random_state: Any) -> np.ndarray:
     return np.array([rng.integers(0, 2**63 - 1, dtype=np.int64)], dtype=np.uint64)
 
 
+def primal_newton(X: Any, y: np.ndarray, box: np.ndarray, s: float, tol: float,
+                  max_iter: int) -> tuple[np.ndarray, np.ndarray, int, list[tuple]]:
+    """The squared hinge's primal by the finite Newton method (Keerthi and DeCoste 2005;
+    LIBLINEAR's ``-s 2`` uses trust-region Newton): from ``w~ = 0``, the generalised Newton
+    direction on the samples below the margin (:func:`newton_step`) and an exact line search
+    (:func:`exact_line_search`), until the duality gap at the KKT map ``alpha = 2 C (1 -
+    m)_+`` is at most ``tol``. Returns ``(w~, alpha, steps, trace)``."""
+    w = np.zeros(X.shape[1] + 1)
+    trace: list[tuple] = []
+    steps = 0
+    while True:
+        margins = y * _rows_times(X, s, w)
+        alpha = 2.0 * box * np.maximum(0.0, 1.0 - margins)
+        u = _weights(X, y, alpha, s)
+        gap = duality_gap(X, y, alpha, w, s, box, True, u)
+        trace.append((steps, math.nan, gap))
+        if gap <= tol or steps >= max_iter:
+            return w, alpha, steps, trace
+        curv = np.where(margins < 1.0, 2.0 * box, 0.0)
+        d = newton_step(X, y, s, w, w - u, curv, min(0.1, math.sqrt(max(gap, 0.0))))
+        w = w + exact_line_search(w, d, margins, y * _rows_times(X, s, d), box) * d
+        steps += 1
+
+
 def _status(met: bool, cause: str) -> tuple[str, str]:
     """``("optimal", "")`` when the certificate met the tolerance, else ``("max_iter",
     message)`` with a :class:`~maxmargin.exceptions.ConvergenceWarning` (cause and remedy)."""
@@ -321,6 +407,7 @@ def dcd(
     max_iter: int | None = None,
     random_state: Any = 0,
     shrinking: bool = True,
+    solver: str = "auto",
 ) -> LiblinearSolution:
     """LIBLINEAR's L2-regularised linear SVM by dual coordinate descent (module docstring).
 
@@ -348,6 +435,11 @@ def dcd(
         Seeds the order of the samples in each pass: the same value gives the same bits.
     shrinking : bool
         Set aside samples that stay at a bound (LIBLINEAR's ``PGmax``/``PGmin`` rule).
+    solver : {"auto", "dual", "primal"}
+        ``"dual"``: the coordinate descent; ``"primal"`` (squared hinge only): the finite
+        Newton method (:func:`primal_newton`; ``max_iter`` caps its steps); ``"auto"``: the
+        primal for the squared hinge when ``n > d`` (as ``LinearSVC(dual="auto")``), else
+        the dual. ``method`` says which ran.
 
     Returns
     -------
@@ -357,12 +449,45 @@ def dcd(
     """
     start = time.perf_counter()
     check_choice(loss, "loss", LIBLINEAR_LOSSES)
+    check_choice(solver, "solver", DCD_SOLVERS)
+    if solver == "primal" and loss == "hinge":
+        raise ValueError("`solver`: 'primal' takes loss='squared_hinge' only; got "
+                         "loss='hinge'.")
     s = 0.0 if intercept_scaling is None else check_positive(intercept_scaling,
                                                              "intercept_scaling")
     X, y, C, box, tol, max_iter, rng, shrinking = _checked(
         X, y, C, sample_weight, tol, max_iter, random_state, shrinking)
-    d = X.shape[1]
+    n, d = X.shape
     squared = loss == "squared_hinge"
+    primal = solver == "primal" or (solver == "auto" and squared and n > d)
+    if primal:
+        w, alpha, passes, trace = primal_newton(X, y, box, s, tol, max_iter)
+    else:
+        w, alpha, passes, trace = _dual(X, y, box, squared, s, rng, shrinking, tol, max_iter)
+    w_tilde = w if intercept_scaling is not None else w[:d].copy()
+    cert = certify_liblinear(w_tilde, liblinear_rows(X, intercept_scaling), y, box,
+                             loss=loss, penalty="l2", alpha=alpha, margin_fits=False)
+    what = "Newton steps" if primal else "passes"
+    status, message = _status(
+        math.isfinite(cert.gap) and cert.gap <= tol,
+        f"dcd: {passes} {what} (max_iter={max_iter}) left the certified relative gap at "
+        f"{cert.gap:.3g} > tol={tol:g}")
+    b = 0.0 if intercept_scaling is None else s * float(w[d])
+    return LiblinearSolution(
+        w=w[:d].copy(), b=b, w_tilde=w_tilde, alpha=alpha,
+        primal_objective=cert.primal_objective, dual_objective=cert.dual_objective,
+        status=status, iterations=passes,
+        method=f"{'newton' if primal else 'dcd'}/{loss}", certificate=cert, loss=loss,
+        penalty="l2", intercept_scaling=intercept_scaling, C=C, tol=tol,
+        message=join_messages(message, cert.summary()), runtime=time.perf_counter() - start,
+        history=_history(("iterations", "eps", "gap"), trace),
+    )  # fmt: skip
+
+
+def _dual(X: Any, y: np.ndarray, box: np.ndarray, squared: bool, s: float, rng: np.ndarray,
+          shrinking: bool, tol: float, max_iter: int) -> tuple:
+    """The dual coordinate descent of :func:`dcd` (module docstring): ``(w~, alpha, passes,
+    trace)``."""
     run = Coordinates.start(X, y, box, squared, s, rng, shrinking)
     alpha, w = run.alpha, run.w
     eps, passes, check_at = DCD_PG_TOL, 0, DCD_FIRST_CHECK
@@ -378,23 +503,7 @@ def dcd(
             eps /= DCD_PG_SHRINK
         else:  # the passes between checks ran out: check half as often
             check_at = 2 * passes
-
-    w_tilde = w if intercept_scaling is not None else w[:d].copy()
-    cert = certify_liblinear(w_tilde, liblinear_rows(X, intercept_scaling), y, box,
-                             loss=loss, penalty="l2", alpha=alpha, margin_fits=False)
-    status, message = _status(
-        math.isfinite(cert.gap) and cert.gap <= tol,
-        f"dcd: {passes} passes (max_iter={max_iter}) left the certified relative gap at "
-        f"{cert.gap:.3g} > tol={tol:g}")
-    b = 0.0 if intercept_scaling is None else s * float(w[d])
-    return LiblinearSolution(
-        w=w[:d].copy(), b=b, w_tilde=w_tilde, alpha=alpha,
-        primal_objective=cert.primal_objective, dual_objective=cert.dual_objective,
-        status=status, iterations=passes, method=f"dcd/{loss}", certificate=cert, loss=loss,
-        penalty="l2", intercept_scaling=intercept_scaling, C=C, tol=tol,
-        message=join_messages(message, cert.summary()), runtime=time.perf_counter() - start,
-        history=_history(("passes", "eps", "gap"), trace),
-    )  # fmt: skip
+    return w, alpha, passes, trace
 
 
 def balanced(alpha: np.ndarray, y: np.ndarray, box: np.ndarray) -> np.ndarray:

@@ -43,15 +43,20 @@ def primal(w_tilde, X, y, C, loss, s):
 # --- the oracle ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("loss", LOSSES)
+SOLVERS = [("hinge", "dual"), ("squared_hinge", "dual"), ("squared_hinge", "primal")]
+
+
+@pytest.mark.parametrize(("loss", "solver"), SOLVERS)
 @pytest.mark.parametrize("s", [1.0, None, 3.0])
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_agrees_with_the_oracle(loss, s, sparse, weighted):
+def test_agrees_with_the_oracle(loss, solver, s, sparse, weighted):
     X, y = problem(seed=7 + sparse, sparse=sparse)
     sw = np.random.default_rng(3).uniform(0.2, 3.0, y.shape) if weighted else None
     C = 0.7
-    res = dcd(X, y, C, loss=loss, intercept_scaling=s, sample_weight=sw, tol=1e-6)
+    res = dcd(X, y, C, loss=loss, intercept_scaling=s, sample_weight=sw, tol=1e-6,
+              solver=solver)
+    assert res.method == f"{'newton' if solver == 'primal' else 'dcd'}/{loss}"
     ref = liblinear_primal(X, y, C, loss=loss, intercept_scaling=s, sample_weight=sw).solve()
     assert ref.status == "optimal" and res.status == "optimal"
     assert res.certificate.gap <= 1e-6
@@ -68,10 +73,14 @@ def test_agrees_with_the_oracle(loss, s, sparse, weighted):
         assert res.b == 0.0 and res.w_tilde.shape == res.w.shape
     else:
         assert res.b == pytest.approx(s * res.w_tilde[-1], rel=1e-15)
-    # w~ is recomputed from alpha: the dual's own weights
     rows = liblinear_rows(X, s)
-    np.testing.assert_allclose(res.w_tilde, np.asarray(rows.T @ (res.alpha * y)).ravel(),
-                               rtol=1e-12, atol=1e-12)
+    if solver == "dual":  # w~ is recomputed from alpha: the dual's own weights
+        np.testing.assert_allclose(res.w_tilde, np.asarray(rows.T @ (res.alpha * y)).ravel(),
+                                   rtol=1e-12, atol=1e-12)
+    else:  # alpha is the KKT map of w~
+        margins = y * np.asarray(rows @ res.w_tilde).ravel()
+        np.testing.assert_allclose(res.alpha, 2 * box * np.maximum(0.0, 1.0 - margins),
+                                   rtol=1e-12, atol=1e-15)
     assert np.all(res.alpha >= 0)
     if loss == "hinge":
         assert np.all(res.alpha <= box * (1 + 1e-15))
@@ -153,7 +162,8 @@ def test_the_passes_are_the_textbook_loop(loss):
     assert bits == [splitmix(ref_state) for _ in range(3)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        res = dcd(X, y, 1.0, loss=loss, tol=1e-300, max_iter=3, shrinking=False)
+        res = dcd(X, y, 1.0, loss=loss, tol=1e-300, max_iter=3, shrinking=False,
+                  solver="dual")
     seed = int(np.random.default_rng(0).integers(0, 2**63 - 1, dtype=np.int64))
     np.testing.assert_allclose(res.alpha, reference_passes(X, y, 1.0, loss, 1.0, seed, 3),
                                rtol=1e-12, atol=1e-14)
@@ -215,8 +225,10 @@ def test_the_result_is_frozen_and_predicts():
         res.alpha[0] = 1.0
     np.testing.assert_allclose(res.decision_function(X), X @ res.w + res.b)
     np.testing.assert_array_equal(res.predict(X), np.where(X @ res.w + res.b > 0, 1.0, -1.0))
-    assert res.method == "dcd/squared_hinge" and res.tol == 1e-3
-    assert res.history["gap"][-1] <= 1e-3 and res.history["passes"][-1] == res.iterations
+    assert res.method == "newton/squared_hinge" and res.tol == 1e-3  # auto: n > d
+    assert res.history["gap"][-1] <= 1e-3 and res.history["iterations"][-1] == res.iterations
+    wide = dcd(X[:, :2].repeat(40, axis=1)[:30], y[:30], 1.0)
+    assert wide.method == "dcd/squared_hinge"  # auto: n <= d
 
 
 @pytest.mark.parametrize(
@@ -234,6 +246,8 @@ def test_the_result_is_frozen_and_predicts():
         ({"random_state": -1}, "random_state"),
         ({"random_state": "seed"}, "random_state"),
         ({"shrinking": "yes"}, "shrinking"),
+        ({"solver": "newton"}, "solver"),
+        ({"solver": "primal", "loss": "hinge"}, "solver"),
         ({"X": np.full((10, 2), np.nan)}, "X"),
         ({"y": np.zeros(10)}, "y"),
         ({"y": np.ones(9)}, "y"),
@@ -258,7 +272,7 @@ def test_the_stop_gap_bounds_the_judges_gap():
     """The solver's O(nnz) gap uses alpha alone; the judge tries more dual points."""
     X, y = problem(n=100, d=5, seed=6)
     for loss in LOSSES:
-        res = dcd(X, y, 1.0, loss=loss, tol=1e-4)
+        res = dcd(X, y, 1.0, loss=loss, tol=1e-4, solver="dual")
         own = duality_gap(X, y, res.alpha, res.w_tilde, 1.0, np.ones(100),
                           loss == "squared_hinge")
         assert res.certificate.gap <= own + 1e-12 and own == res.history["gap"][-1]
@@ -276,13 +290,16 @@ def test_the_stop_gap_bounds_the_judges_gap():
     loss=st.sampled_from(LOSSES),
     s=st.sampled_from([1.0, None, 0.5, 2.0]),
     sparse=st.booleans(),
+    solver=st.sampled_from(["auto", "dual"]),
 )
-def test_property_certified_and_symmetric(seed, n, d, C, loss, s, sparse):
+def test_property_certified_and_symmetric(seed, n, d, C, loss, s, sparse, solver):
     X, y = problem(n=n, d=d, seed=seed, sparse=sparse, noise=1.0)
+    opts = {"loss": loss, "intercept_scaling": s, "tol": 1e-5, "max_iter": 200_000,
+            "solver": solver}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        res = dcd(X, y, C, loss=loss, intercept_scaling=s, tol=1e-5, max_iter=200_000)
-        flip = dcd(X, -y, C, loss=loss, intercept_scaling=s, tol=1e-5, max_iter=200_000)
+        res = dcd(X, y, C, **opts)
+        flip = dcd(X, -y, C, **opts)
     assert res.status == "optimal" and res.certificate.gap <= 1e-5
     assert res.dual_objective <= res.primal_objective * (1 + 1e-12)  # weak duality
     # labels negated: the same steps on the same alphas, w negated
@@ -290,8 +307,8 @@ def test_property_certified_and_symmetric(seed, n, d, C, loss, s, sparse):
     np.testing.assert_array_equal(flip.w_tilde, -res.w_tilde)
     # X -> t X, C -> C / t^2, s -> t s: the same classifier, w -> w / t
     t = 4.0
-    scaled = dcd(X * t, y, C / t**2, loss=loss, intercept_scaling=None if s is None else t * s,
-                 tol=1e-5, max_iter=200_000)
+    scaled = dcd(X * t, y, C / t**2, **{**opts, "intercept_scaling": None if s is None
+                                        else t * s})
     assert scaled.status == "optimal"
     assert scaled.primal_objective == pytest.approx(res.primal_objective / t**2, rel=3e-5)
 
