@@ -34,9 +34,9 @@ from maxmargin.tolerances import DCD_PG_SHRINK, DCD_PG_TOL, DCD_TOL
 __all__ = ["dcd", "checked_arguments", "finish_status", "history_of", "DCD_MAX_ITER",
            "DCD_SOLVERS"]
 
-#: Default cap on the passes over the data (LIBLINEAR's is 1000; the hinge at a tight ``tol``
-#: may need more).
-DCD_MAX_ITER = 10_000
+#: Default cap on the passes over the data (LIBLINEAR's is 1000; SVC's problem and the hinge
+#: at a tight ``tol`` may need far more, and passes over a shrunk set are cheap).
+DCD_MAX_ITER = 100_000
 #: The values of ``dcd``'s ``solver``.
 DCD_SOLVERS = ("auto", "dual", "primal")
 #: The gap is also checked after this many passes, then at each doubling of the passes.
