@@ -1,10 +1,12 @@
-"""Hand-written max-margin algorithms: SMO, Gilbert/MDM/Wolfe, perceptrons.
+"""Hand-written max-margin algorithms: SMO, dual coordinate descent, Gilbert/MDM/Wolfe,
+perceptrons.
 
 Each lives in its own module and returns the result types of :mod:`maxmargin.results`.
 """
 
 from __future__ import annotations
 
+from maxmargin.algorithms.dcd import dcd, dcd_svc
 from maxmargin.algorithms.gilbert import gilbert, gilbert_hulls, gilbert_svm
 from maxmargin.algorithms.kernel_perceptron import kernel_perceptron
 from maxmargin.algorithms.mdm import mdm_hulls
@@ -13,6 +15,8 @@ from maxmargin.algorithms.smo import smo
 from maxmargin.algorithms.wolfe import wolfe_hulls
 
 __all__ = [
+    "dcd",
+    "dcd_svc",
     "gilbert",
     "gilbert_hulls",
     "gilbert_svm",

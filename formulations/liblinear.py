@@ -23,7 +23,6 @@ exact zeros (l1), then exact Newton steps on the active pieces (squared hinge).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import cvxpy as cp
@@ -34,13 +33,11 @@ from maxmargin._validation import (
     check_choice,
     check_positive,
     check_sample_weight,
-    check_X_new,
     check_Xy,
 )
 from maxmargin.certificate import (
     LIBLINEAR_LOSSES,
     LIBLINEAR_PENALTIES,
-    Certificate,
     certify_liblinear,
     liblinear_rows,
 )
@@ -49,65 +46,10 @@ from maxmargin.formulations._common import (
     SolveOutcome,
     clean_alpha,
 )
-from maxmargin.results import join_messages
+from maxmargin.results import LiblinearSolution, join_messages
 from maxmargin.tolerances import ORACLE_GAP, SNAP_RTOL
 
 __all__ = ["LiblinearSolution", "liblinear_primal", "newton_polish"]
-
-
-@dataclass(frozen=True, eq=False)
-class LiblinearSolution:
-    """An answer of LIBLINEAR's problem (module docstring).
-
-    Attributes
-    ----------
-    w : (d,) array
-        The feature weights (``coef_``).
-    b : float
-        The intercept ``s v`` (``intercept_``; 0 without an intercept).
-    w_tilde : (d + 1,) or (d,) array
-        The weights LIBLINEAR regularises (``v = b / s`` last, with an intercept).
-    alpha : (n,) array
-        The dual point of the certificate's bound (the constraint duals).
-    primal_objective, dual_objective : float
-        ``P(w~)`` and the certificate's lower bound ``D``.
-    status : str
-        ``"optimal"`` (certified), ``"inaccurate"``, ``"max_iter"`` or ``"solver_error"``.
-    iterations : int
-    method : str
-        ``"cvxpy/liblinear_primal/<SOLVER>"``.
-    certificate : Certificate
-        :func:`~maxmargin.certificate.certify_liblinear` of ``w~``.
-    loss, penalty : str
-    intercept_scaling : float or None
-        ``s``; None without an intercept.
-    message : str
-    runtime : float
-    """
-
-    w: np.ndarray
-    b: float
-    w_tilde: np.ndarray
-    alpha: np.ndarray
-    primal_objective: float
-    dual_objective: float
-    status: str
-    iterations: int
-    method: str
-    certificate: Certificate | None
-    loss: str
-    penalty: str
-    intercept_scaling: float | None
-    message: str = ""
-    runtime: float = math.nan
-
-    def decision_function(self, X_new: Any) -> np.ndarray:
-        """``w . x + b``."""
-        return check_X_new(X_new, self.w.shape[0]) @ self.w + self.b
-
-    def predict(self, X_new: Any) -> np.ndarray:
-        """Labels ``+1`` where ``w . x + b > 0`` and ``-1`` elsewhere."""
-        return np.where(self.decision_function(X_new) > 0, 1.0, -1.0)
 
 
 #: :func:`newton_polish` works on dense ``(p, p)`` Hessians up to this many weights.

@@ -614,13 +614,14 @@ def _liblinear_kkt(w: np.ndarray, X: Any, C: np.ndarray, a: np.ndarray, u: np.nd
 
 
 def _hinge_dual_points(w: np.ndarray, X: Any, y: np.ndarray, C: np.ndarray,
-                       margins: np.ndarray) -> list[np.ndarray]:
+                       margins: np.ndarray, taus: tuple[float, ...] = MARGIN_TAUS
+                       ) -> list[np.ndarray]:
     """Hinge loss: ``a = C`` below the margin set, 0 above it, bounded least squares of
-    ``w = X^T (a y)`` on it, for each width in :data:`MARGIN_TAUS` (distinct sets only)."""
+    ``w = X^T (a y)`` on it, for each width in ``taus`` (distinct sets only)."""
     from scipy.optimize import lsq_linear
 
     points, seen = [], set()
-    for tau in MARGIN_TAUS:
+    for tau in taus:
         low = margins < 1.0 - tau
         mid = np.flatnonzero(np.abs(margins - 1.0) <= tau)
         key = (low.tobytes(), mid.tobytes())
@@ -647,6 +648,7 @@ def certify_liblinear(
     loss: str = "squared_hinge",
     penalty: str = "l2",
     alpha: np.ndarray | None = None,
+    margin_fits: bool = True,
 ) -> Certificate:
     r"""The :class:`Certificate` of ``w`` in LIBLINEAR's primal SVM problem, in float64.
 
@@ -677,7 +679,8 @@ def certify_liblinear(
     of stationarity: ``max_i |x_i . (w - u)|`` for l2 (all in units of ``y f``, like SVC's
     ``m - M``); ``max_j dist(u_j, d|w_j|)`` for l1 (per unit of ``w``). With the KKT map it is
     ``max_i |x_i . grad P(w)|``. ``b`` is NaN (the bias is inside ``w``), ``feasibility`` 0 (the
-    dual points are feasible by construction).
+    dual points are feasible by construction). ``margin_fits=False`` (a solver's own ``alpha``
+    given) tries the hinge's ``tau = 0`` point only: O(nnz) but for the exact-margin fit.
     """
     w = np.asarray(w, dtype=np.float64).ravel()
     y = np.asarray(y, dtype=np.float64)
@@ -688,7 +691,8 @@ def certify_liblinear(
     with np.errstate(over="ignore", invalid="ignore"):
         primal, margins = liblinear_objectives(w, X, y, C, loss, penalty)
         if loss == "hinge":
-            points = _hinge_dual_points(w, X, y, C, margins)
+            taus = MARGIN_TAUS if margin_fits or alpha is None else MARGIN_TAUS[:1]
+            points = _hinge_dual_points(w, X, y, C, margins, taus)
         else:
             points = [2.0 * C * np.maximum(0.0, 1.0 - margins)]
         if alpha is not None:

@@ -31,6 +31,7 @@ __all__ = [
     "PolytopeSolution",
     "HullPairSolution",
     "PerceptronResult",
+    "LiblinearSolution",
     "recover_intercept",
     "adopt_svm_solution",
     "join_messages",
@@ -448,6 +449,82 @@ class PerceptronResult(_Frozen):
     def predict(self, X_new: Any) -> np.ndarray:
         """Labels ``+1`` where ``f(x) > 0`` and ``-1`` elsewhere."""
         return _predict(self, X_new)
+
+
+@dataclass(frozen=True, eq=False)
+class LiblinearSolution(_Frozen):
+    """An answer of LIBLINEAR's SVM problem (``LinearSVC``'s): ``min R(w~) + sum_i C_i
+    l(y_i w~ . x~_i)`` over the rows ``x~_i = (x_i, s)``, ``s = intercept_scaling`` (``x_i``
+    alone without an intercept; :mod:`maxmargin.formulations.liblinear`).
+
+    Attributes
+    ----------
+    w : (d,) array
+        The feature weights (``coef_``).
+    b : float
+        The intercept ``s v`` (``intercept_``; 0 without an intercept).
+    w_tilde : (d + 1,) or (d,) array
+        The weights LIBLINEAR regularises (``v = b / s`` last, with an intercept).
+    alpha : (n,) array
+        The dual point of the certificate's bound (the constraint duals; a dual solver's own
+        variables).
+    primal_objective, dual_objective : float
+        ``P(w~)`` and the certificate's lower bound ``D``.
+    status : str
+        ``"optimal"`` (certified), ``"inaccurate"``, ``"max_iter"`` or ``"solver_error"``.
+    iterations : int
+    method : str
+        ``"cvxpy/liblinear_primal/<SOLVER>"``, ``"dcd/<loss>"``.
+    certificate : Certificate
+        :func:`~maxmargin.certificate.certify_liblinear` of ``w~``.
+    loss, penalty : str
+    intercept_scaling : float or None
+        ``s``; None without an intercept.
+    message : str
+    runtime : float
+        Wall-clock seconds (not part of any comparison).
+    C : float
+        NaN when not recorded.
+    tol : float
+        The relative gap the producer was asked to meet (NaN when unknown).
+    history : mapping of str to arrays
+        Per-check records (possibly empty).
+    """
+
+    w: np.ndarray
+    b: float
+    w_tilde: np.ndarray
+    alpha: np.ndarray
+    primal_objective: float
+    dual_objective: float
+    status: str
+    iterations: int
+    method: str
+    certificate: Certificate | None
+    loss: str
+    penalty: str
+    intercept_scaling: float | None
+    message: str = ""
+    runtime: float = math.nan
+    C: float = math.nan
+    tol: float = math.nan
+    history: Mapping[str, np.ndarray] = field(default_factory=dict)
+    _ARRAYS: ClassVar[tuple[str, ...]] = ("w", "w_tilde", "alpha")
+
+    def __post_init__(self) -> None:
+        _check_status(self.status, SVM_STATUSES)
+        self._freeze()
+        for name in ("b", "primal_objective", "dual_objective", "C", "tol"):
+            object.__setattr__(self, name, float(getattr(self, name)))
+        object.__setattr__(self, "iterations", int(self.iterations))
+
+    def decision_function(self, X_new: Any) -> np.ndarray:
+        """``w . x + b``."""
+        return np.asarray(check_X_new(X_new, self.w.shape[0]) @ self.w).ravel() + self.b
+
+    def predict(self, X_new: Any) -> np.ndarray:
+        """Labels ``+1`` where ``w . x + b > 0`` and ``-1`` elsewhere."""
+        return np.where(self.decision_function(X_new) > 0, 1.0, -1.0)
 
 
 def infeasible_svm(

@@ -110,6 +110,20 @@ SMO_TOL = 1e-3
 GILBERT_TOL = 1e-6
 MDM_TOL = 1e-8
 WOLFE_TOL = 1e-8
+#: Dual coordinate descent (``dcd``): the relative duality gap its float64 certificate must
+#: meet (issue 43's target at the defaults; ``tol=1e-6`` on request).
+DCD_TOL = 1e-3
+#: ``dcd``: the first projected-gradient tolerance of its stop rule ``PGmax - PGmin <= eps``
+#: (LIBLINEAR's default ``eps`` for its dual solvers); divided by :data:`DCD_PG_SHRINK` each
+#: time the certificate that follows a stop does not meet ``tol``.
+DCD_PG_TOL = 0.1
+DCD_PG_SHRINK = 10.0
+#: ``dcd_svc``: the inner solves at a fixed bias stop at ``PGmax - PGmin <= DCD_SVC_EPS * tol``
+#: (the same units as ``m - M``, with room for the balancing of ``alpha``).
+DCD_SVC_EPS = 0.25
+#: ``dcd_svc``: the bias column ``s`` of its inner problems (penalty ``rho = s^2`` of the
+#: method of multipliers on ``y . alpha = 0``).
+DCD_SVC_SCALING = 1.0
 
 # --- numerical thresholds ----------------------------------------------------------------------
 
