@@ -25,13 +25,22 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 
 
 def __getattr__(name: str) -> object:
-    """``maxmargin.MaxMarginClassifier``, ``maxmargin.certify``, ``maxmargin.certify_dual`` and
-    ``maxmargin.ConvergenceWarning`` are imported on first use (they pull in scikit-learn, and
+    """``maxmargin.MaxMarginClassifier``, ``maxmargin.MaxMarginLinearClassifier``,
+    ``maxmargin.certify``, ``maxmargin.certify_dual`` and ``maxmargin.ConvergenceWarning`` are
+    imported on first use (they pull in scikit-learn, and
     the estimator every solver)."""
     if name == "MaxMarginClassifier":
         from maxmargin.estimators import MaxMarginClassifier
 
         return MaxMarginClassifier
+    if name in ("MaxMarginNuClassifier", "MaxMarginOneClass"):
+        import maxmargin.nu_estimators as nu_module
+
+        return getattr(nu_module, name)
+    if name == "MaxMarginLinearClassifier":
+        from maxmargin.linear_estimator import MaxMarginLinearClassifier
+
+        return MaxMarginLinearClassifier
     if name in ("certify", "certify_dual"):  # certifying a fitted model pulls in scikit-learn
         import maxmargin.certify_models as module
 
@@ -49,6 +58,9 @@ __all__ = [
     "Kernel",
     "LinearKernel",
     "MaxMarginClassifier",
+    "MaxMarginLinearClassifier",
+    "MaxMarginNuClassifier",
+    "MaxMarginOneClass",
     "PerceptronResult",
     "PolyKernel",
     "PolytopeSolution",

@@ -207,3 +207,7 @@ def preset_for(tol: float, method: str = "") -> Tolerances:
     if method.split("/")[0] == "gilbert" or not math.isfinite(tol) or tol > 1e-3:
         return LOOSE
     return TIGHT if tol <= 1e-6 else MEDIUM
+
+#: ``MaxMarginLinearClassifier``: the smallest relative duality gap its ``tol`` asks of a
+#: problem's certificate (below it the float64 objectives' round-off decides, not the solver).
+LINEAR_GAP_FLOOR = 1e-14

@@ -1,0 +1,70 @@
+"""MaxMarginNuClassifier and MaxMarginOneClass against scikit-learn's NuSVC and OneClassSVM
+(LIBSVM at a tight tolerance), their certificates, feasibility and bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris, make_classification
+from sklearn.svm import NuSVC, OneClassSVM
+
+from maxmargin import MaxMarginNuClassifier, MaxMarginOneClass
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("nu", [0.2, 0.5])
+def test_nu_classifier_matches_nusvc_in_libsvm_units(kernel, nu) -> None:
+    X, y = load_iris(return_X_y=True)
+    ours = MaxMarginNuClassifier(kernel=kernel, nu=nu, decision_function_shape="ovo").fit(X, y)
+    peer = NuSVC(kernel=kernel, nu=nu, tol=1e-10, decision_function_shape="ovo").fit(X, y)
+    assert all(s.status == "optimal" for s in ours.solutions_)
+    mine, theirs = ours.decision_function(X), peer.decision_function(X)
+    for col in range(theirs.shape[1]):  # f / rho with (b, rho) anywhere in an interval when
+        a, b = mine[:, col], theirs[:, col]  # a class has no free alpha: up to c f + s
+        (c, shift), *_ = np.linalg.lstsq(np.column_stack([b, np.ones_like(b)]), a, rcond=None)
+        assert 0.95 < c < 1.05 and abs(shift) < 0.05
+        np.testing.assert_allclose(a, c * b + shift, atol=1e-4 * np.abs(b).max())
+    assert (ours.predict(X) == peer.predict(X)).mean() >= 0.98
+    assert ours.dual_coef_.shape[0] == peer.dual_coef_.shape[0]
+
+
+def test_infeasible_nu_is_refused_before_any_kernel_work() -> None:
+    X, y = make_classification(n_samples=40, weights=[0.9], random_state=0)
+    called = []
+
+    def kernel(A, B):
+        called.append(1)
+        return A @ B.T
+
+    with pytest.raises(ValueError, match="nu_max"):
+        MaxMarginNuClassifier(nu=0.9, kernel=kernel).fit(X, y)
+    assert not called
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("nu", [0.1, 0.5])
+def test_one_class_matches_oneclasssvm(kernel, nu) -> None:
+    X, _ = make_classification(n_samples=80, n_features=4, random_state=1)
+    ours = MaxMarginOneClass(kernel=kernel, nu=nu).fit(X)
+    peer = OneClassSVM(kernel=kernel, nu=nu, tol=1e-7).fit(X)  # linear: 1e-10 runs for ages
+    assert ours.solution_.status == "optimal"
+    scale = max(1.0, float(np.abs(peer.score_samples(X)).max()))
+    np.testing.assert_allclose(ours.offset_, peer.offset_, rtol=1e-3, atol=1e-5 * scale)
+    np.testing.assert_allclose(ours.decision_function(X), peer.decision_function(X),
+                               atol=1e-3 * scale)
+    np.testing.assert_allclose(ours.score_samples(X) - ours.offset_, ours.decision_function(X))
+    outliers = np.mean(ours.decision_function(X) < -1e-8 * scale)  # margin errors
+    assert outliers <= nu + 1e-9  # the nu-property: at most a nu fraction
+
+
+@pytest.mark.parametrize("est, kw, match", [
+    (MaxMarginOneClass, dict(nu=1.5), "`nu`"),
+    (MaxMarginOneClass, dict(nu=0.0), "`nu`"),
+    (MaxMarginOneClass, dict(solver="smo"), "`solver`"),
+    (MaxMarginNuClassifier, dict(nu=-0.1), "`nu`"),
+    (MaxMarginNuClassifier, dict(class_weight={0: 2.0, 1: 1.0}), "weigh"),
+])
+def test_bad_input_is_refused(est, kw, match) -> None:
+    X, y = make_classification(n_samples=30, random_state=2)
+    with pytest.raises(ValueError, match=match):
+        est(**kw).fit(X, y)
