@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 
-from maxmargin._jit import HELPER, njit
 from maxmargin.kernels import Kernel, LinearKernel
 from maxmargin.tolerances import PRIMAL_RESCALE_BAND
 
@@ -221,53 +220,35 @@ def minimise_hinge_over_b(r: np.ndarray, y: np.ndarray, c: np.ndarray) -> float:
     """The ``b`` minimising ``h(b) = sum_{y_i=+1} c_i (r_i - b)_+ + sum_{y_i=-1} c_i (b - r_i)_+``.
 
     ``h`` is convex and piecewise linear with kinks at the ``r_i = y_i - g_i``, so its minimum is
-    at a kink: every kink is evaluated with sorted prefix sums, ``O(n log n)`` (the sort by
-    NumPy: a compiled sort would cost seconds of compile time on first use).
+    at a kink. With each class's kinks sorted and the prefix sums ``S_k = sum_{q<k} c_q r_q``,
+    ``W_k = sum_{q<k} c_q`` (in order: NumPy's ``cumsum``), ``k = #{r+ <= b}`` and
+    ``j = #{r- < b}`` (``searchsorted``), ``h(b) = (S+_P - S+_k) - (W+_P - W+_k) b + W-_j b -
+    S-_j`` at every kink (the positives', then the negatives'), ``O(n log n)``; the first
+    smallest is kept (the first kink where ``h`` is NaN, if any). NumPy, not compiled: the
+    batch's compiled twin (:mod:`maxmargin.algorithms.smo.summary`) gives the same bits.
     """
     r, y = (np.ascontiguousarray(a, dtype=np.float64) for a in (r, y))
     c = np.broadcast_to(np.asarray(c, dtype=np.float64), r.shape)
     pos, neg = y > 0, y < 0
-    rp, rn = r[pos], r[neg]
-    order_p, order_n = np.argsort(rp), np.argsort(rn)
-    sums = np.empty((4, max(rp.shape[0], rn.shape[0]) + 1))
-    return float(_hinge_minimiser(rp[order_p], np.ascontiguousarray(c[pos][order_p]),
-                                  rn[order_n], np.ascontiguousarray(c[neg][order_n]), sums))
-
-
-@njit(**HELPER)
-def _hinge_minimiser(rp: np.ndarray, cp: np.ndarray, rn: np.ndarray, cn: np.ndarray,
-                     sums: np.ndarray) -> float:
-    """:func:`minimise_hinge_over_b` on each class's kinks, sorted, with their weights: prefix
-    sums of ``c r`` and ``c`` (in the rows of ``sums``, at least ``max(P, N) + 1`` long); ``h``
-    at every kink (the positives', then the negatives', in sorted order; the positions in the
-    sorted kinks, NumPy's ``searchsorted``, by sweeps), the first smallest kept (a NaN, if any,
-    as NumPy's ``argmin`` would)."""
-    P, N = rp.shape[0], rn.shape[0]
-    crp, cp_sum = sums[0, : P + 1], sums[1, : P + 1]
-    crn, cn_sum = sums[2, : N + 1], sums[3, : N + 1]
-    crp[0] = cp_sum[0] = crn[0] = cn_sum[0] = 0.0
-    for k in range(P):
-        crp[k + 1] = crp[k] + cp[k] * rp[k]
-        cp_sum[k + 1] = cp_sum[k] + cp[k]
-    for k in range(N):
-        crn[k + 1] = crn[k] + cn[k] * rn[k]
-        cn_sum[k + 1] = cn_sum[k] + cn[k]
-    best, best_b = np.inf, np.nan
-    for side in range(2):
-        kinks = rp if side == 0 else rn
-        k = j = 0  # kinks ascend: so do #{rp <= b} and #{rn < b}
-        for q in range(kinks.shape[0]):
-            b = kinks[q]
-            while k < P and rp[k] <= b:
-                k += 1
-            while j < N and rn[j] < b:
-                j += 1
-            h = ((crp[P] - crp[k]) - (cp_sum[P] - cp_sum[k]) * b) + (cn_sum[j] * b - crn[j])
-            if np.isnan(h):
-                return b
-            if h < best or (side == 0 and q == 0):
-                best, best_b = h, b
-    return best_b
+    order_p, order_n = np.argsort(r[pos]), np.argsort(r[neg])
+    rp, cp = r[pos][order_p], c[pos][order_p]
+    rn, cn = r[neg][order_n], c[neg][order_n]
+    crp, cp_sum = (np.concatenate(([0.0], np.cumsum(v))) for v in (cp * rp, cp))
+    crn, cn_sum = (np.concatenate(([0.0], np.cumsum(v))) for v in (cn * rn, cn))
+    kinks = np.concatenate((rp, rn))
+    if kinks.size == 0:
+        return math.nan
+    k = np.searchsorted(rp, kinks, side="right")
+    j = np.searchsorted(rn, kinks, side="left")
+    with np.errstate(invalid="ignore", over="ignore"):
+        h = ((crp[-1] - crp[k]) - (cp_sum[-1] - cp_sum[k]) * kinks) + (cn_sum[j] * kinks - crn[j])
+    nan = np.flatnonzero(np.isnan(h))
+    if nan.size:
+        return float(kinks[nan[0]])
+    best = int(np.argmin(h))
+    if rp.size == 0 and h[best] == math.inf:
+        return math.nan
+    return float(kinks[best])
 
 
 def rescaled_primal(vKv: float, margins: np.ndarray, c: np.ndarray, primal: float) -> float:

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from maxmargin.algorithms import gilbert_svm, kernel_perceptron, perceptron, smo
+from maxmargin.algorithms import dcd_svc, gilbert_svm, kernel_perceptron, perceptron, smo
 from maxmargin.algorithms.gilbert import NEAREST_POINT_METHODS
 from maxmargin.formulations import svm_dual
 from maxmargin.kernels import Kernel
@@ -133,6 +133,17 @@ def _smo(X: Any, y: np.ndarray, *, C: float | None, kernel: Kernel, tol: float |
                max_iter=max_iter, sample_weight=w, **options)
 
 
+def _dcd_svc(X: Any, y: np.ndarray, *, C: float | None, kernel: Kernel,
+             tol: float | None = None, max_iter: int | None = None, sample_weight: Any = None,
+             **options: Any) -> SVMSolution:
+    if kernel.name != "linear" or C is None:
+        raise ValueError(f"`kernel`/`C`: method 'dcd_svc' solves the linear soft margin only; "
+                         f"got kernel={kernel.describe()!r}, C={C!r}.")
+    C, w = _weights(C, sample_weight)
+    return dcd_svc(X, y, C, sample_weight=w, tol=SMO_TOL if tol is None else tol,
+                   max_iter=max_iter, **options)
+
+
 def _cvxpy(X: Any, y: np.ndarray, *, C: float | None, kernel: Kernel, tol: float | None = None,
            max_iter: int | None = None, sample_weight: Any = None, **options: Any
            ) -> SVMSolution:
@@ -220,6 +231,9 @@ for _spec in (
                kernels=("linear",)),
     MethodSpec("kernel_perceptron", _kernel_perceptron, "perceptron", "the kernel (dual) "
                "perceptron"),
+    MethodSpec("dcd_svc", _dcd_svc, "svm", "dual coordinate descent on the linear SVC problem "
+               "(w kept explicitly; y . alpha = 0 by the method of multipliers)",
+               kernels=("linear",), sparse=True, sample_weight=True, default_tol=SMO_TOL),
     MethodSpec("cvxpy", _cvxpy, "svm", "the CVXPY dual oracle (Clarabel, certified)",
                sparse=True, sample_weight=True, family="oracle"),
 ):

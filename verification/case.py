@@ -20,6 +20,7 @@ import numpy as np
 from maxmargin._validation import check_choice, check_positive, check_Xy
 from maxmargin.datasets import binary_problems
 from maxmargin.kernels import Kernel, make_kernel, own_points
+from maxmargin.tolerances import REFERENCE_LINEAR_KKT
 
 __all__ = ["Answer", "Case", "make_case", "case_methods", "data_cases", "select", "SUITES",
            "AREAS", "DATA_METHODS", "DATA_DEFAULT", "REFERENCES", "plan_reference",
@@ -31,19 +32,20 @@ AREAS = (
     "theorems", "random", "data",
 )
 #: Methods that judge any data by the float64 certificate and weak duality against the oracle.
-DATA_METHODS = ("oracle", "smo", "smo/tight", "smo/platt/certified", "primal/certified")
+DATA_METHODS = ("oracle", "smo", "smo/tight", "smo/platt/certified", "primal/certified",
+                "dcd_svc")
 #: The ones a data run uses unless told otherwise (SMO at SVC's tol 1e-3; the others can take
 #: millions of iterations on unscaled data).
 DATA_DEFAULT = ("oracle", "smo", "primal/certified")
 #: The ground truths a case can have (:func:`plan_reference`).
-REFERENCES = ("oracle", "smo")
+REFERENCES = ("oracle", "smo", "dcd")
 #: The CVXPY oracle takes problems whose Gram matrix has at most this many rows (its
 #: eigendecomposition and the interior-point steps cost O(n^3); 2,500 rows take seconds).
 ORACLE_MAX_GRAM_N = 2500
 #: ... or, linear kernel on dense data with d <= n, at most this many entries of the data.
 ORACLE_MAX_FACTOR = 20_000_000
 #: SMO is left out of a data run's defaults for linear problems of more rows than this.
-SMO_LINEAR_MAX_ROWS = 50_000
+SMO_LINEAR_MAX_ROWS = 10_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -219,7 +221,8 @@ def data_cases(
         params["degree"] = int(params["degree"])
     if kern.name == "rbf":
         params = {"gamma": params["gamma"]}
-    allowed = tuple(m for m in DATA_METHODS if m != "primal/certified" or kern.name == "linear")
+    linear_only = ("primal/certified", "dcd_svc")
+    allowed = tuple(m for m in DATA_METHODS if m not in linear_only or kern.name == "linear")
     chosen = tuple(m for m in DATA_DEFAULT if m in allowed) if methods is None else tuple(methods)
     for m in chosen:
         if m not in allowed:
@@ -266,6 +269,9 @@ def plan_reference(X: Any, kernel_name: str) -> tuple[str, str]:
                           f"({_gram_bytes(n) / 2**20:.0f} MB)")
     need = (f"a {n} x {d} factor" if dense_linear else
             f"the {n} x {n} Gram matrix ({_gram_bytes(n) / 2**30:.1f} GB) and its eigenvectors")
+    if kernel_name == "linear":  # the n x d data suffice: the certified linear solver
+        return "dcd", (f"reference: dcd_svc (certified linear solver) to m - M <= "
+                       f"{REFERENCE_LINEAR_KKT:g} (the CVXPY oracle would need {need})")
     return "smo", f"reference: float64 SMO to tol 1e-9 (the CVXPY oracle would need {need})"
 
 

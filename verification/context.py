@@ -15,13 +15,13 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from maxmargin.algorithms import smo
+from maxmargin.algorithms import dcd_svc, smo
 from maxmargin.certificate import Certificate, certify_svm
 from maxmargin.formulations import hard_margin_primal, hinge_loss, soft_margin_primal, svm_dual
 from maxmargin.formulations._common import c_output_silenced
 from maxmargin.kernels import Kernel
 from maxmargin.results import SVMSolution
-from maxmargin.tolerances import REFERENCE_KKT
+from maxmargin.tolerances import REFERENCE_KKT, REFERENCE_LINEAR_KKT
 from maxmargin.verification.bounds import BoundCheck
 from maxmargin.verification.case import Case
 from maxmargin.verification.crosscheck import CrossCheck
@@ -95,7 +95,11 @@ class Context:
         if self._oracle is None:
             c = self.case
             try:
-                if c.reference == "smo":
+                if c.reference == "dcd":
+                    sol = dcd_svc(c.X, c.y, C=c.C, tol=REFERENCE_LINEAR_KKT)
+                    self._oracle = dataclasses.replace(
+                        sol, method=f"{sol.method} (reference: tol {REFERENCE_LINEAR_KKT:g})")
+                elif c.reference == "smo":
                     sol = smo(c.X, c.y, C=c.C, kernel=self.kernel, tol=REFERENCE_KKT,
                               precision="double")
                     self._oracle = dataclasses.replace(

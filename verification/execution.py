@@ -176,8 +176,8 @@ class _Reference:
 
 
 def _reference_name(case: Case) -> str:
-    return ("the reference (float64 SMO)" if case.reference == "smo"
-            else "the reference (the CVXPY oracle)")
+    return {"smo": "the reference (float64 SMO)", "dcd": "the reference (dcd_svc)"}.get(
+        case.reference, "the reference (the CVXPY oracle)")
 
 
 def failed_row(case: Case, method: Method, why: str, elapsed: float) -> tuple[Row, float]:

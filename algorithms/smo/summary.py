@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from maxmargin._jit import njit
-from maxmargin.certificate import Certificate, _hinge_minimiser, relative_gap, rescaled_primal
+from maxmargin.certificate import Certificate, relative_gap, rescaled_primal
 
 __all__ = ["Summary", "summarise"]
 
@@ -87,9 +87,46 @@ def _one_pass(alpha: np.ndarray, y: np.ndarray, g: np.ndarray, upper: np.ndarray
 
 
 @njit
+def _hinge_minimiser(rp: np.ndarray, cp: np.ndarray, rn: np.ndarray, cn: np.ndarray,
+                     sums: np.ndarray) -> float:
+    """:func:`~maxmargin.certificate.minimise_hinge_over_b` compiled, bit for bit, on each
+    class's kinks, sorted, with their weights: prefix sums of ``c r`` and ``c`` (in the rows
+    of ``sums``, at least ``max(P, N) + 1`` long); ``h`` at every kink (the positives', then
+    the negatives', in sorted order; the positions in the sorted kinks, NumPy's
+    ``searchsorted``, by sweeps), the first smallest kept (a NaN, if any, as NumPy's
+    ``argmin`` would)."""
+    P, N = rp.shape[0], rn.shape[0]
+    crp, cp_sum = sums[0, : P + 1], sums[1, : P + 1]
+    crn, cn_sum = sums[2, : N + 1], sums[3, : N + 1]
+    crp[0] = cp_sum[0] = crn[0] = cn_sum[0] = 0.0
+    for k in range(P):
+        crp[k + 1] = crp[k] + cp[k] * rp[k]
+        cp_sum[k + 1] = cp_sum[k] + cp[k]
+    for k in range(N):
+        crn[k + 1] = crn[k] + cn[k] * rn[k]
+        cn_sum[k + 1] = cn_sum[k] + cn[k]
+    best, best_b = np.inf, np.nan
+    for side in range(2):
+        kinks = rp if side == 0 else rn
+        k = j = 0  # kinks ascend: so do #{rp <= b} and #{rn < b}
+        for q in range(kinks.shape[0]):
+            b = kinks[q]
+            while k < P and rp[k] <= b:
+                k += 1
+            while j < N and rn[j] < b:
+                j += 1
+            h = ((crp[P] - crp[k]) - (cp_sum[P] - cp_sum[k]) * b) + (cn_sum[j] * b - crn[j])
+            if np.isnan(h):
+                return b
+            if h < best or (side == 0 and q == 0):
+                best, best_b = h, b
+    return best_b
+
+
+@njit
 def _sorted_minimiser(work: np.ndarray, n_pos: int, n_neg: int, order_p: np.ndarray,
                       order_n: np.ndarray) -> float:
-    """:func:`~maxmargin.certificate._hinge_minimiser` on the kinks and bounds of ``work``'s
+    """:func:`_hinge_minimiser` on the kinks and bounds of ``work``'s
     rows 2 to 5 taken in the orders ``order_p`` and ``order_n`` (gathered into rows 6 to 9;
     rows 2 to 5 then hold its prefix sums: ``n_pos, n_neg < n`` when both classes are
     there)."""
