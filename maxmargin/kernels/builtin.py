@@ -24,6 +24,8 @@ from maxmargin.kernels.formulas import (
     KIND_POLY,
     KIND_RBF,
     KIND_SIGMOID,
+    cancelled,
+    expanded_distance,
     finish_block,
     finish_values,
 )
@@ -40,8 +42,8 @@ def _rbf_weighted_rows(
     """``out[i] = sum_j coef_j exp(-gamma ||a_i - b_j||^2)`` from the products ``D = A B^T``.
 
     ``||a - b||^2 = a.a + b.b - 2 a.b``; where that is below ``CANCEL_RTOL (a.a + b.b)`` (near
-    duplicates) it is recomputed from the differences, as :meth:`RBFKernel._block` does. One
-    pass over each row of ``D``.
+    duplicates: :func:`~maxmargin.kernels.formulas.cancelled`) it is recomputed from the
+    differences, as :meth:`RBFKernel._block` does. One pass over each row of ``D``.
     """
     k = D.shape[1]
     d2 = np.empty(k)
@@ -51,19 +53,17 @@ def _rbf_weighted_rows(
         a2_i = a2[i]
         near = False
         for j in range(k):
-            v = a2_i + b2[j] - 2.0 * row[j]
+            v = expanded_distance(row[j], a2_i, b2[j])
             d2[j] = v
-            near |= v < CANCEL_RTOL * (a2_i + b2[j])
+            near |= cancelled(v, a2_i, b2[j])
         if near:
             for j in range(k):
-                if d2[j] < CANCEL_RTOL * (a2_i + b2[j]):
+                if cancelled(d2[j], a2_i, b2[j]):
                     s = 0.0
                     for f in range(A.shape[1]):
                         t = A[i, f] - B[j, f]
                         s += t * t
                     d2[j] = s
-        for j in range(k):
-            d2[j] = max(d2[j], 0.0)
         # int64, not literals: the one specialisation every caller shares
         finish_values(np.int64(KIND_RBF), gamma, 0.0, np.int64(1), d2, bits)
         s = 0.0

@@ -4,7 +4,7 @@
 name       K(x, z)                                kind  from
 =========  =====================================  ====  ======================================
 linear     x . z                                  0     ``x . z``
-rbf        exp(-gamma ||x - z||^2)                1     ``||x - z||^2`` (clamped at 0)
+rbf        exp(-gamma ||x - z||^2)                1     ``||x - z||^2`` (see below)
 poly       (gamma x . z + coef0)^degree           2     ``x . z``
 sigmoid    tanh(gamma x . z + coef0)              3     ``x . z``
 =========  =====================================  ====  ======================================
@@ -15,6 +15,14 @@ row sums of the certificate and of prediction -- computes the inner products (or
 distances) its own way and then calls :func:`finish_values` (or :func:`kernel_entry` for one
 value), so the formulas exist once. ``KIND_GRAM`` (4) marks a Q-matrix that reads a stored Gram
 matrix (precomputed, callable and string kernels).
+
+An rbf squared distance comes from the inner product and the squared norms,
+:func:`expanded_distance` ``= max(a.a + b.b - 2 a.b, 0)``, except where that has cancelled
+(:func:`cancelled`: below ``CANCEL_RTOL (a.a + b.b)``, near duplicates): there it is summed
+from the differences ``sum_f (a_f - b_f)^2`` in feature order (symmetric in ``a``, ``b``, 0 for
+a point and itself), in every path that evaluates the kernel from norms (the kernel objects'
+blocks and sums, the Q-matrix's columns and entries), so a large ``gamma`` does not amplify the
+expansion's round-off.
 
 The RBF exponential is :func:`exp_nonpositive`: range reduction and a degree-13 Taylor
 polynomial, float64-accurate, and, unlike ``math.exp``, it vectorises.
@@ -27,11 +35,12 @@ import math
 import numpy as np
 
 from maxmargin._jit import ENTRY, HELPER, INLINE, INTERNAL, njit
+from maxmargin.tolerances import CANCEL_RTOL
 
 __all__ = [
     "KIND_LINEAR", "KIND_RBF", "KIND_POLY", "KIND_SIGMOID", "KIND_GRAM", "KINDS",
     "exp_nonpositive", "exp_scaled_inplace", "finish_values", "finish_block", "kernel_entry",
-    "power",
+    "power", "expanded_distance", "cancelled",
 ]
 
 KIND_LINEAR, KIND_RBF, KIND_POLY, KIND_SIGMOID, KIND_GRAM = 0, 1, 2, 3, 4
@@ -122,13 +131,28 @@ def finish_block(kind: int, gamma: float, coef0: float, degree: int, block: np.n
 
 
 @njit(**HELPER)
-def kernel_entry(kind: int, gamma: float, coef0: float, degree: int, dot: float, sq_a: float,
-                 sq_b: float) -> float:
-    """One kernel value from ``dot = a . b`` and the squared norms (``math.exp`` for rbf)."""
+def kernel_entry(kind: int, gamma: float, coef0: float, degree: int, value: float) -> float:
+    """One kernel value from ``value = a . b`` (``||a - b||^2`` for rbf), as
+    :func:`finish_values` (``math.exp`` for rbf)."""
     if kind == KIND_RBF:
-        return math.exp(-gamma * max(sq_a + sq_b - 2.0 * dot, 0.0))
+        return math.exp(-gamma * value)
     if kind == KIND_POLY:
-        return power(gamma * dot + coef0, degree)
+        return power(gamma * value + coef0, degree)
     if kind == KIND_SIGMOID:
-        return math.tanh(gamma * dot + coef0)
-    return dot
+        return math.tanh(gamma * value + coef0)
+    return value
+
+
+@njit(**INLINE)
+def expanded_distance(dot: float, sq_a: float, sq_b: float) -> float:
+    """``||a - b||^2 = max(a.a + b.b - 2 a.b, 0)`` from ``dot = a . b`` and the squared norms
+    ``sq_a = a . a``, ``sq_b = b . b`` (to be replaced where :func:`cancelled`)."""
+    return max(sq_a + sq_b - 2.0 * dot, 0.0)
+
+
+@njit(**INLINE)
+def cancelled(d2: float, sq_a: float, sq_b: float) -> bool:
+    """Whether the :func:`expanded_distance` ``d2`` of ``a``, ``b`` has cancelled:
+    ``d2 < CANCEL_RTOL (a.a + b.b)`` (near duplicates). Such a distance is summed from the
+    differences instead (module docstring); never where ``a.a + b.b = 0``."""
+    return d2 < CANCEL_RTOL * (sq_a + sq_b)

@@ -16,8 +16,10 @@ columns of ``K``) and the kernel perceptron. How a column is computed depends on
   callable), is stored and its rows are read. Above :data:`GRAM_MAX_BYTES` it is refused.
 
 Inner products become kernel values in :func:`~maxmargin.kernels.formulas.finish_values`, the
-one implementation of the formulas. The sum over features runs in the same order for every
-column and every entry, so ``Q_ij = Q_ji`` bit for bit.
+one implementation of the formulas; rbf squared distances come from the squared norms except
+for near duplicates, whose expansion cancels: those are summed from the differences
+(:func:`_rbf_distances`, :func:`_near_distances`; every path). The sum over features runs in
+the same order for every column and every entry, so ``Q_ij = Q_ji`` bit for bit.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ from maxmargin.kernels.formulas import (
     KIND_POLY,
     KIND_RBF,
     KIND_SIGMOID,
+    cancelled,
+    expanded_distance,
     finish_values,
     kernel_entry,
 )
@@ -330,8 +334,8 @@ def _sparse_dot(qm: QMatrix, a: int, b: int) -> float:
 def _layout_dots(qm: QMatrix, XT: np.ndarray, sqT: np.ndarray, i: int, lo: int, hi: int,
                  out: np.ndarray) -> None:
     """``out[k - lo]`` for the layout positions ``lo <= k < hi`` (``t = order[k]``):
-    ``x_t . x_i`` (``||x_t - x_i||^2`` for rbf from the squared norms ``sqT``, clamped at 0),
-    or ``K_ti`` itself from a stored Gram matrix.
+    ``x_t . x_i`` (``||x_t - x_i||^2`` for rbf: :func:`_rbf_distances` with the squared norms
+    ``sqT``), or ``K_ti`` itself from a stored Gram matrix.
 
     Dense data: over the features ``XT`` with their norms ``sqT`` (``qm.XT``, ``qm.sqT``, or
     ``qm.XT32``, ``qm.sqT32`` for :func:`rounded_features`)
@@ -382,10 +386,74 @@ def _layout_dots(qm: QMatrix, XT: np.ndarray, sqT: np.ndarray, i: int, lo: int, 
                 xf = np.float64(XT[rest, c])
                 for k in range(m):
                     dots[k] += row[k] * xf
-    if qm.kind == KIND_RBF:
-        sq_i = sqT[qm.pos[i]]
-        for k in range(lo, hi):
-            out[k - lo] = max(sqT[k] + sq_i - 2.0 * out[k - lo], 0.0)
+    if qm.kind == KIND_RBF and _rbf_distances(sqT, qm.pos[i], lo, hi, out) > 0:
+        _near_distances(qm, XT, sqT, qm.pos[i], lo, hi, out)
+
+
+@njit(**INTERNAL)
+def _difference_distance(qm: QMatrix, XT: np.ndarray, a: int, b: int) -> float:
+    """``||x_s - x_t||^2 = sum_f (x_sf - x_tf)^2`` of the points at the layout positions ``a``,
+    ``b`` (``s = order[a]``, ``t = order[b]``), summed in feature order from their differences:
+    over the dense features ``XT`` (``qm.XT`` or ``qm.XT32``, its values in float64), or the
+    union of the two sparse rows' sorted non-zeros. The same terms in the same order either way
+    round, so it is symmetric in ``a``, ``b`` bit for bit."""
+    s = 0.0
+    if qm.indptr.shape[0] > 0:
+        p, p_end = qm.indptr[qm.order[a]], qm.indptr[qm.order[a] + 1]
+        q, q_end = qm.indptr[qm.order[b]], qm.indptr[qm.order[b] + 1]
+        while p < p_end or q < q_end:
+            ia = qm.indices[p] if p < p_end else -1
+            ib = qm.indices[q] if q < q_end else -1
+            if ib < 0 or (0 <= ia < ib):
+                e = qm.values[p]
+                p += 1
+            elif ia < 0 or ib < ia:
+                e = qm.values[q]
+                q += 1
+            else:
+                e = qm.values[p] - qm.values[q]
+                p += 1
+                q += 1
+            s += e * e
+        return s
+    for f in range(XT.shape[0]):
+        e = np.float64(XT[f, a]) - np.float64(XT[f, b])
+        s += e * e
+    return s
+
+
+@njit(inline="always")
+def _rbf_distances(sqT: np.ndarray, c: int, lo: int, hi: int, out: np.ndarray) -> int:
+    """``out[k - lo]``: ``x_t . x_c`` on entry, ``||x_t - x_c||^2`` on exit, for the layout
+    positions ``lo <= k < hi`` (``t = order[k]``) and ``c``: the
+    :func:`~maxmargin.kernels.formulas.expanded_distance` of the squared norms ``sqT``, in one
+    vectorised pass, 0 for the point itself (``k = c``: its differences are 0). Returns how
+    many other positions have :func:`~maxmargin.kernels.formulas.cancelled` (near duplicates);
+    where any have, the caller recomputes them by :func:`_near_distances` (no Q-matrix
+    argument here: passing one costs more than this pass over a block of positions)."""
+    sq_c = sqT[c]
+    sq, o = sqT[lo:hi], out[: hi - lo]  # slices: index-free loops vectorise
+    near = 0
+    for k in range(hi - lo):
+        v = expanded_distance(o[k], sq[k], sq_c)
+        o[k] = v
+        near += cancelled(v, sq[k], sq_c)
+    if lo <= c < hi and cancelled(out[c - lo], sq_c, sq_c):
+        out[c - lo] = 0.0
+        near -= 1
+    return near
+
+
+@njit(**INTERNAL)
+def _near_distances(qm: QMatrix, XT: np.ndarray, sqT: np.ndarray, c: int, lo: int, hi: int,
+                    out: np.ndarray) -> None:
+    """After :func:`_rbf_distances`: the distances ``out[k - lo]`` that have
+    :func:`~maxmargin.kernels.formulas.cancelled`, ``k != c``, summed from the differences
+    (:func:`_difference_distance` over ``XT``)."""
+    sq_c = sqT[c]
+    for k in range(lo, hi):
+        if k != c and cancelled(out[k - lo], sqT[k], sq_c):
+            out[k - lo] = _difference_distance(qm, XT, k, c)
 
 
 @njit(**INTERNAL)
@@ -560,14 +628,12 @@ def _pass_columns(qm: QMatrix, XT: np.ndarray, sqT: np.ndarray, cols: np.ndarray
                 a = acc[b]
                 for k in range(m):
                     a[k] += row[k] * xf
-        sqb, yb = sqT[b0:b1], qm.yT[b0:b1]
+        yb = qm.yT[b0:b1]
         for b in range(nb):
             i = cols[b]
             a = acc[b][:m]
-            if qm.kind == KIND_RBF:
-                sq_i = sqT[pos[i]]
-                for k in range(m):
-                    a[k] = max(sqb[k] + sq_i - 2.0 * a[k], 0.0)
+            if qm.kind == KIND_RBF and _rbf_distances(sqT, pos[i], b0, b1, a) > 0:
+                _near_distances(qm, XT, sqT, pos[i], b0, b1, a)
             finish_values(qm.kind, qm.gamma, qm.coef0, qm.degree, a, qm.bits[:m])
             out = data[offsets[b] + b0 : offsets[b] + b1]
             y_i = qm.y[i]
@@ -598,14 +664,12 @@ def _blas_fill(qm: QMatrix, cols: np.ndarray, nb: int, L: int, data: np.ndarray,
         for f in range(X.shape[1]):
             P[b, f] = X[cols[b], f]
     np.dot(P, qm.XT, D)  # BLAS dgemm, as NumPy
-    sqT, yT = qm.sqT, qm.yT
+    yT = qm.yT
     for b in range(nb):
         i = cols[b]
         values = D[b, :L]
-        if qm.kind == KIND_RBF:
-            sq_i = qm.sq[i]
-            for k in range(L):
-                values[k] = max(sqT[k] + sq_i - 2.0 * values[k], 0.0)
+        if qm.kind == KIND_RBF and _rbf_distances(qm.sqT, qm.pos[i], 0, L, values) > 0:
+            _near_distances(qm, qm.XT, qm.sqT, qm.pos[i], 0, L, values)
         finish_values(qm.kind, qm.gamma, qm.coef0, qm.degree, values, qm.bits[:L])
         out = data[offsets[b] : offsets[b] + L]
         y_i = qm.y[i]
@@ -616,7 +680,9 @@ def _blas_fill(qm: QMatrix, cols: np.ndarray, nb: int, L: int, data: np.ndarray,
 @njit(**INTERNAL)
 def kernel_value(qm: QMatrix, i: int, j: int) -> float:
     """One entry ``K(x_i, x_j)`` in float64
-    (:func:`~maxmargin.kernels.formulas.kernel_entry`)."""
+    (:func:`~maxmargin.kernels.formulas.kernel_entry`): ``x_i . x_j`` summed in feature order,
+    for rbf turned into ``||x_i - x_j||^2`` as the columns do (:func:`_rbf_distances`,
+    :func:`_near_distances`: the same distance, bit for bit)."""
     if qm.G.shape[0] > 0:
         return qm.G[i, j]
     if qm.indptr.shape[0] > 0:
@@ -626,21 +692,26 @@ def kernel_value(qm: QMatrix, i: int, j: int) -> float:
         s = 0.0
         for f in range(X.shape[1]):
             s += X[i, f] * X[j, f]
-    return kernel_entry(qm.kind, qm.gamma, qm.coef0, qm.degree, s, qm.sq[i], qm.sq[j])
+    if qm.kind == KIND_RBF:
+        s = expanded_distance(s, qm.sq[i], qm.sq[j])
+        if cancelled(s, qm.sq[i], qm.sq[j]):
+            s = _difference_distance(qm, qm.XT, qm.pos[i], qm.pos[j])
+    return kernel_entry(qm.kind, qm.gamma, qm.coef0, qm.degree, s)
 
 
 def diagonal(qm: QMatrix) -> np.ndarray:
     """``K(x_i, x_i)`` for every ``i`` (original order), from the same data as the columns:
     :func:`kernel_value`'s ``(i, i)`` entries, bit for bit. A dense ``x_i . x_i`` is ``sq[i]``
-    (:func:`_centre_transpose`' order), so dense linear data have ``sq`` itself and dense rbf data
-    1 (NaN where ``sq[i]`` is not finite), a stored Gram matrix its diagonal; the other kernels
-    and sparse data (a row's merge with itself: its squared values summed in order) are
-    computed by :func:`_diagonal`."""
+    (:func:`_centre_transpose`' order), so dense linear data have ``sq`` itself; rbf data 1
+    (a point's distance to itself cancels, and its differences are 0; NaN where ``sq[i]`` is
+    not finite), a stored Gram matrix its diagonal; the other kernels and sparse data (a row's
+    merge with itself: its squared values summed in order) are computed by
+    :func:`_diagonal`."""
     if qm.G.shape[0] > 0:
         return np.diagonal(qm.G).copy()
     if qm.indptr.shape[0] == 0 and qm.kind == KIND_LINEAR:
         return qm.sq.copy()
-    if qm.indptr.shape[0] == 0 and qm.kind == KIND_RBF:
+    if qm.kind == KIND_RBF:
         return np.where(np.isfinite(qm.sq + qm.sq), 1.0, np.nan)
     return _diagonal(qm.XT, qm.order, qm.indptr, qm.values, qm.sq, qm.kind, qm.gamma,
                      qm.coef0, qm.degree)
@@ -650,9 +721,10 @@ def diagonal(qm: QMatrix) -> np.ndarray:
 def _diagonal(XT: np.ndarray, order: np.ndarray, indptr: np.ndarray, values: np.ndarray,
               sq: np.ndarray, kind: int, gamma: float, coef0: float,
               degree: int) -> np.ndarray:
-    """:func:`diagonal` of poly and sigmoid dense data and of sparse data, from the Q-matrix's
-    arrays (a call unboxes these, not all of them); each dense ``x_i . x_i`` summed in feature
-    order (as :func:`kernel_value`), the points side by side in the layout ``XT``."""
+    """:func:`diagonal` of poly and sigmoid dense data and of sparse linear, poly and sigmoid
+    data, from the Q-matrix's arrays (a call unboxes these, not all of them); each dense
+    ``x_i . x_i`` summed in feature order (as :func:`kernel_value`), the points side by side in
+    the layout ``XT``."""
     n = sq.shape[0]
     out = np.empty(n)
     if indptr.shape[0] > 0:
@@ -660,7 +732,7 @@ def _diagonal(XT: np.ndarray, order: np.ndarray, indptr: np.ndarray, values: np.
             s = 0.0
             for p in range(indptr[i], indptr[i + 1]):
                 s += values[p] * values[p]
-            out[i] = kernel_entry(kind, gamma, coef0, degree, s, sq[i], sq[i])
+            out[i] = kernel_entry(kind, gamma, coef0, degree, s)
         return out
     dots = np.zeros(n)  # by layout position
     for f in range(XT.shape[0]):
@@ -669,7 +741,7 @@ def _diagonal(XT: np.ndarray, order: np.ndarray, indptr: np.ndarray, values: np.
             dots[k] += row[k] * row[k]
     for k in range(n):
         i = order[k]
-        out[i] = kernel_entry(kind, gamma, coef0, degree, dots[k], sq[i], sq[i])
+        out[i] = kernel_entry(kind, gamma, coef0, degree, dots[k])
     return out
 
 

@@ -21,10 +21,11 @@ from maxmargin.kernels.formulas import (
     KIND_POLY,
     KIND_RBF,
     KIND_SIGMOID,
+    cancelled,
+    expanded_distance,
     finish_values,
 )
 from maxmargin.kernels.qmatrix import QMatrix
-from maxmargin.tolerances import CANCEL_RTOL
 
 __all__ = [
     "weighted_sums", "has_weighted_sums", "SUM_BLOCK_VALUES", "SUM_CHUNK", "SUM_TILE_ROWS",
@@ -259,13 +260,13 @@ def _triangle_rows(kind: int, gamma: float, coef0: float, degree: int, D: np.nda
         if kind == KIND_RBF:
             a2_r = a2[r]
             for k in range(m):
-                t = a2_r + b2[r + k] - 2.0 * row[k]
-                if t < CANCEL_RTOL * (a2_r + b2[r + k]):  # near duplicates: from differences
+                t = expanded_distance(row[k], a2_r, b2[r + k])
+                if cancelled(t, a2_r, b2[r + k]):  # near duplicates: from differences
                     t = 0.0
                     for f in range(A.shape[1]):
                         e = A[r, f] - B[r + k, f]
                         t += e * e
-                v[k] = max(t, 0.0)
+                v[k] = t
         else:
             for k in range(m):
                 v[k] = row[k]
