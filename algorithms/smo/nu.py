@@ -17,9 +17,10 @@ offsets of the answer, in Schölkopf's scaling (``alpha = a / l``, resp. ``a / (
 **Tolerance.** The judge's ``kkt_violation`` is LIBSVM's ``m - M`` divided by its ``r`` (``l
 rho``, resp. ``nu l rho``): the violation in the units of the decision function LIBSVM returns,
 the equivalent C-SVC's. A run stops at LIBSVM's ``m - M < tol``; when the float64 certificate
-does not meet ``tol`` it continues from its ``alpha`` with the exact gradient and the stop
-``m - M < TOL_FRACTION tol r`` (``r`` from the certificate), in float64 from the second
-continuation on (at most ``MAX_ROUNDS``). The precision policy of the first run is
+does not meet ``tol`` it continues from its ``alpha`` with the exact gradient, the warm cache
+and the stop ``m - M < TOL_FRACTION tol r`` (``r`` from the certificate; at most
+``MAX_ROUNDS``); ``precision="auto"`` continues in float64 after the float32 floor stopped a
+run and from the second continuation on. The precision policy of the first run is
 :func:`~.precision.first_precision`'s; the exact finish of C-SVC does not apply.
 """
 
@@ -36,7 +37,7 @@ import maxmargin._validation as valid
 import maxmargin.certificate_nu as judge
 from maxmargin._threads import check_n_jobs
 from maxmargin.algorithms.smo.api import default_max_iter, problem_of
-from maxmargin.algorithms.smo.loops import MAX_ITER, record_final
+from maxmargin.algorithms.smo.loops import MAX_ITER, PRECISION, record_final
 from maxmargin.algorithms.smo.precision import PRECISIONS
 from maxmargin.algorithms.smo.result import status_and_message
 from maxmargin.algorithms.smo.solver import Options, Solver
@@ -118,17 +119,16 @@ def _solve(solver: NuSolver, first: str, precision: str, tol: float) -> tuple[in
     outcome = solver.solve(first)
     g, cert = solver.certify()
     phase = first
-    for _ in range(MAX_ROUNDS):
+    for rounds in range(MAX_ROUNDS):
         if cert.meets(tol) or outcome == MAX_ITER:
             break
         r = cert.margin * solver.scale
         target = TOL_FRACTION * tol * r if r > 0.0 and math.isfinite(r) else 0.0
         solver.set_tol(max(min(target, 0.5 * solver.st.tol), 1e-15 * solver.problem.radius2))
         solver.restart_from(g)
-        if precision == "auto" and phase != first:
-            phase = "double"
-        outcome = solver.solve(phase)
-        phase = "double" if precision == "auto" else phase
+        if precision == "auto" and (outcome == PRECISION or rounds > 0):
+            phase = "double"  # the float32 floor, or a second continuation: float64
+        outcome = solver.solve(phase, refine=True)  # the warm cache when of that dtype
         g, cert = solver.certify()
     return outcome, cert
 
@@ -149,7 +149,12 @@ def _result(solver: NuSolver, outcome: int, cert: Certificate, tol: float, preci
         rows = X - X.mean(axis=0) if not solver.one_class and isinstance(X, np.ndarray) else X
         w = np.zeros(X.shape[1]) if meet else np.asarray(rows.T @ v).ravel()
     iterations = int(st.scalars["iteration"])
-    gap = float(record_final(st, solver.cache))
+    gap = float(record_final(st, solver.cache))  # the history's last point; nu: by class
+    if not solver.one_class:  # max_s (m_s - M_s) over the classes (the loop ends unshrunk)
+        v = -st.yT * st.G
+        gap = max(float(np.max(v[st.in_up & cls], initial=-np.inf))
+                  + float(np.max(-v[st.in_low & cls], initial=-np.inf))
+                  for cls in (st.yT > 0, st.yT < 0))
     dtype = "float32" if solver.cache.data.dtype == np.float32 else "float64"
     stats = (f"{iterations} iterations ({' then '.join(solver.phases)} kernel cache), solver's "
              f"m - M = {gap:.3g} (LIBSVM's scaling); {cert.summary()}")
