@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 import maxmargin._validation as valid
-import maxmargin.certificate_nu as judge
+import maxmargin.certificate_nu as nu_judge
 from maxmargin._threads import check_n_jobs
 from maxmargin.algorithms.smo.api import default_max_iter, problem_of
 from maxmargin.algorithms.smo.loops import MAX_ITER, PRECISION, record_final
@@ -91,8 +91,8 @@ class NuSolver(Solver):
         """``alpha`` of the judge: ``a / scale``, projected onto the feasible set."""
         a = self.st.alpha / self.scale
         if self.one_class:
-            return judge.project_one_class(a, self.nu)
-        return judge.project_nu(a, self.problem.y, self.nu)
+            return nu_judge.project_one_class(a, self.nu)
+        return nu_judge.project_nu(a, self.problem.y, self.nu)
 
     def judge(self, g: np.ndarray) -> Certificate:
         """The ν judge's certificate of ``alpha / scale``, with ``g / scale`` when that
@@ -104,8 +104,8 @@ class NuSolver(Solver):
                and np.array_equal(self.schoelkopf(), alpha))
         gs = g / self.scale if own else None
         if self.one_class:
-            return judge.certify_one_class(alpha, self.user_X, self.nu, p.kernel, g=gs)
-        return judge.certify_nu_svm(alpha, self.user_X, p.y, self.nu, p.kernel, g=gs)
+            return nu_judge.certify_one_class(alpha, self.user_X, self.nu, p.kernel, g=gs)
+        return nu_judge.certify_nu_svm(alpha, self.user_X, p.y, self.nu, p.kernel, g=gs)
 
     def set_tol(self, tol: float) -> None:
         """The loop's stop ``m - M < tol`` (LIBSVM's scaling) from now on."""
@@ -141,7 +141,7 @@ def _result(solver: NuSolver, outcome: int, cert: Certificate, tol: float, preci
     p, st = solver.problem, solver.st
     alpha = solver.schoelkopf()
     X, l = solver.user_X, p.y.shape[0]
-    meet = judge.below_resolution(cert, alpha, 1.0 if solver.one_class else 0.5 * solver.nu)
+    meet = nu_judge.below_resolution(cert, alpha, 1.0 if solver.one_class else 0.5 * solver.nu)
     rho, b = (0.0, 0.0) if meet else (cert.margin, cert.b)
     w = None
     if p.kernel.kind == KIND_LINEAR:
@@ -149,7 +149,7 @@ def _result(solver: NuSolver, outcome: int, cert: Certificate, tol: float, preci
         rows = X - X.mean(axis=0) if not solver.one_class and isinstance(X, np.ndarray) else X
         w = np.zeros(X.shape[1]) if meet else np.asarray(rows.T @ v).ravel()
     iterations = int(st.scalars["iteration"])
-    gap = float(record_final(st, solver.cache))  # the history's last point; nu: by class
+    gap = float(record_final(st, solver.cache))  # m - M; nu-SVC: by class
     if not solver.one_class:  # max_s (m_s - M_s) over the classes (the loop ends unshrunk)
         v = -st.yT * st.G
         gap = max(float(np.max(v[st.in_up & cls], initial=-np.inf))
@@ -192,14 +192,13 @@ def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings
         max_iter=valid.check_max_iter(max_iter, default=default_max_iter(X.shape[0])),
         cache_size=valid.check_positive(settings["cache_size"], "cache_size"), exact_finish=False,
         threads=check_n_jobs(settings["n_jobs"]) or 1)
-    history_every = valid.check_positive_int(settings["history_every"], "history_every")
     precision = valid.check_choice(settings["precision"], "precision", PRECISIONS)
     kern = make_kernel(kernel, gamma=settings["gamma"], degree=settings["degree"],
                        coef0=settings["coef0"], X=X)
     labels = np.ones(X.shape[0]) if one_class else y
     problem, QD, first = problem_of(X, labels, 1.0, None, kern, options, precision,
                                     centre=not one_class)
-    st = new_state(problem.kd, QD, 1.0, options.tol, history_every)
+    st = new_state(problem.kd, QD, 1.0, options.tol, 1)
     st.scalars.linear = 0.0
     st.alpha[:] = initial_alpha(labels.shape[0], nu, y)
     solver = NuSolver(problem, options, st, nu, one_class)
@@ -212,14 +211,15 @@ def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings
 def nu_smo(X: Any, y: Any, nu: float = 0.5, kernel: str | Kernel = "linear",
            tol: float = SMO_TOL, max_iter: int | None = None, *, gamma: float | str = "scale",
            degree: int = 3, coef0: float = 0.0, cache_size: float = 200.0,
-           shrinking: bool = True, history_every: int = 1, precision: str = "auto",
+           shrinking: bool = True, precision: str = "auto",
            n_jobs: int | None = None) -> Any:
     """Schölkopf's ν-SVC by SMO (LIBSVM's ``Solver_NU``; module docstring).
 
     ``min 1/2 ||w||^2 - nu rho + (1/l) sum xi_i`` s.t. ``y_i (w . phi(x_i) + b) >= rho -
     xi_i``; dual ``min 1/2 alpha^T Q alpha``, ``0 <= alpha <= 1/l``, ``y . alpha = 0``, ``sum
-    alpha >= nu``. Arguments as :func:`~.api.smo`'s; ``nu`` in ``(0, nu_max]``, ``nu_max = 2
-    min(l_+, l_-) / l`` (a ``ValueError`` naming ``nu_max`` before any kernel work).
+    alpha >= nu``. Arguments as :func:`~.api.smo`'s (no history is kept); ``nu`` in ``(0,
+    nu_max]``, ``nu_max = 2 min(l_+, l_-) / l`` (a ``ValueError`` naming ``nu_max`` before
+    any kernel work).
 
     Returns
     -------
@@ -232,14 +232,13 @@ def nu_smo(X: Any, y: Any, nu: float = 0.5, kernel: str | Kernel = "linear",
     """
     return _fit(X, y, nu, kernel, tol, max_iter, {
         "gamma": gamma, "degree": degree, "coef0": coef0, "cache_size": cache_size,
-        "shrinking": shrinking, "history_every": history_every, "precision": precision,
-        "n_jobs": n_jobs})
+        "shrinking": shrinking, "precision": precision, "n_jobs": n_jobs})
 
 
 def one_class_smo(X: Any, nu: float = 0.5, kernel: str | Kernel = "linear",
                   tol: float = SMO_TOL, max_iter: int | None = None, *,
                   gamma: float | str = "scale", degree: int = 3, coef0: float = 0.0,
-                  cache_size: float = 200.0, shrinking: bool = True, history_every: int = 1,
+                  cache_size: float = 200.0, shrinking: bool = True,
                   precision: str = "auto", n_jobs: int | None = None) -> Any:
     """Schölkopf's one-class SVM by SMO (LIBSVM's ``solve_one_class``; module docstring).
 
@@ -250,5 +249,4 @@ def one_class_smo(X: Any, nu: float = 0.5, kernel: str | Kernel = "linear",
     """
     return _fit(X, None, nu, kernel, tol, max_iter, {
         "gamma": gamma, "degree": degree, "coef0": coef0, "cache_size": cache_size,
-        "shrinking": shrinking, "history_every": history_every, "precision": precision,
-        "n_jobs": n_jobs})
+        "shrinking": shrinking, "precision": precision, "n_jobs": n_jobs})
