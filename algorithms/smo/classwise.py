@@ -42,19 +42,23 @@ def class_extremes(st: SolverState, c: ColumnCache) -> tuple[float, int, float, 
     """``(m_+, i_+, -M_+, m_-, i_-, -M_-)`` over the active set: each class's ``max_{I_up} -y G``
     with its argmax (a variable, -1 for an empty set) and ``max_{I_low} y G``."""
     G, yT, in_up, in_low = st.G, st.yT, st.in_up, st.in_low
-    up = np.array([-np.inf, -np.inf])
-    low = np.array([-np.inf, -np.inf])
-    arg = np.array([-1, -1])
+    up_p, low_p, up_n, low_n = -np.inf, -np.inf, -np.inf, -np.inf
+    k_p, k_n = -1, -1
     for k in range(c.state[S_LEN]):
-        s = 0 if yT[k] > 0 else 1
         v = -yT[k] * G[k]
-        if in_up[k] and v >= up[s]:
-            up[s], arg[s] = v, k
-        if in_low[k] and -v >= low[s]:
-            low[s] = -v
-    i_pos = st.act[arg[0]] if arg[0] >= 0 else -1
-    i_neg = st.act[arg[1]] if arg[1] >= 0 else -1
-    return up[0], i_pos, low[0], up[1], i_neg, low[1]
+        if yT[k] > 0:
+            if in_up[k] and v >= up_p:
+                up_p, k_p = v, k
+            if in_low[k] and -v >= low_p:
+                low_p = -v
+        else:
+            if in_up[k] and v >= up_n:
+                up_n, k_n = v, k
+            if in_low[k] and -v >= low_n:
+                low_n = -v
+    i_pos = st.act[k_p] if k_p >= 0 else -1
+    i_neg = st.act[k_n] if k_n >= 0 else -1
+    return up_p, i_pos, low_p, up_n, i_neg, low_n
 
 
 @njit(**INTERNAL)

@@ -13,9 +13,8 @@ so the answer is the same as without shrinking (``p = -e`` for C-SVC, ``0`` for 
 one-class: ``scalars.linear``); ν-SVC shrinks each class by its own ``m`` and ``M``. When the
 active set falls below ``COMPACT_FRACTION`` of the cache's layout, the layout is compacted to
 it (cached columns then hold only the active rows, and the budget holds correspondingly more of
-them). ``G`` stays
-exact on the whole layout; the rows of ``G_bar`` outside it are owed (:func:`update_G_bar`) and
-paid when next needed (:func:`settle_G_bar`).
+them). ``G`` stays exact on the whole layout; the rows of ``G_bar`` outside it are owed
+(:func:`update_G_bar`) and paid when next needed (:func:`settle_G_bar`).
 """
 
 from __future__ import annotations
