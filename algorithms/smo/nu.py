@@ -160,8 +160,13 @@ def _result(solver: NuSolver, outcome: int, cert: Certificate, tol: float, preci
              f"m - M = {gap:.3g} (LIBSVM's scaling); {cert.summary()}")
     if meet:
         stats += "; ||w|| is below the certificate's float64 resolution: w = 0, rho = 0"
-    status, message = status_and_message(outcome, cert, tol, precision, iterations,
-                                         solver.hull_eps, dtype, stats)
+    # the equivalent C-SVC's C max K_ii, 1 / r in LIBSVM's scaling: large when rho is small
+    r = cert.margin * solver.scale
+    kappa = p.radius2 / r if r > 0.0 else math.inf
+    status, message = status_and_message(
+        outcome, cert, tol, precision, iterations, solver.hull_eps, dtype, stats, kappa,
+        "the reduced hulls nearly meet (rho small: the equivalent C-SVC's C max K(x, x) = "
+        "{kappa:.3g}), and SMO's iterations grow with 1 / rho; raise nu")
     one = solver.one_class
     C = 1.0 / (rho * l) if not one and rho > 0.0 else math.nan
     return NuSolution(
