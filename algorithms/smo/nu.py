@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,12 +40,15 @@ from maxmargin.algorithms.smo.api import default_max_iter, problem_of
 from maxmargin.algorithms.smo.loops import MAX_ITER, PRECISION, record_final
 from maxmargin.algorithms.smo.precision import PRECISIONS
 from maxmargin.algorithms.smo.result import status_and_message
-from maxmargin.algorithms.smo.solver import Options, Solver
-from maxmargin.algorithms.smo.state import new_state
+from maxmargin.algorithms.smo.solver import Options, Problem, Solver
+from maxmargin.algorithms.smo.state import SolverState, new_state
 from maxmargin.certificate import Certificate
 from maxmargin.kernels import Kernel, make_kernel, own_points, precomputed
 from maxmargin.kernels.formulas import KIND_LINEAR
 from maxmargin.tolerances import SMO_TOL
+
+if TYPE_CHECKING:  # the result container lives beside the oracles (imported when solving)
+    from maxmargin.formulations.nu import NuSolution
 
 __all__ = ["nu_smo", "one_class_smo", "MAX_ROUNDS", "TOL_FRACTION", "initial_alpha"]
 
@@ -78,8 +81,8 @@ class NuSolver(Solver):
     """:class:`~.solver.Solver` on LIBSVM's ν-SVC or one-class dual: its certificate is the
     ν judge's, in Schölkopf's scaling (``alpha = a / scale``)."""
 
-    def __init__(self, problem: Any, options: Options, st: Any, nu: float, one_class: bool
-                 ) -> None:
+    def __init__(self, problem: Problem, options: Options, st: SolverState, nu: float,
+                 one_class: bool) -> None:
         super().__init__(problem, options, st)
         self.nu, self.one_class = nu, one_class
         self.classwise = None if one_class else True
@@ -134,7 +137,7 @@ def _solve(solver: NuSolver, first: str, precision: str, tol: float) -> tuple[in
 
 
 def _result(solver: NuSolver, outcome: int, cert: Certificate, tol: float, precision: str,
-            start: float) -> Any:
+            start: float) -> NuSolution:
     """The :class:`~maxmargin.formulations.nu.NuSolution` of a finished run."""
     from maxmargin.formulations.nu import NuSolution
 
@@ -177,7 +180,7 @@ def _result(solver: NuSolver, outcome: int, cert: Certificate, tol: float, preci
 
 
 def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings: dict
-         ) -> Any:
+         ) -> NuSolution:
     """Validate (``nu`` against ``nu_max`` before any kernel work), build the Q-matrix and the
     solver at LIBSVM's starting point, run, report; ``y`` None is the one-class problem."""
     from maxmargin.formulations.nu import check_nu
@@ -217,7 +220,7 @@ def nu_smo(X: Any, y: Any, nu: float = 0.5, kernel: str | Kernel = "linear",
            tol: float = SMO_TOL, max_iter: int | None = None, *, gamma: float | str = "scale",
            degree: int = 3, coef0: float = 0.0, cache_size: float = 200.0,
            shrinking: bool = True, precision: str = "auto",
-           n_jobs: int | None = None) -> Any:
+           n_jobs: int | None = None) -> NuSolution:
     """Schölkopf's ν-SVC by SMO (LIBSVM's ``Solver_NU``; module docstring).
 
     ``min 1/2 ||w||^2 - nu rho + (1/l) sum xi_i`` s.t. ``y_i (w . phi(x_i) + b) >= rho -
@@ -244,7 +247,7 @@ def one_class_smo(X: Any, nu: float = 0.5, kernel: str | Kernel = "linear",
                   tol: float = SMO_TOL, max_iter: int | None = None, *,
                   gamma: float | str = "scale", degree: int = 3, coef0: float = 0.0,
                   cache_size: float = 200.0, shrinking: bool = True,
-                  precision: str = "auto", n_jobs: int | None = None) -> Any:
+                  precision: str = "auto", n_jobs: int | None = None) -> NuSolution:
     """Schölkopf's one-class SVM by SMO (LIBSVM's ``solve_one_class``; module docstring).
 
     ``min 1/2 ||w||^2 + (1/(nu l)) sum xi_i - rho`` s.t. ``w . phi(x_i) >= rho - xi_i``; dual
