@@ -11,7 +11,7 @@ from maxmargin.algorithms.gilbert import gilbert, gilbert_hulls, gilbert_svm
 from maxmargin.algorithms.kernel_perceptron import kernel_perceptron
 from maxmargin.algorithms.mdm import mdm_hulls
 from maxmargin.algorithms.perceptron import perceptron
-from maxmargin.algorithms.smo import smo
+from maxmargin.algorithms.smo import nu_smo, one_class_smo, smo
 from maxmargin.algorithms.wolfe import wolfe_hulls
 
 __all__ = [
@@ -22,6 +22,8 @@ __all__ = [
     "gilbert_svm",
     "kernel_perceptron",
     "mdm_hulls",
+    "nu_smo",
+    "one_class_smo",
     "perceptron",
     "smo",
     "wolfe_hulls",

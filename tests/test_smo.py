@@ -899,7 +899,7 @@ def _driver_functions(prefetching: bool | None) -> set[str]:
     ``prefetching``'s type (None or a bool)."""
     want = numba.typeof(prefetching)
     for sig, cres in loops.solve_pairs.overloads.items():
-        if sig[-1] == want and sig[1].types[0].dtype == numba.float32:
+        if sig[6] == want and sig[1].types[0].dtype == numba.float32:
             module = cres.library._get_module_for_linking()
             return {f.name for f in module.functions if not f.is_declaration}
     raise AssertionError(f"no driver compiled for prefetching={prefetching}")

@@ -18,7 +18,9 @@ gradient ``G = Q alpha - e`` kept up to date. The modules follow LIBSVM's ``Solv
 * :mod:`.solver` -- one run in Python: phases, certificates, restarts;
 * :mod:`.precision` -- the float32 / float64 policy; :mod:`.finish` -- the exact finish;
 * :mod:`.result` -- ``calculate_rho`` and the :class:`~maxmargin.results.SVMSolution`;
-* :mod:`.api` -- :func:`smo`.
+* :mod:`.api` -- :func:`smo`;
+* :mod:`.classwise` -- ν-SVC's working set and shrinking (LIBSVM's ``Solver_NU``);
+  :mod:`.nu` -- :func:`nu_smo` and :func:`one_class_smo`.
 
 ``docs/algorithms/smo.md`` gives the derivations and the measurements.
 """
@@ -30,10 +32,13 @@ from maxmargin.algorithms.smo.hard_margin import (
     HARD_MARGIN_HULL_EPS,
     HARD_MARGIN_HULL_EPS_DOUBLE,
 )
+from maxmargin.algorithms.smo.nu import nu_smo, one_class_smo
 from maxmargin.algorithms.smo.precision import PRECISIONS
 
 __all__ = [
     "smo",
+    "nu_smo",
+    "one_class_smo",
     "WORKING_SETS",
     "PRECISIONS",
     "HARD_MARGIN_HULL_EPS",

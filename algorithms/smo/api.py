@@ -161,15 +161,18 @@ def default_max_iter(n: int) -> int:
 
 
 def problem_of(X: Any, y: np.ndarray, C: float | None, sw: np.ndarray | None,
-               kern: Kernel, options: Options, precision: str) -> tuple[Problem, np.ndarray, str]:
+               kern: Kernel, options: Options, precision: str, centre: bool = True
+               ) -> tuple[Problem, np.ndarray, str]:
     """The :class:`Problem` of validated arguments (its Q-matrix, long columns on
     ``options.threads`` threads; linear data far from the origin centred), its diagonal
     ``K_ii`` and the first phase's precision (:func:`~.precision.first_precision`). Wide linear
     data whose first phase is float32 and whose float32 columns do not all fit in the cache
     keep their features rounded to float32 for those columns
     (:func:`~maxmargin.kernels.qmatrix.with_rounded_features`). A linear hard margin on dense
-    data is always solved centred (its ``R`` measured from the mean)."""
-    Xs = _centred_if_offset(X, always=C is None) if kern.kind == KIND_LINEAR else X
+    data is always solved centred (its ``R`` measured from the mean). ``centre=False`` keeps
+    the origin (the one-class SVM depends on it)."""
+    linear = kern.kind == KIND_LINEAR and centre
+    Xs = _centred_if_offset(X, always=C is None) if linear else X
     kd = make_qmatrix(kern, Xs, y, blocks=True, threads=options.threads)
     QD = diagonal(kd)  # K_ii from the data the columns come from (centred for linear and rbf)
     problem = Problem(Xs, y, C, sw, kern, kd, radius2=float(np.max(QD)), X_user=X)

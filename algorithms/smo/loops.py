@@ -23,6 +23,7 @@ import numpy as np
 from maxmargin._byref import byref
 from maxmargin._jit import ENTRY, HELPER, njit
 from maxmargin.algorithms._kernel_cache import S_LEN, ColumnCache, make_cache
+from maxmargin.algorithms.smo.classwise import classwise_shrinking, select_classwise
 from maxmargin.algorithms.smo.columns import PREFETCH_BYTES
 from maxmargin.algorithms.smo.hard_margin import (
     alpha_sum_proves_within,
@@ -156,12 +157,15 @@ def record_final(state: SolverState, cache: ColumnCache) -> float:
 @njit(**ENTRY)
 def solve_pairs(
     state: SolverState, cache: ColumnCache, qmatrix: QMatrix, second_order: bool, shrinking: bool,
-    limits: Limits, prefetching: bool | None,
+    limits: Limits, prefetching: bool | None, classwise: bool | None = None,
 ) -> int:
     """LIBSVM's ``Solver::Solve`` loop with the ``wss2`` (``second_order``) or ``wss1`` working
     set, until ``m - M < tol`` or a limit; returns the outcome. ``prefetching`` (True or None,
     :func:`prefetching_for`): whether missing columns are offered to
-    :func:`~.columns.prefetch` (None compiles a driver without it)."""
+    :func:`~.columns.prefetch` (None compiles a driver without it). ``classwise`` (True or
+    None, likewise compiled only when True): ν-SVC's pairs within one class and its shrinking
+    (:mod:`.classwise`, LIBSVM's ``Solver_NU``) in place of ``select_working_set`` and
+    ``do_shrinking``."""
     st, c, kd = byref(state), byref(cache), byref(qmatrix)
     n = st.alpha.shape[0]
     sc = st.scalars
@@ -181,11 +185,14 @@ def solve_pairs(
             if counter == 0:
                 counter = period
                 if shrinking:
-                    g_up, _, g_low, _ = extremes(st, c)
-                    if not sc.unshrunk and g_up + g_low <= 10.0 * st.tol:
-                        sc.unshrunk = True  # unshrink once, as LIBSVM, before the final steps
-                        reconstruct_gradient(st, c, kd)
-                    do_shrinking(st, c, kd, g_up, g_low)
+                    if classwise is not None:
+                        classwise_shrinking(st, c, kd)
+                    else:
+                        g_up, _, g_low, _ = extremes(st, c)
+                        if not sc.unshrunk and g_up + g_low <= 10.0 * st.tol:
+                            sc.unshrunk = True  # unshrink once, as LIBSVM, before the end
+                            reconstruct_gradient(st, c, kd)
+                        do_shrinking(st, c, kd, g_up, g_low, g_up, g_low)
                 if st.hard and hulls_may_be_within(st, limits.hull_bound2):
                     reconstruct_gradient(st, c, kd)
                     if hulls_within(st, limits.hull_bound2):
@@ -195,7 +202,10 @@ def solve_pairs(
                         limits.floor_coeff * alpha_norm(st.alpha) > limits.floor_limit):
                     outcome = PRECISION
                     break
-        i, j, gap = select_working_set(st, c, kd, second_order, prefetching)
+        if classwise is not None:
+            i, j, gap = select_classwise(st, c, kd)
+        else:
+            i, j, gap = select_working_set(st, c, kd, second_order, prefetching)
         if i < 0:
             if retry:
                 break

@@ -109,7 +109,7 @@ def solve_certified(solver: Solver, first: str,
         or (outcome == INFEASIBLE and rounds == 0
             and hull_bound(st.alpha, y, g) > SVM_HULL_EPS * R)
     ):
-        drift = float(np.max(np.abs(st.G - (y * g - 1.0)[st.act])))
+        drift = float(np.max(np.abs(st.G - (y * g + st.scalars.linear)[st.act])))
         refine = (refinements < MAX_REFINEMENTS and drift <= FLOOR_FRACTION * tol and (
             (outcome == OPTIMAL and solver.phases[-1].startswith("float32"))
             or (outcome == PRECISION and solver.phases[-1] == "float32")))

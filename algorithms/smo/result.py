@@ -110,10 +110,12 @@ def make_result(
 def status_and_message(
     outcome: int, cert: Certificate, tol: float, precision: str, iterations: int,
     hull_eps: float, dtype: str, stats: str, kappa: float = math.nan,
+    conditioning: str = "C max K(x, x) = {kappa:.3g}: SMO's iterations grow with it; scale the "
+    "features (e.g. to unit variance) or lower C",
 ) -> tuple[str, str]:
     """Status and message of a finished run; warns :class:`ConvergenceWarning` unless it is
     ``"optimal"`` or ``"infeasible"``, with the likely cause and the remedy (``kappa = C max_i
-    K_ii``, the soft margin's conditioning)."""
+    K_ii``, the soft margin's conditioning, told by ``conditioning`` above ``KAPPA_HINT``)."""
     if outcome == INFEASIBLE:
         return "infeasible", (
             "hard margin: the classes' convex hulls (in feature space) are within "
@@ -122,8 +124,7 @@ def status_and_message(
             f"resolves); use a finite C. {stats}."
         )
     if outcome == MAX_ITER and not cert.meets(tol):
-        cause = (f"C max K(x, x) = {kappa:.3g}: SMO's iterations grow with it; scale the "
-                 "features (e.g. to unit variance) or lower C, or raise max_iter"
+        cause = (conditioning.format(kappa=kappa) + ", or raise max_iter"
                  if math.isfinite(kappa) and kappa > KAPPA_HINT else
                  "raise max_iter, or use precision='double' if float32 rounding stalls it")
         warnings.warn(

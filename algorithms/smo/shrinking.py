@@ -6,14 +6,15 @@ violating pair (``be_shrunk``) leaves the selection; before the final check, and
 
 .. math::
 
-    G_t = \bar G_t - 1 + \sum_{j \text{ free}} \alpha_j Q_{tj}, \qquad
+    G_t = \bar G_t + p_t + \sum_{j \text{ free}} \alpha_j Q_{tj}, \qquad
     \bar G = \sum_{\alpha_j = C_j} C_j Q_{:j},
 
-so the answer is the same as without shrinking. When the active set falls below
-``COMPACT_FRACTION`` of the cache's layout, the layout is compacted to it (cached columns then
-hold only the active rows, and the budget holds correspondingly more of them). ``G`` stays
-exact on the whole layout; the rows of ``G_bar`` outside it are owed (:func:`update_G_bar`) and
-paid when next needed (:func:`settle_G_bar`).
+so the answer is the same as without shrinking (``p = -e`` for C-SVC, ``0`` for ν-SVC and
+one-class: ``scalars.linear``); ν-SVC shrinks each class by its own ``m`` and ``M``. When the
+active set falls below ``COMPACT_FRACTION`` of the cache's layout, the layout is compacted to
+it (cached columns then hold only the active rows, and the budget holds correspondingly more of
+them). ``G`` stays exact on the whole layout; the rows of ``G_bar`` outside it are owed
+(:func:`update_G_bar`) and paid when next needed (:func:`settle_G_bar`).
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ def reconstruct_gradient(st: SolverState, c: ColumnCache, kd: QMatrix) -> None:
     """Exact ``G`` on the rows outside the layout, then make every variable active again.
 
     Inside the layout ``G`` is kept exact (shrunk variables there are only left out of the
-    selection). Outside it, ``G_t = G_bar_t - 1 + sum_{free j} alpha_j Q_tj``: by columns of
+    selection). Outside it, ``G_t = G_bar_t + p_t + sum_{free j} alpha_j Q_tj``: by columns of
     the outside ``t`` over the layout, or by the free ``j``'s columns completed to all ``n``
     rows, whichever is cheaper (LIBSVM's choice); the layout then grows to all ``n``.
     """
@@ -112,10 +113,11 @@ def reconstruct_gradient(st: SolverState, c: ColumnCache, kd: QMatrix) -> None:
     if L == n and st.scalars.n_active == n:
         return
     alpha, G, act, status = st.alpha, st.G, st.act, st.status
+    linear = st.scalars.linear
     if L < n:
         settle_G_bar(st, c, kd)
         for k in range(L, n):
-            G[k] = st.G_bar[act[k]] - 1.0
+            G[k] = st.G_bar[act[k]] + linear
         n_free = 0
         for k in range(L):
             if status[act[k]] == FREE:
@@ -147,31 +149,34 @@ def reconstruct_gradient(st: SolverState, c: ColumnCache, kd: QMatrix) -> None:
 
 
 @njit(**INLINE)
-def be_shrunk(st: SolverState, k: int, g_up: float, g_low: float) -> bool:
+def be_shrunk(st: SolverState, k: int, up_pos: float, low_pos: float, up_neg: float,
+              low_neg: float) -> bool:
     """The variable at position ``k`` is at a bound and its gradient keeps it out of every
-    violating pair (``m = g_up``, ``-M = g_low``)."""
+    violating pair: ``m = up_*``, ``-M = low_*`` of its class (LIBSVM's ``Solver_NU::be_shrunk``;
+    ``Solver``'s takes one ``m`` and ``M`` for both classes)."""
     s = st.status[st.act[k]]
     if s == UPPER:
-        return -st.G[k] > (g_up if st.yT[k] > 0 else g_low)
+        return -st.G[k] > (up_pos if st.yT[k] > 0 else low_neg)
     if s == LOWER:
-        return st.G[k] > (g_low if st.yT[k] > 0 else g_up)
+        return st.G[k] > (low_pos if st.yT[k] > 0 else up_neg)
     return False
 
 
 @njit(inline="always")
 def do_shrinking(
-    st: SolverState, c: ColumnCache, kd: QMatrix, g_up: float, g_low: float
+    st: SolverState, c: ColumnCache, kd: QMatrix, up_pos: float, low_pos: float, up_neg: float,
+    low_neg: float,
 ) -> None:
-    """Leave out of the selection the variables :func:`be_shrunk` says cannot move (with
-    ``m = g_up``, ``-M = g_low`` from before the call), and compact the cache's layout to the
-    active ones when they are fewer than ``COMPACT_FRACTION`` of it."""
+    """Leave out of the selection the variables :func:`be_shrunk` says cannot move (with each
+    class's ``m = up_*``, ``-M = low_*`` from before the call), and compact the cache's layout
+    to the active ones when they are fewer than ``COMPACT_FRACTION`` of it."""
     act, perm, in_up, in_low = st.act, st.scratch, st.in_up, st.in_low
     L = c.state[S_LEN]
     kept = np.int64(0)
     for k in range(L):
         if not (in_up[k] or in_low[k]):
             continue
-        if be_shrunk(st, k, g_up, g_low):
+        if be_shrunk(st, k, up_pos, low_pos, up_neg, low_neg):
             in_up[k] = in_low[k] = False
         else:
             perm[kept] = k

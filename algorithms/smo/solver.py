@@ -94,6 +94,9 @@ class Certified(NamedTuple):
 class Solver:
     """One SMO run: the state, its kernel, and the phases (float32, float64 continuations)."""
 
+    #: :func:`~.loops.solve_pairs`' ``classwise``: None (C-SVC, one-class), True (ν-SVC)
+    classwise: bool | None = None
+
     def __init__(self, problem: Problem, options: Options, st: SolverState) -> None:
         self.problem, self.options, self.st = problem, options, st
         self.box = None if problem.C is None else st.C  # per-sample bounds C_i
@@ -175,7 +178,7 @@ class Solver:
         # columns instead): two pools on two shared cores took 3x the time
         with blas_threads(1) if kd.block.shape[0] > 0 else contextlib.nullcontext():
             return solve_pairs(st, self.cache, kd, opt.working_set == "wss2", opt.shrinking,
-                               limits, prefetching_for(kd))
+                               limits, prefetching_for(kd), self.classwise)
 
     def kernel_sums(self, idx: np.ndarray, coef: np.ndarray) -> np.ndarray:
         """``sum_k coef_k K(., x_{idx_k})`` on the solver's data in float64: from the float64
@@ -254,18 +257,22 @@ class Solver:
     ) -> tuple[np.ndarray, Certificate]:
         """Keep :class:`Certified` for the next :meth:`certify` and :meth:`restart_from`;
         return ``g`` and the certificate."""
-        alpha, p = self.st.alpha, self.problem
-        self.last_certified = Certified(alpha.copy(), at, g_at, g)
-        return g, certify_svm(alpha, p.X, p.y, self.box, p.kernel, g=g)
+        self.last_certified = Certified(self.st.alpha.copy(), at, g_at, g)
+        return g, self.judge(g)
+
+    def judge(self, g: np.ndarray) -> Certificate:
+        """The float64 certificate of the current alpha, given ``g = K (alpha o y)``."""
+        p = self.problem
+        return certify_svm(self.st.alpha, p.X, p.y, self.box, p.kernel, g=g)
 
     def restart_from(self, g: np.ndarray) -> None:
-        """Reset the solver's state around the current alpha: exact ``G = y g - 1`` and
+        """Reset the solver's state around the current alpha: exact ``G = y g + p`` and
         ``G_bar``, every variable active, statuses from alpha (the iteration count, the work
         and the history go on)."""
         st, y, C = self.st, self.problem.y, self.box
         alpha, sc = st.alpha, st.scalars
         n = alpha.shape[0]
-        st.G[:] = (y * g - 1.0)[st.act]  # by layout position
+        st.G[:] = (y * g + sc.linear)[st.act]  # by layout position
         if C is None:
             st.G_bar[:] = 0.0
         elif ((last := self.last_certified) is not None and np.array_equal(last.alpha, alpha)
@@ -286,7 +293,7 @@ class Solver:
         st.pend[:] = 0.0  # G_bar is exact on every row
         sc.n_pending = 0
         sc.alpha_sum = float(alpha.sum())
-        sc.dual = float(alpha.sum()) - 0.5 * float((alpha * y) @ g)
+        sc.dual = -sc.linear * float(alpha.sum()) - 0.5 * float((alpha * y) @ g)
         sc.n_active = n
         sc.unshrunk = False
         sc.i_max = STALE

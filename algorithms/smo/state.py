@@ -54,6 +54,7 @@ FINAL = np.bool_(True)
 SCALARS = np.dtype([
     ("dual", np.float64),  # D(alpha), tracked exactly per step
     ("alpha_sum", np.float64),  # sum(alpha)
+    ("linear", np.float64),  # the linear term p = linear e of f = 1/2 a'Qa + p'a (-1 for C-SVC)
     ("g_max", np.float64),  # m = max_{I_up} -y_t G_t after the last step (with i_max)
     ("i_max", np.int64),  # its argmax (a variable), or STALE
     ("work", np.float64),  # entries of G updated so far (the exact finish's budget)
@@ -74,7 +75,7 @@ class SolverState(NamedTuple):
     """The solver's arrays and scalars (preallocated; shared by the compiled functions)."""
 
     alpha: np.ndarray
-    G: np.ndarray  # gradient Q alpha - e by layout position: G[k] of variable act[k]
+    G: np.ndarray  # gradient Q alpha + p by layout position: G[k] of variable act[k]
     G_bar: np.ndarray  # sum over alpha_j = C_j of C_j Q_:j (all rows, by variable)
     C: np.ndarray  # per-sample upper bounds C_i (inf for the hard margin)
     status: np.ndarray  # LOWER / UPPER / FREE
@@ -101,7 +102,9 @@ class SolverState(NamedTuple):
 def new_state(
     kd: QMatrix, QD: np.ndarray, C: float | np.ndarray | None, tol: float, stride: int
 ) -> SolverState:
-    """The state at ``alpha = 0``: ``G = -e``, every variable active and at its lower bound."""
+    """The state at ``alpha = 0``: ``G = p = -e`` (C-SVC; a solver with another linear term
+    sets ``scalars.linear`` and restarts from its own point), every variable active and at its
+    lower bound."""
     y = kd.y
     QD = np.ascontiguousarray(QD, dtype=np.float64)
     n = y.shape[0]
@@ -120,6 +123,7 @@ def new_state(
     status.fill(LOWER)
     fields = np.zeros(1, _RECORD)
     fields["i_max"], fields["n_active"], fields["stride"] = STALE, n, stride
+    fields["linear"] = -1.0
     scalars = fields[0]  # a view: compiled writes land in it
     return SolverState(
         alpha=np.zeros(n),

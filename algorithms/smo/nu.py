@@ -1,0 +1,260 @@
+r"""ν-SVC and one-class SVM by SMO: LIBSVM's ``solve_nu_svc`` and ``solve_one_class``.
+
+Both run the SMO package's loop (:func:`~.loops.solve_pairs`) on LIBSVM's scaling of their
+duals, box ``[0, 1]`` and linear term ``p = 0`` (``scalars.linear``, so ``G = Q a`` and the
+tracked objective is ``-1/2 a^T Q a``):
+
+* ν-SVC, ``a = l alpha``: ``min 1/2 a^T Q a``, ``sum_{y = +1} a = sum_{y = -1} a = nu l / 2``;
+  start ``a_t = min(1, rest)`` in each class in index order; pairs within one class and
+  shrinking by class (:mod:`.classwise`, ``Solver_NU``);
+* one-class, ``a = nu l alpha``, ``y = e``, ``Q = K``: ``sum a = nu l``; start ``a = 1`` on the
+  first ``floor(nu l)`` points and the fraction on the next; the plain working set (``Solver``).
+
+``calculate_rho`` is the judge's (:func:`~maxmargin.certificate_nu.certify_nu_svm`,
+:func:`~maxmargin.certificate_nu.certify_one_class`): ``rho`` and ``b`` are the exact best
+offsets of the answer, in Schölkopf's scaling (``alpha = a / l``, resp. ``a / (nu l)``).
+
+**Tolerance.** The judge's ``kkt_violation`` is LIBSVM's ``m - M`` divided by its ``r`` (``l
+rho``, resp. ``nu l rho``): the violation in the units of the decision function LIBSVM returns,
+the equivalent C-SVC's. A run stops at LIBSVM's ``m - M < tol``; when the float64 certificate
+does not meet ``tol`` it continues from its ``alpha`` with the exact gradient, the warm cache
+and the stop ``m - M < TOL_FRACTION tol r`` (``r`` from the certificate; at most
+``MAX_ROUNDS``); ``precision="auto"`` continues in float64 after the float32 floor stopped a
+run and from the second continuation on. The precision policy of the first run is
+:func:`~.precision.first_precision`'s; the exact finish of C-SVC does not apply.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+import maxmargin._validation as valid
+import maxmargin.certificate_nu as nu_judge
+from maxmargin._threads import check_n_jobs
+from maxmargin.algorithms.smo.api import default_max_iter, problem_of
+from maxmargin.algorithms.smo.loops import MAX_ITER, PRECISION, record_final
+from maxmargin.algorithms.smo.precision import PRECISIONS
+from maxmargin.algorithms.smo.result import status_and_message
+from maxmargin.algorithms.smo.solver import Options, Problem, Solver
+from maxmargin.algorithms.smo.state import SolverState, new_state
+from maxmargin.certificate import Certificate
+from maxmargin.kernels import Kernel, make_kernel, own_points, precomputed
+from maxmargin.kernels.formulas import KIND_LINEAR
+from maxmargin.tolerances import SMO_TOL
+
+if TYPE_CHECKING:  # the result container lives beside the oracles (imported when solving)
+    from maxmargin.formulations.nu import NuSolution
+
+__all__ = ["nu_smo", "one_class_smo", "MAX_ROUNDS", "TOL_FRACTION", "initial_alpha"]
+
+#: At most this many continuations after the first run.
+MAX_ROUNDS = 4
+#: A continuation stops at LIBSVM's ``m - M`` below this fraction of ``tol r``.
+TOL_FRACTION = 0.5
+
+
+def initial_alpha(l: int, nu: float, y: np.ndarray | None = None) -> np.ndarray:
+    """LIBSVM's starting point in its scaling (module docstring): ν-SVC (labels ``y``) ``a_t =
+    min(1, rest)`` in each class from ``rest = nu l / 2``; one-class (``y`` None) 1 on the
+    first ``floor(nu l)`` points and ``nu l - floor(nu l)`` on the next."""
+    a = np.zeros(l)
+    if y is None:
+        k = int(nu * l)
+        a[:k] = 1.0
+        if k < l:
+            a[k] = nu * l - k
+        return a
+    for sign in (1.0, -1.0):
+        rest = 0.5 * nu * l
+        for t in np.flatnonzero(y == sign):
+            a[t] = min(1.0, rest)
+            rest -= a[t]
+    return a
+
+
+class NuSolver(Solver):
+    """:class:`~.solver.Solver` on LIBSVM's ν-SVC or one-class dual: its certificate is the
+    ν judge's, in Schölkopf's scaling (``alpha = a / scale``)."""
+
+    def __init__(self, problem: Problem, options: Options, st: SolverState, nu: float,
+                 one_class: bool) -> None:
+        super().__init__(problem, options, st)
+        self.nu, self.one_class = nu, one_class
+        self.classwise = None if one_class else True
+        l = problem.y.shape[0]
+        self.scale = nu * l if one_class else float(l)
+        self.user_X = problem.X if problem.X_user is None else problem.X_user
+
+    def schoelkopf(self) -> np.ndarray:
+        """``alpha`` of the judge: ``a / scale``, projected onto the feasible set."""
+        a = self.st.alpha / self.scale
+        if self.one_class:
+            return nu_judge.project_one_class(a, self.nu)
+        return nu_judge.project_nu(a, self.problem.y, self.nu)
+
+    def judge(self, g: np.ndarray) -> Certificate:
+        """The ν judge's certificate of ``alpha / scale``, with ``g / scale`` when that
+        ``alpha`` is already feasible and the data are the user's (else the judge sums ``g``
+        itself: linear data from their mean)."""
+        p = self.problem
+        alpha = self.st.alpha / self.scale
+        own = (p.X is self.user_X and p.kernel.kind != KIND_LINEAR
+               and np.array_equal(self.schoelkopf(), alpha))
+        gs = g / self.scale if own else None
+        if self.one_class:
+            return nu_judge.certify_one_class(alpha, self.user_X, self.nu, p.kernel, g=gs)
+        return nu_judge.certify_nu_svm(alpha, self.user_X, p.y, self.nu, p.kernel, g=gs)
+
+    def set_tol(self, tol: float) -> None:
+        """The loop's stop ``m - M < tol`` (LIBSVM's scaling) from now on."""
+        self.st = self.st._replace(tol=tol)
+        self.options = dataclasses.replace(self.options, tol=tol)
+
+
+def _solve(solver: NuSolver, first: str, precision: str, tol: float) -> tuple[int, Certificate]:
+    """The first run at LIBSVM's ``m - M < tol``, then continuations until the certificate
+    meets ``tol`` (module docstring)."""
+    outcome = solver.solve(first)
+    g, cert = solver.certify()
+    phase = first
+    for rounds in range(MAX_ROUNDS):
+        if cert.meets(tol) or outcome == MAX_ITER:
+            break
+        r = cert.margin * solver.scale
+        target = TOL_FRACTION * tol * r if r > 0.0 and math.isfinite(r) else 0.0
+        solver.set_tol(max(min(target, 0.5 * solver.st.tol), 1e-15 * solver.problem.radius2))
+        solver.restart_from(g)
+        if precision == "auto" and (outcome == PRECISION or rounds > 0):
+            phase = "double"  # the float32 floor, or a second continuation: float64
+        outcome = solver.solve(phase, refine=True)  # the warm cache when of that dtype
+        g, cert = solver.certify()
+    return outcome, cert
+
+
+def _result(solver: NuSolver, outcome: int, cert: Certificate, tol: float, precision: str,
+            start: float) -> NuSolution:
+    """The :class:`~maxmargin.formulations.nu.NuSolution` of a finished run."""
+    from maxmargin.formulations.nu import NuSolution
+
+    p, st = solver.problem, solver.st
+    alpha = solver.schoelkopf()
+    X, l = solver.user_X, p.y.shape[0]
+    meet = nu_judge.below_resolution(cert, alpha, 1.0 if solver.one_class else 0.5 * solver.nu)
+    rho, b = (0.0, 0.0) if meet else (cert.margin, cert.b)
+    w = None
+    if p.kernel.kind == KIND_LINEAR:
+        v = alpha if solver.one_class else alpha * p.y
+        rows = X - X.mean(axis=0) if not solver.one_class and isinstance(X, np.ndarray) else X
+        w = np.zeros(X.shape[1]) if meet else np.asarray(rows.T @ v).ravel()
+    iterations = int(st.scalars["iteration"])
+    gap = float(record_final(st, solver.cache))  # m - M; nu-SVC: by class
+    if not solver.one_class:  # max_s (m_s - M_s) over the classes (the loop ends unshrunk)
+        v = -st.yT * st.G
+        gap = max(float(np.max(v[st.in_up & cls], initial=-np.inf))
+                  + float(np.max(-v[st.in_low & cls], initial=-np.inf))
+                  for cls in (st.yT > 0, st.yT < 0))
+    dtype = "float32" if solver.cache.data.dtype == np.float32 else "float64"
+    stats = (f"{iterations} iterations ({' then '.join(solver.phases)} kernel cache), solver's "
+             f"m - M = {gap:.3g} (LIBSVM's scaling); {cert.summary()}")
+    if meet:
+        stats += "; ||w|| is below the certificate's float64 resolution: w = 0, rho = 0"
+    # the equivalent C-SVC's C max K_ii, 1 / r in LIBSVM's scaling: large when rho is small
+    r = cert.margin * solver.scale
+    kappa = p.radius2 / r if r > 0.0 else math.inf
+    status, message = status_and_message(
+        outcome, cert, tol, precision, iterations, solver.hull_eps, dtype, stats, kappa,
+        "the reduced hulls nearly meet (rho small: the equivalent C-SVC's C max K(x, x) = "
+        "{kappa:.3g}), and SMO's iterations grow with 1 / rho; raise nu")
+    one = solver.one_class
+    C = 1.0 / (rho * l) if not one and rho > 0.0 else math.nan
+    return NuSolution(
+        alpha, b, rho, w, cert.primal_objective, cert.dual_objective, status, iterations,
+        "one_class_smo" if one else "nu_smo", solver.nu, "one_class" if one else "nu_svc",
+        C=C, hulls_meet=bool(meet), X_train=X, y_train=None if one else p.y, kernel=p.kernel,
+        message=message, runtime=time.perf_counter() - start, certificate=cert)
+
+
+def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings: dict
+         ) -> NuSolution:
+    """Validate (``nu`` against ``nu_max`` before any kernel work), build the Q-matrix and the
+    solver at LIBSVM's starting point, run, report; ``y`` None is the one-class problem."""
+    from maxmargin.formulations.nu import check_nu
+
+    start = time.perf_counter()
+    kernel, X = precomputed(kernel, X)
+    points = own_points(kernel)
+    one_class = y is None
+    if one_class:
+        X = valid.check_array(X, "X", ndim=2, sparse=True) if points is None else points(X, "X")
+    else:
+        X, y = valid.check_Xy(X, y, sparse=True, points=points)
+    nu = check_nu(nu, y)
+    options = Options(
+        tol=valid.check_positive(tol, "tol"), working_set="wss2",
+        shrinking=valid.check_bool(settings["shrinking"], "shrinking"),
+        max_iter=valid.check_max_iter(max_iter, default=default_max_iter(X.shape[0])),
+        cache_size=valid.check_positive(settings["cache_size"], "cache_size"), exact_finish=False,
+        threads=check_n_jobs(settings["n_jobs"]) or 1)
+    precision = valid.check_choice(settings["precision"], "precision", PRECISIONS)
+    kern = make_kernel(kernel, gamma=settings["gamma"], degree=settings["degree"],
+                       coef0=settings["coef0"], X=X)
+    labels = np.ones(X.shape[0]) if one_class else y
+    problem, QD, first = problem_of(X, labels, 1.0, None, kern, options, precision,
+                                    centre=not one_class)
+    st = new_state(problem.kd, QD, 1.0, options.tol, 1)
+    st.scalars.linear = 0.0
+    st.alpha[:] = initial_alpha(labels.shape[0], nu, y)
+    solver = NuSolver(problem, options, st, nu, one_class)
+    sv = np.flatnonzero(st.alpha > 0.0)
+    solver.restart_from(solver.kernel_sums(sv, st.alpha[sv] * labels[sv]))
+    outcome, cert = _solve(solver, first, precision, options.tol)
+    return _result(solver, outcome, cert, options.tol, precision, start)
+
+
+def nu_smo(X: Any, y: Any, nu: float = 0.5, kernel: str | Kernel = "linear",
+           tol: float = SMO_TOL, max_iter: int | None = None, *, gamma: float | str = "scale",
+           degree: int = 3, coef0: float = 0.0, cache_size: float = 200.0,
+           shrinking: bool = True, precision: str = "auto",
+           n_jobs: int | None = None) -> NuSolution:
+    """Schölkopf's ν-SVC by SMO (LIBSVM's ``Solver_NU``; module docstring).
+
+    ``min 1/2 ||w||^2 - nu rho + (1/l) sum xi_i`` s.t. ``y_i (w . phi(x_i) + b) >= rho -
+    xi_i``; dual ``min 1/2 alpha^T Q alpha``, ``0 <= alpha <= 1/l``, ``y . alpha = 0``, ``sum
+    alpha >= nu``. Arguments as :func:`~.api.smo`'s (no history is kept); ``nu`` in ``(0,
+    nu_max]``, ``nu_max = 2 min(l_+, l_-) / l`` (a ``ValueError`` naming ``nu_max`` before
+    any kernel work).
+
+    Returns
+    -------
+    NuSolution
+        ``alpha`` in Schölkopf's scaling, ``rho``, ``b`` (``f(x) = sum alpha_i y_i K(x_i, x) +
+        b``), ``C = 1 / (rho l)`` (the C-SVC with the same classifier, solution ``alpha /
+        rho``); ``status`` ``"optimal"`` only when the float64 certificate's ``kkt_violation``
+        (LIBSVM's ``m - M`` over ``l rho``) is below ``tol``; else ``"max_iter"`` or
+        ``"inaccurate"`` with a :class:`~maxmargin.exceptions.ConvergenceWarning`.
+    """
+    return _fit(X, y, nu, kernel, tol, max_iter, {
+        "gamma": gamma, "degree": degree, "coef0": coef0, "cache_size": cache_size,
+        "shrinking": shrinking, "precision": precision, "n_jobs": n_jobs})
+
+
+def one_class_smo(X: Any, nu: float = 0.5, kernel: str | Kernel = "linear",
+                  tol: float = SMO_TOL, max_iter: int | None = None, *,
+                  gamma: float | str = "scale", degree: int = 3, coef0: float = 0.0,
+                  cache_size: float = 200.0, shrinking: bool = True,
+                  precision: str = "auto", n_jobs: int | None = None) -> NuSolution:
+    """Schölkopf's one-class SVM by SMO (LIBSVM's ``solve_one_class``; module docstring).
+
+    ``min 1/2 ||w||^2 + (1/(nu l)) sum xi_i - rho`` s.t. ``w . phi(x_i) >= rho - xi_i``; dual
+    ``min 1/2 alpha^T K alpha``, ``0 <= alpha <= 1/(nu l)``, ``sum alpha = 1``; ``nu`` in ``(0,
+    1]``. Returns a ``NuSolution`` with ``f(x) = sum alpha_i K(x_i, x) - rho`` (``b = -rho``;
+    scikit-learn's ``OneClassSVM`` returns ``nu l`` times it); ``status`` as :func:`nu_smo`'s.
+    """
+    return _fit(X, None, nu, kernel, tol, max_iter, {
+        "gamma": gamma, "degree": degree, "coef0": coef0, "cache_size": cache_size,
+        "shrinking": shrinking, "precision": precision, "n_jobs": n_jobs})
