@@ -9,11 +9,12 @@ is ``f / rho``, NuSVC's. :class:`MaxMarginOneClass` reports the one-class answer
 1``) in LIBSVM's scaling ``nu l alpha``: ``score_samples = nu l sum_i alpha_i K(x_i, x)``,
 ``offset_ = nu l rho``, ``decision_function = score_samples - offset_``.
 
-``solver=``: ``"cvxpy"`` (the oracles, certified; small and medium data) or ``"auto"`` (the same
-until a compiled ν solver is registered). Each problem's certified answer is kept in
-``solutions_`` (a :class:`~maxmargin.formulations.NuSolution`). Unequal class or sample weights
-are refused: LIBSVM's ν solvers ignore them silently (scikit-learn issue 30332); zero sample
-weights leave samples out.
+``solver=``: ``"nu_smo"`` (LIBSVM's ν and one-class solvers on the SMO package,
+:func:`maxmargin.algorithms.nu_smo`, :func:`~maxmargin.algorithms.one_class_smo`; the default,
+``"auto"``) or ``"cvxpy"`` (the oracles, certified; small and medium data). Each problem's
+certified answer is kept in ``solutions_`` (a :class:`~maxmargin.formulations.NuSolution`).
+Unequal class or sample weights are refused: LIBSVM's ν solvers ignore them silently (scikit-
+learn issue 30332); zero sample weights leave samples out.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 
 import maxmargin.exceptions as exceptions
 from maxmargin._validation import check_choice, check_estimator_X, check_positive
+from maxmargin.algorithms import nu_smo, one_class_smo
 from maxmargin.certificate import decision_values
 from maxmargin.estimators import (
     _PROBABILITY_DEFAULT,
@@ -43,7 +45,7 @@ from maxmargin.tolerances import SMO_TOL
 __all__ = ["MaxMarginNuClassifier", "MaxMarginOneClass", "NU_SOLVERS", "NuPair"]
 
 #: The solvers of ``solver=`` (besides ``"auto"``).
-NU_SOLVERS = ("cvxpy",)
+NU_SOLVERS = ("nu_smo", "cvxpy")
 
 
 @dataclass(frozen=True)
@@ -156,7 +158,6 @@ class MaxMarginNuClassifier(MaxMarginClassifier):
         check_choice(self.solver, "solver", ("auto", *NU_SOLVERS))
         check_choice(self.decision_function_shape, "decision_function_shape", ("ovr", "ovo"))
         nu = check_positive(self.nu, "nu")
-        self._iteration_cap()
         probability = self._probability_requested()
         seed = check_random_state(self.random_state).randint(np.iinfo("i").max)
         X = self._training_X(X, y)
@@ -174,10 +175,16 @@ class MaxMarginNuClassifier(MaxMarginClassifier):
         points, kern = self._training_kernel(X)
         self._orientation = -1.0 if k == 2 else 1.0
 
+        oracle, cap = self.solver == "cvxpy", self._iteration_cap()
+
         def solve(idx: np.ndarray, y_pair: np.ndarray) -> NuPair:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", exceptions.ConvergenceWarning)  # one, below
-                return NuPair(nu_svm_dual(points[idx], y_pair, nu, kernel=kern).solve())
+                if oracle:
+                    return NuPair(nu_svm_dual(points[idx], y_pair, nu, kernel=kern).solve())
+                return NuPair(nu_smo(points[idx], y_pair, nu, kernel=kern, tol=self.tol,
+                                     max_iter=cap, cache_size=self.cache_size,
+                                     shrinking=self.shrinking))
 
         rng = LibsvmRandom(seed) if probability else None
         solutions, prob_a, prob_b = [], [], []
@@ -219,7 +226,7 @@ class MaxMarginOneClass(OutlierMixin, BaseEstimator):
     ----------
     kernel, degree, gamma, coef0, tol, nu, shrinking, cache_size, verbose, max_iter
         OneClassSVM's, with its defaults (``kernel="rbf"``, ``nu=0.5``).
-    solver : {"auto", "cvxpy"}
+    solver : {"auto", "nu_smo", "cvxpy"}
 
     Attributes
     ----------
@@ -271,7 +278,13 @@ class MaxMarginOneClass(OutlierMixin, BaseEstimator):
         points = X.toarray() if sp.issparse(X) else X
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", exceptions.ConvergenceWarning)
-            sol = one_class_dual(points[keep], nu, kernel=self._kernel).solve()
+            if self.solver == "cvxpy":
+                sol = one_class_dual(points[keep], nu, kernel=self._kernel).solve()
+            else:
+                cap = None if self.max_iter in (-1, None) else int(self.max_iter)
+                sol = one_class_smo(points[keep], nu, kernel=self._kernel, tol=self.tol,
+                                    max_iter=cap, cache_size=self.cache_size,
+                                    shrinking=self.shrinking)
         self.solution_ = sol
         scale = nu * keep.size  # LIBSVM's scaling of alpha and rho
         coef = np.asarray(sol.alpha) * scale

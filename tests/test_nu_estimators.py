@@ -15,7 +15,8 @@ from maxmargin import MaxMarginNuClassifier, MaxMarginOneClass
 @pytest.mark.parametrize("nu", [0.2, 0.5])
 def test_nu_classifier_matches_nusvc_in_libsvm_units(kernel, nu) -> None:
     X, y = load_iris(return_X_y=True)
-    ours = MaxMarginNuClassifier(kernel=kernel, nu=nu, decision_function_shape="ovo").fit(X, y)
+    ours = MaxMarginNuClassifier(kernel=kernel, nu=nu, tol=1e-6,
+                                 decision_function_shape="ovo").fit(X, y)
     peer = NuSVC(kernel=kernel, nu=nu, tol=1e-10, decision_function_shape="ovo").fit(X, y)
     assert all(s.status == "optimal" for s in ours.solutions_)
     mine, theirs = ours.decision_function(X), peer.decision_function(X)
@@ -26,6 +27,18 @@ def test_nu_classifier_matches_nusvc_in_libsvm_units(kernel, nu) -> None:
         np.testing.assert_allclose(a, c * b + shift, atol=1e-4 * np.abs(b).max())
     assert (ours.predict(X) == peer.predict(X)).mean() >= 0.98
     assert ours.dual_coef_.shape[0] == peer.dual_coef_.shape[0]
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_the_oracle_and_nu_smo_give_the_same_classifier(kernel) -> None:
+    X, y = load_iris(return_X_y=True)
+    fast = MaxMarginNuClassifier(kernel=kernel, nu=0.4, tol=1e-6).fit(X, y)
+    exact = MaxMarginNuClassifier(kernel=kernel, nu=0.4, solver="cvxpy").fit(X, y)
+    assert [s.method.split("/")[0] for s in fast.solutions_] != [
+        s.method.split("/")[0] for s in exact.solutions_]
+    for a, b in zip(fast.solutions_, exact.solutions_, strict=True):
+        assert a.status == b.status == "optimal"
+        assert a.primal_objective == pytest.approx(b.primal_objective, rel=1e-5, abs=1e-9)
 
 
 def test_infeasible_nu_is_refused_before_any_kernel_work() -> None:
@@ -45,7 +58,7 @@ def test_infeasible_nu_is_refused_before_any_kernel_work() -> None:
 @pytest.mark.parametrize("nu", [0.1, 0.5])
 def test_one_class_matches_oneclasssvm(kernel, nu) -> None:
     X, _ = make_classification(n_samples=80, n_features=4, random_state=1)
-    ours = MaxMarginOneClass(kernel=kernel, nu=nu).fit(X)
+    ours = MaxMarginOneClass(kernel=kernel, nu=nu, tol=1e-6).fit(X)
     peer = OneClassSVM(kernel=kernel, nu=nu, tol=1e-7).fit(X)  # linear: 1e-10 runs for ages
     assert ours.solution_.status == "optimal"
     scale = max(1.0, float(np.abs(peer.score_samples(X)).max()))
@@ -53,7 +66,7 @@ def test_one_class_matches_oneclasssvm(kernel, nu) -> None:
     np.testing.assert_allclose(ours.decision_function(X), peer.decision_function(X),
                                atol=1e-3 * scale)
     np.testing.assert_allclose(ours.score_samples(X) - ours.offset_, ours.decision_function(X))
-    outliers = np.mean(ours.decision_function(X) < -1e-8 * scale)  # margin errors
+    outliers = np.mean(ours.decision_function(X) < -1e-4 * scale)  # margin errors (at tol)
     assert outliers <= nu + 1e-9  # the nu-property: at most a nu fraction
 
 
