@@ -263,15 +263,15 @@ def _is_liblinear(model: Any) -> bool:
                                            "fit_intercept")) and not hasattr(model, "dual_coef_")
 
 
-def certify(model: Any, X: Any, y: Any, sample_weight: Any = None, *,
+def certify(model: Any, X: Any, y: Any = None, sample_weight: Any = None, *,
             tol: float = SMO_TOL) -> ModelCertificate | list[ModelCertificate]:
     """The certificate of each binary problem of a fitted model, in the model's own problem.
 
     Parameters
     ----------
-    model : fitted SVC, LinearSVC, sklearnex SVC, MaxMarginClassifier or SVC-like object
-        (module docstring).
-    X, y : the training data, ``y`` with the model's own labels.
+    model : fitted SVC, NuSVC, OneClassSVM, LinearSVC, sklearnex SVC, a maxmargin estimator
+        or an SVC-like object (module docstring).
+    X, y : the training data, ``y`` with the model's own labels (None for a one-class model).
     sample_weight : (n,) array, optional
         The weights the model was fitted with (zero: left out, as LIBSVM and LIBLINEAR do).
     tol : float
@@ -282,15 +282,27 @@ def certify(model: Any, X: Any, y: Any, sample_weight: Any = None, *,
     -------
     ModelCertificate, or a list of them (one per pair or per class) for more than two classes.
     """
-    if not hasattr(model, "classes_"):
+    impl = getattr(model, "_impl", "c_svc")  # scikit-learn's name of the LIBSVM problem
+    if impl == "one_class":
+        if not hasattr(model, "dual_coef_"):
+            raise ValueError(f"`model` must be fitted (no dual_coef_ on "
+                             f"{type(model).__name__}); fit it first.")
+    elif not hasattr(model, "classes_"):
         raise ValueError(f"`model` must be a fitted classifier (no classes_ on "
                          f"{type(model).__name__}); fit it first.")
-    impl = getattr(model, "_impl", "c_svc")  # scikit-learn's name of the LIBSVM problem
-    if impl != "c_svc":
+    elif y is None:
+        raise ValueError("`y`: the labels the model was fitted with are needed (only a "
+                         "one-class model takes none).")
+    if impl not in ("c_svc", "nu_svc", "one_class"):
         raise ValueError(f"`model`: {type(model).__name__} solves LIBSVM's {impl!r} problem, "
-                         "which this does not certify (C-SVC, LinearSVC and SVC-like models).")
+                         "which this does not certify (C-SVC, nu-SVC, one-class, LinearSVC "
+                         "and SVC-like models).")
     tol = check_positive(tol, "tol")
-    if _is_liblinear(model):
+    if impl == "one_class":
+        return _one_class_certificate(model, X, tol)
+    if impl == "nu_svc":
+        certs = list(_nu_certificates(model, X, y, sample_weight, tol))
+    elif _is_liblinear(model):
         certs = list(_liblinear_certificates(model, X, y, sample_weight, tol))
     elif hasattr(model, "dual_coef_") and hasattr(model, "support_"):
         certs = list(_svc_certificates(model, X, y, sample_weight, tol))
@@ -363,8 +375,12 @@ def _support(model: Any, points: Any, weights: np.ndarray, gram: bool) -> np.nda
                      "the one it was fitted with): support_vectors_ differ from X[support_].")
 
 
-def _svc_certificates(model: Any, X: Any, labels: Any, sample_weight: Any, tol: float
-                      ) -> Iterator[ModelCertificate]:
+def _pair_problems(model: Any, X: Any, labels: Any, sample_weight: Any
+                   ) -> Iterator[tuple[str, int, np.ndarray, np.ndarray, np.ndarray, Any,
+                                       Kernel, np.ndarray]]:
+    """Each one-vs-one problem of an SVC-like fit (LIBSVM's ``dual_coef_`` layout): ``(label,
+    p, members, y_pair, alpha, points, kernel, class_w)``, ``alpha`` the model's ``|dual
+    coefficient|`` of each member, in its units."""
     kern, points = _svc_kernel(model, X)
     classes, y_idx = _class_indices(model, labels)
     n, k = y_idx.shape[0], classes.size
@@ -376,9 +392,7 @@ def _svc_certificates(model: Any, X: Any, labels: Any, sample_weight: Any, tol: 
     class_w = getattr(model, "class_weight_", None)
     class_w = (fitted_array(class_w) if class_w is not None and np.size(class_w) == k else
                _class_weights(getattr(model, "class_weight", None), classes, labels))
-    C = _svc_box(model)
     dual = fitted_array(model.dual_coef_)
-    intercepts = fitted_array(model.intercept_).ravel()
     sv_class = y_idx[support]
     pairs = [(1, 0)] if k == 2 else [(i, j) for i in range(k) for j in range(i + 1, k)]
     for p, (i, j) in enumerate(pairs):
@@ -394,10 +408,53 @@ def _svc_certificates(model: Any, X: Any, labels: Any, sample_weight: Any, tol: 
         if np.all(y_pair > 0) or np.all(y_pair < 0):
             raise ValueError(f"`y`/`sample_weight`: classes {classes[i]!r} and {classes[j]!r} "
                              "need samples of positive weight each.")
-        alpha = coef[members] * y_pair
-        box = None if C is None else C * class_w[y_idx[members]] * weights[members]
+        box_w = class_w[y_idx[members]] * weights[members]
+        yield (f"{classes[i]} vs {classes[j]}", p, members, y_pair, coef[members] * y_pair,
+               points, kern, box_w)
+
+
+def _svc_certificates(model: Any, X: Any, labels: Any, sample_weight: Any, tol: float
+                      ) -> Iterator[ModelCertificate]:
+    C = _svc_box(model)
+    intercepts = fitted_array(model.intercept_).ravel()
+    for label, p, members, y_pair, alpha, points, kern, box_w in _pair_problems(
+            model, X, labels, sample_weight):
+        box = None if C is None else C * box_w
         yield _judge_dual(alpha, float(intercepts[p]), points[members], y_pair, box, kern, tol,
-                          f"{classes[i]} vs {classes[j]}")
+                          label)
+
+
+def _nu_certificates(model: Any, X: Any, labels: Any, sample_weight: Any, tol: float
+                     ) -> Iterator[ModelCertificate]:
+    """NuSVC-like fits: LIBSVM's ``dual_coef_`` is ``y alpha / r`` with ``sum alpha = nu l``,
+    so Schölkopf's ``alpha = nu |coef| / sum |coef|`` per pair, judged by
+    :func:`~maxmargin.certificate_nu.certify_nu_svm`."""
+    from maxmargin.certificate_nu import certify_nu_svm
+
+    nu = check_positive(model.nu, "model.nu")
+    for label, _, members, y_pair, alpha, points, kern, _w in _pair_problems(
+            model, X, labels, sample_weight):
+        total = float(np.abs(alpha).sum())
+        a = nu * np.abs(alpha) / total if total > 0 else np.zeros_like(alpha)
+        cert = certify_nu_svm(a, points[members], y_pair, nu, kern)
+        yield ModelCertificate(**dataclasses.asdict(cert), label=label, problem="nu_svc",
+                               tol=tol)
+
+
+def _one_class_certificate(model: Any, X: Any, tol: float) -> ModelCertificate:
+    """OneClassSVM-like fits: ``dual_coef_`` is ``alpha`` with ``sum alpha = nu l``; judged by
+    :func:`~maxmargin.certificate_nu.certify_one_class` in Schölkopf's scaling."""
+    from maxmargin.certificate_nu import certify_one_class
+
+    kern, points = _svc_kernel(model, X)
+    nu = check_positive(model.nu, "model.nu")
+    n = points.shape[0]
+    support = _support(model, points, np.ones(n), isinstance(kern, PrecomputedKernel))
+    alpha = np.zeros(n)
+    alpha[support] = np.abs(fitted_array(model.dual_coef_).ravel()) / (nu * n)
+    cert = certify_one_class(alpha, points, nu, kern)
+    return ModelCertificate(**dataclasses.asdict(cert), label="one class", problem="one_class",
+                            tol=tol)
 
 
 def liblinear_problems(y_idx: np.ndarray, classes: np.ndarray, C: float, class_w: np.ndarray,

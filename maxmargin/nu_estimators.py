@@ -99,6 +99,8 @@ class MaxMarginNuClassifier(MaxMarginClassifier):
     ``dual_coef_``, ``intercept_``, ``classes_``, ``fit_status_``, ``n_iter_``), and
     ``solutions_``."""
 
+    _impl = "nu_svc"  # scikit-learn's name of the LIBSVM problem (maxmargin.certify reads it)
+
     def __init__(
         self,
         *,
@@ -233,6 +235,8 @@ class MaxMarginOneClass(OutlierMixin, BaseEstimator):
     support_, support_vectors_, n_support_, dual_coef_ (LIBSVM's ``nu l alpha``),
     intercept_ (``-offset_``), offset_ (``nu l rho``), fit_status_, n_iter_, solution_
     """
+
+    _impl = "one_class"  # scikit-learn's name of the LIBSVM problem (maxmargin.certify reads it)
 
     def __init__(self, *, kernel: Any = "rbf", degree: int = 3, gamma: float | str = "scale",
                  coef0: float = 0.0, tol: float = SMO_TOL, nu: float = 0.5,

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.datasets import load_breast_cancer, load_iris
 from sklearn.preprocessing import StandardScaler
-from sklearn.svm import SVC, LinearSVC, NuSVC
+from sklearn.svm import SVC, SVR, LinearSVC, NuSVC
 
 import maxmargin
 from maxmargin import certify, certify_dual
@@ -252,8 +252,10 @@ def test_certify_refuses_what_it_cannot_judge(cancer):
     X, y, Xs = cancer
     with pytest.raises(ValueError, match="`model`"):
         certify(SVC(), Xs, y)  # not fitted
-    with pytest.raises(ValueError, match="nu_svc"):
-        certify(NuSVC(kernel="linear").fit(Xs[:100], y[:100]), Xs[:100], y[:100])
+    with pytest.raises(ValueError, match="`model`"):  # a regressor (NuSVC: certified now)
+        certify(SVR().fit(Xs[:100], y[:100]), Xs[:100], y[:100])
+    nu = certify(NuSVC(kernel="linear", tol=1e-8).fit(Xs[:100], y[:100]), Xs[:100], y[:100])
+    assert nu.problem == "nu_svc" and nu.verdict == "optimal"
     with pytest.raises(ValueError, match="sigmoid"):
         certify(SVC(kernel="sigmoid").fit(Xs[:100], y[:100]), Xs[:100], y[:100])
     model = SVC(kernel="linear").fit(Xs[:100], y[:100])

@@ -81,3 +81,26 @@ def test_bad_input_is_refused(est, kw, match) -> None:
     X, y = make_classification(n_samples=30, random_state=2)
     with pytest.raises(ValueError, match=match):
         est(**kw).fit(X, y)
+
+
+def test_certify_judges_nusvc_and_oneclasssvm_in_their_own_problems() -> None:
+    import maxmargin
+
+    X, y = load_iris(return_X_y=True)
+    tight = maxmargin.certify(NuSVC(nu=0.3, tol=1e-10).fit(X, y), X, y)
+    assert len(tight) == 3 and all(c.verdict == "optimal" for c in tight)
+    assert all(c.problem == "nu_svc" for c in tight)
+    ours = maxmargin.certify(MaxMarginNuClassifier(nu=0.3).fit(X, y), X, y)
+    assert all(c.verdict == "optimal" for c in ours)
+    for a, b in zip(ours, tight, strict=True):  # the same problem: the same optimum
+        assert a.primal_objective == pytest.approx(b.primal_objective, rel=1e-3)
+    one = maxmargin.certify(OneClassSVM(nu=0.2, tol=1e-10).fit(X), X)
+    assert one.verdict == "optimal" and one.problem == "one_class"
+    mine = maxmargin.certify(MaxMarginOneClass(nu=0.2).fit(X), X)
+    assert mine.verdict == "optimal"
+    assert mine.primal_objective == pytest.approx(one.primal_objective, rel=1e-3)
+    bad = NuSVC(nu=0.3, tol=1e-10).fit(X, y)
+    bad.dual_coef_[0, :5] *= 1.5  # a perturbed answer is refuted
+    assert any(c.verdict != "optimal" for c in maxmargin.certify(bad, X, y))
+    with pytest.raises(ValueError, match="`y`"):
+        maxmargin.certify(NuSVC().fit(X, y), X)
