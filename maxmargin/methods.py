@@ -41,8 +41,9 @@ from maxmargin.tolerances import SMO_TOL
 
 __all__ = ["MethodSpec", "METHODS", "PROBLEMS", "register", "get_method", "method_names"]
 
-#: The problems a method can solve.
-PROBLEMS = ("svm", "hard_margin", "perceptron")
+#: The problems a method can solve: the SVM (soft and hard margin), the soft margin only, the
+#: hard margin only, a separating hyperplane.
+PROBLEMS = ("svm", "soft_margin", "hard_margin", "perceptron")
 
 Solve = Callable[..., SVMSolution | PerceptronResult]
 
@@ -94,7 +95,7 @@ class MethodSpec:
     @property
     def soft_margin(self) -> bool:
         """Whether it solves the soft margin (a finite ``C``)."""
-        return self.problem == "svm"
+        return self.problem in ("svm", "soft_margin")
 
     @property
     def hard_margin(self) -> bool:
@@ -136,9 +137,12 @@ def _smo(X: Any, y: np.ndarray, *, C: float | None, kernel: Kernel, tol: float |
 def _dcd_svc(X: Any, y: np.ndarray, *, C: float | None, kernel: Kernel,
              tol: float | None = None, max_iter: int | None = None, sample_weight: Any = None,
              **options: Any) -> SVMSolution:
-    if kernel.name != "linear" or C is None:
-        raise ValueError(f"`kernel`/`C`: method 'dcd_svc' solves the linear soft margin only; "
-                         f"got kernel={kernel.describe()!r}, C={C!r}.")
+    if C is None:
+        raise ValueError("`C`: method 'dcd_svc' solves the soft margin only (a finite C); got "
+                         "C=None. Use 'smo' or a nearest-point method for the hard margin.")
+    if kernel.name != "linear":
+        raise ValueError(f"`kernel`: method 'dcd_svc' solves the linear SVM only; got "
+                         f"{kernel.describe()!r}.")
     C, w = _weights(C, sample_weight)
     return dcd_svc(X, y, C, sample_weight=w, tol=SMO_TOL if tol is None else tol,
                    max_iter=max_iter, **options)
@@ -231,8 +235,8 @@ for _spec in (
                kernels=("linear",)),
     MethodSpec("kernel_perceptron", _kernel_perceptron, "perceptron", "the kernel (dual) "
                "perceptron"),
-    MethodSpec("dcd_svc", _dcd_svc, "svm", "dual coordinate descent on the linear SVC problem "
-               "(w kept explicitly; y . alpha = 0 by the method of multipliers)",
+    MethodSpec("dcd_svc", _dcd_svc, "soft_margin", "dual coordinate descent on the linear SVC "
+               "problem (w kept explicitly; y . alpha = 0 by a search on the bias)",
                kernels=("linear",), sparse=True, sample_weight=True, default_tol=SMO_TOL),
     MethodSpec("cvxpy", _cvxpy, "svm", "the CVXPY dual oracle (Clarabel, certified)",
                sparse=True, sample_weight=True, family="oracle"),

@@ -226,7 +226,7 @@ def nu_smo(X: Any, y: Any, nu: float = 0.5, kernel: str | Kernel = "linear",
     ``min 1/2 ||w||^2 - nu rho + (1/l) sum xi_i`` s.t. ``y_i (w . phi(x_i) + b) >= rho -
     xi_i``; dual ``min 1/2 alpha^T Q alpha``, ``0 <= alpha <= 1/l``, ``y . alpha = 0``, ``sum
     alpha >= nu``. Arguments as :func:`~.api.smo`'s (no history is kept); ``nu`` in ``(0,
-    nu_max]``, ``nu_max = 2 min(l_+, l_-) / l`` (a ``ValueError`` naming ``nu_max`` before
+    nu_max]``, ``nu_max = 2 * min(l_+, l_-) / l`` (a ``ValueError`` naming ``nu_max`` before
     any kernel work).
 
     Returns
