@@ -124,6 +124,9 @@ DCD_SVC_EPS = 0.25
 #: ``dcd_svc``: the bias column ``s`` of its inner problems (penalty ``rho = s^2`` of the
 #: method of multipliers on ``y . alpha = 0``).
 DCD_SVC_SCALING = 1.0
+#: ``dcd_svc``: before a sign change of ``y . alpha``, its search on the bias moves at most
+#: this many times its last move.
+DCD_SVC_GROWTH = 10.0
 
 # --- numerical thresholds ----------------------------------------------------------------------
 
