@@ -127,6 +127,9 @@ DCD_SVC_SCALING = 1.0
 #: ``dcd_svc``: before a sign change of ``y . alpha``, its search on the bias moves at most
 #: this many times its last move.
 DCD_SVC_GROWTH = 10.0
+#: ``dcd_svc``: a run not yet certified after this many passes (then 4, 16, ... times as
+#: many) is handed to the exact active-set finish, as ``smo``'s stalled runs are.
+DCD_SVC_FINISH_AFTER = 100
 
 # --- numerical thresholds ----------------------------------------------------------------------
 
