@@ -200,7 +200,7 @@ def dcd_svc(
             done, code = run.passes(eps, min(check_at - inner, max_iter - passes), offset=b)
             passes, inner = passes + done, inner + done
             a, w, g, cert = certify_svc(X, y, run.alpha, box)
-            if not cert.meets(tol) and passes >= min(finish_at, max_iter):
+            if not cert.meets(tol) and passes >= finish_at:
                 while finish_at <= passes:
                     finish_at *= 4
                 finished = exact_finish(a, X, y, box, LinearKernel(), tol,
