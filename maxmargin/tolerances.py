@@ -130,6 +130,9 @@ DCD_SVC_GROWTH = 10.0
 #: ``dcd_svc``: a run not yet certified after this many passes (then 4, 16, ... times as
 #: many) is handed to the exact active-set finish, as ``smo``'s stalled runs are.
 DCD_SVC_FINISH_AFTER = 100
+#: ``dcd_svc``: a finish may do as many floating-point operations as the passes so far
+#: (``2 (nnz + n)`` each), and at least this many.
+DCD_SVC_FINISH_MIN_WORK = 1e7
 
 # --- numerical thresholds ----------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from maxmargin.algorithms.active_set import Finished, finish_alpha
 from maxmargin.algorithms.dcd.api import (
     DCD_FIRST_CHECK,
     checked_arguments,
@@ -18,7 +19,6 @@ from maxmargin.algorithms.dcd.api import (
     history_of,
 )
 from maxmargin.algorithms.dcd.loop import CONVERGED, Coordinates
-from maxmargin.algorithms.smo.finish import exact_finish
 from maxmargin.certificate import Certificate, certify_svm
 from maxmargin.kernels import LinearKernel
 from maxmargin.results import SVMSolution, join_messages, recover_intercept
@@ -27,6 +27,7 @@ from maxmargin.tolerances import (
     DCD_PG_TOL,
     DCD_SVC_EPS,
     DCD_SVC_FINISH_AFTER,
+    DCD_SVC_FINISH_MIN_WORK,
     DCD_SVC_GROWTH,
     DCD_SVC_SCALING,
     SMO_TOL,
@@ -143,6 +144,19 @@ class BiasSearch:
         return lo[0] + (hi[0] - lo[0]) * lo[1] / (lo[1] - hi[1])
 
 
+def exact_finish(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, tol: float,
+                 budget: float) -> Finished | None:
+    """The active-set method (:func:`~maxmargin.algorithms.active_set.finish_alpha`) from the
+    balanced ``alpha``, within ``budget`` floating-point operations, kept when its certificate
+    has ``m - M < tol``; not tried (None) when the first factorisation of the free set,
+    ``|F|^3``, would already exceed the budget (the active set is still far off)."""
+    free = int(np.count_nonzero((alpha > 0.0) & (alpha < box)))
+    if float(free) ** 3 > budget:
+        return None
+    return finish_alpha(alpha, X, y, box, LinearKernel(), accept=lambda c: c.meets(tol),
+                        max_work=budget, kkt_tol=0.25 * tol)
+
+
 def dcd_svc(
     X: Any,
     y: Any,
@@ -203,8 +217,8 @@ def dcd_svc(
             if not cert.meets(tol) and passes >= finish_at:
                 while finish_at <= passes:
                     finish_at *= 4
-                finished = exact_finish(a, X, y, box, LinearKernel(), tol,
-                                        2.0 * passes * (nnz + n))
+                finished = exact_finish(X, y, a, box, tol,
+                                        max(DCD_SVC_FINISH_MIN_WORK, 2.0 * passes * (nnz + n)))
                 if finished is not None:  # certified by its own judge: the answer
                     a, g, cert = finished.alpha, finished.g, finished.certificate
                     w = np.asarray(X.T @ (a * y), dtype=np.float64).ravel()
