@@ -172,15 +172,21 @@ def dcd_svc(
     solves) by dual coordinate descent over a search on the bias.
 
     The constraint ``y . alpha = 0`` of SVC's dual is kept by the method of multipliers: with
-    the multiplier ``b`` and the penalty ``rho / 2 (y . alpha)^2``, ``rho = s^2``, the inner
-    problem is LIBLINEAR's hinge problem with the bias column ``s`` (:func:`dcd_loop`) on the
-    margins ``y_i (w . x_i + s v + b)``, ``s v = rho y . alpha``; each inner solve is
-    warm-started from the last ``alpha`` and followed by the update ``b <- b + rho y . alpha``
-    (the inner problem's whole bias). Its tolerance ``eps`` starts at ``DCD_PG_TOL`` and is
-    divided by ``DCD_PG_SHRINK`` after each solve, down to ``DCD_SVC_EPS * tol``. After each
-    solve ``alpha`` is moved onto ``y . alpha = 0`` (:func:`balanced`) and judged by
+    the multiplier ``b`` and the penalty ``rho / 2 (y . alpha)^2``, ``rho = s^2``, ``s =
+    DCD_SVC_SCALING sqrt(mean_i ||x_i||^2)`` (:func:`row_scale`: the penalty on the scale of
+    the dual function's curvature in ``b``), the inner problem is LIBLINEAR's hinge problem
+    with the bias column ``s`` (:func:`dcd_loop`) on the margins ``y_i (w . x_i + s v + b)``,
+    warm-started from the last ``alpha``. Its solution is that of the unpenalised problem at
+    the whole bias ``B = b + rho y . alpha``, a sample of the monotone ``y . alpha(B)``; the
+    next ``b`` is the root that :class:`BiasSearch` predicts from the samples (secant,
+    bracketing; the plain update ``b <- B`` from one sample). The inner tolerance ``eps``
+    starts at ``DCD_PG_TOL`` and is divided by ``DCD_PG_SHRINK`` after each solve, down to
+    ``DCD_SVC_EPS * tol``. After ``DCD_FIRST_CHECK`` passes of a solve and at each doubling,
+    ``alpha`` is moved onto ``y . alpha = 0`` (:func:`balanced`) and judged by
     :func:`~maxmargin.certificate.certify_svm`; the run stops when it meets ``tol``
-    (``m - M < tol``, as ``smo``).
+    (``m - M < tol``, as ``smo``). A run not certified after ``DCD_SVC_FINISH_AFTER`` passes
+    (then 4, 16, ... times as many) is handed to the exact active-set finish
+    (:func:`exact_finish`, counted work), kept only when certified.
 
     Parameters
     ----------
