@@ -67,6 +67,12 @@ def _clouds_cases():
             C = float(10.0 ** rng.uniform(-2, 2))
             cases.append((f"clouds-n{n}-d{d}-{'csr' if sparse else 'dense'}-C{C:.3g}",
                           lambda n=n, d=d, k=k, s=sparse: clouds(n, d, 100 + k, s), C))
+    for k in range(16):  # drawn: n log-uniform in [20, 1200], d in [1, 50], C in [1e-2, 1e2]
+        n = int(round(10.0 ** rng.uniform(np.log10(20), np.log10(1200))))
+        d = int(rng.integers(1, 51))
+        sparse, C = bool(rng.random() < 0.5), float(10.0 ** rng.uniform(-2, 2))
+        cases.append((f"drawn{k}-n{n}-d{d}-{'csr' if sparse else 'dense'}-C{C:.3g}",
+                      lambda n=n, d=d, k=k, s=sparse: clouds(n, d, 200 + k, s), C))
     return cases
 
 
