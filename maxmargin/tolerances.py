@@ -121,8 +121,8 @@ DCD_PG_SHRINK = 10.0
 #: ``dcd_svc``: the inner solves at a fixed bias stop at ``PGmax - PGmin <= DCD_SVC_EPS * tol``
 #: (the same units as ``m - M``, with room for the balancing of ``alpha``).
 DCD_SVC_EPS = 0.25
-#: ``dcd_svc``: the bias column ``s`` of its inner problems (penalty ``rho = s^2`` of the
-#: method of multipliers on ``y . alpha = 0``).
+#: ``dcd_svc``: the bias column of its inner problems is ``s = DCD_SVC_SCALING`` times the
+#: rows' RMS norm (penalty ``rho = s^2`` of the method of multipliers on ``y . alpha = 0``).
 DCD_SVC_SCALING = 1.0
 #: ``dcd_svc``: before a sign change of ``y . alpha``, its search on the bias moves at most
 #: this many times its last move.
