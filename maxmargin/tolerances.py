@@ -124,9 +124,18 @@ DCD_PG_SHRINK = 10.0
 #: ``dcd_svc``: the inner solves at a fixed bias stop at ``PGmax - PGmin <= DCD_SVC_EPS * tol``
 #: (the same units as ``m - M``, with room for the balancing of ``alpha``).
 DCD_SVC_EPS = 0.25
-#: ``dcd_svc``: the bias column ``s`` of its inner problems (penalty ``rho = s^2`` of the
-#: method of multipliers on ``y . alpha = 0``).
+#: ``dcd_svc``: the bias column of its inner problems is ``s = DCD_SVC_SCALING`` times the
+#: rows' RMS norm (penalty ``rho = s^2`` of the method of multipliers on ``y . alpha = 0``).
 DCD_SVC_SCALING = 1.0
+#: ``dcd_svc``: before a sign change of ``y . alpha``, its search on the bias moves at most
+#: this many times its last move.
+DCD_SVC_GROWTH = 10.0
+#: ``dcd_svc``: a run not yet certified after this many passes (then 4, 16, ... times as
+#: many) is handed to the exact active-set finish, as ``smo``'s stalled runs are.
+DCD_SVC_FINISH_AFTER = 100
+#: ``dcd_svc``: a finish may do as many floating-point operations as the passes so far
+#: (``2 (nnz + n)`` each), and at least this many.
+DCD_SVC_FINISH_MIN_WORK = 1e7
 
 # --- numerical thresholds ----------------------------------------------------------------------
 

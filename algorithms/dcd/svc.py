@@ -4,13 +4,21 @@ descent and the method of multipliers on ``y . alpha = 0``, certified as ``smo``
 
 from __future__ import annotations
 
+import math
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from maxmargin.algorithms.dcd.api import checked_arguments, finish_status, history_of
-from maxmargin.algorithms.dcd.loop import Coordinates
+from maxmargin.algorithms.active_set import Finished, finish_alpha
+from maxmargin.algorithms.dcd.api import (
+    DCD_FIRST_CHECK,
+    checked_arguments,
+    finish_status,
+    history_of,
+)
+from maxmargin.algorithms.dcd.loop import CONVERGED, Coordinates
 from maxmargin.certificate import Certificate, certify_svm
 from maxmargin.kernels import LinearKernel
 from maxmargin.results import SVMSolution, join_messages, recover_intercept
@@ -18,11 +26,14 @@ from maxmargin.tolerances import (
     DCD_PG_SHRINK,
     DCD_PG_TOL,
     DCD_SVC_EPS,
+    DCD_SVC_FINISH_AFTER,
+    DCD_SVC_FINISH_MIN_WORK,
+    DCD_SVC_GROWTH,
     DCD_SVC_SCALING,
     SMO_TOL,
 )
 
-__all__ = ["balanced", "certify_svc", "dcd_svc"]
+__all__ = ["BiasSearch", "balanced", "certify_svc", "dcd_svc"]
 
 
 def balanced(alpha: np.ndarray, y: np.ndarray, box: np.ndarray) -> np.ndarray:
@@ -55,6 +66,14 @@ def balanced(alpha: np.ndarray, y: np.ndarray, box: np.ndarray) -> np.ndarray:
     return a
 
 
+def row_scale(X: Any) -> float:
+    """The root mean square of the rows' norms, ``sqrt(mean_i ||x_i||^2)`` (1 for zero
+    rows), O(nnz)."""
+    sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if hasattr(X, "tocsr")
+          else np.einsum("ij,ij->i", X, X))
+    return float(np.sqrt(sq.mean())) or 1.0
+
+
 def certify_svc(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Certificate]:
     """``(a, w, g, certificate)`` of ``a = balanced(alpha, y, box)`` in SVC's problem, O(nnz +
@@ -63,6 +82,79 @@ def certify_svc(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray
     w = np.asarray(X.T @ (a * y), dtype=np.float64).ravel()
     g = np.asarray(X @ w, dtype=np.float64).ravel()
     return a, w, g, certify_svm(a, X, y, box, LinearKernel(), g=g)
+
+
+@dataclass
+class BiasSearch:
+    """The search on the bias ``B`` for a root of ``r(B) = y . alpha(B)``, ``alpha(B)`` the
+    inner solution at the whole bias ``B`` (non-increasing in ``B``: the derivative of the
+    concave dual function of ``y . alpha = 0``). Samples ``(B, rho r)`` are kept while the
+    inner tolerance is the same; a new one drops the others (looser solves may mislead).
+
+    The next multiplier ``b`` (whose inner solution lands between ``b`` and the root) is
+    the root of the secant through the last two samples: before a sign change, capped at
+    ``DCD_SVC_GROWTH`` times the last move (the plain update ``b <- B`` when the secant
+    points away); after one, kept strictly inside the bracket ``lo < B < hi`` (regula falsi on
+    the bracket otherwise, bisection when the bracket did not halve in two steps)."""
+
+    points: list[tuple[float, float]] = field(default_factory=list)
+    widths: list[float] = field(default_factory=list)
+    eps: float = math.nan
+
+    def add(self, bias: float, residual: float, eps: float) -> None:
+        """One inner solve at tolerance ``eps``: ``residual = rho y . alpha`` at ``bias``."""
+        if eps != self.eps:
+            self.points.clear()
+            self.widths.clear()
+            self.eps = eps
+        self.points.append((bias, residual))
+        lo, hi = self.bracket()
+        if lo is not None and hi is not None:
+            self.widths.append(hi[0] - lo[0])
+
+    def bracket(self) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
+        """The highest sample with ``r > 0`` and the lowest with ``r < 0`` (None if none)."""
+        lo = max((p for p in self.points if p[1] > 0.0), default=None)
+        hi = min((p for p in self.points if p[1] < 0.0), default=None)
+        return lo, hi
+
+    def settled(self, b: float, step: float) -> bool:
+        """The bias is found to round-off: the last step, or the bracket, is at ``b``'s
+        round-off."""
+        unit = 4.0 * np.finfo(float).eps * max(1.0, abs(b))
+        return abs(step) <= unit or (bool(self.widths) and self.widths[-1] <= unit)
+
+    def next_bias(self) -> float:
+        """The next multiplier (class docstring)."""
+        b1, r1 = self.points[-1]
+        if r1 == 0.0 or len(self.points) < 2:
+            return b1
+        b0, r0 = self.points[-2]
+        secant = b1 - r1 * (b1 - b0) / (r1 - r0) if r1 != r0 else math.nan
+        lo, hi = self.bracket()
+        if lo is None or hi is None:  # one side seen: extrapolate, capped
+            move = secant - b1
+            if not math.isfinite(move) or move * r1 <= 0.0:
+                return b1
+            return b1 + math.copysign(min(abs(move), DCD_SVC_GROWTH * abs(b1 - b0)), r1)
+        if len(self.widths) >= 3 and self.widths[-1] > 0.5 * self.widths[-3]:
+            return 0.5 * (lo[0] + hi[0])
+        if math.isfinite(secant) and lo[0] < secant < hi[0]:
+            return secant
+        return lo[0] + (hi[0] - lo[0]) * lo[1] / (lo[1] - hi[1])
+
+
+def exact_finish(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, tol: float,
+                 budget: float) -> Finished | None:
+    """The active-set method (:func:`~maxmargin.algorithms.active_set.finish_alpha`) from the
+    balanced ``alpha``, within ``budget`` floating-point operations, kept when its certificate
+    has ``m - M < tol``; not tried (None) when the first factorisation of the free set,
+    ``|F|^3``, would already exceed the budget (the active set is still far off)."""
+    free = int(np.count_nonzero((alpha > 0.0) & (alpha < box)))
+    if float(free) ** 3 > budget:
+        return None
+    return finish_alpha(alpha, X, y, box, LinearKernel(), accept=lambda c: c.meets(tol),
+                        max_work=budget, kkt_tol=0.25 * tol)
 
 
 def dcd_svc(
@@ -80,15 +172,21 @@ def dcd_svc(
     solves) by dual coordinate descent over a search on the bias.
 
     The constraint ``y . alpha = 0`` of SVC's dual is kept by the method of multipliers: with
-    the multiplier ``b`` and the penalty ``rho / 2 (y . alpha)^2``, ``rho = s^2``, the inner
-    problem is LIBLINEAR's hinge problem with the bias column ``s`` (:func:`dcd_loop`) on the
-    margins ``y_i (w . x_i + s v + b)``, ``s v = rho y . alpha``; each inner solve is
-    warm-started from the last ``alpha`` and followed by the update ``b <- b + rho y . alpha``
-    (the inner problem's whole bias). Its tolerance ``eps`` starts at ``DCD_PG_TOL`` and is
-    divided by ``DCD_PG_SHRINK`` after each solve, down to ``DCD_SVC_EPS * tol``. After each
-    solve ``alpha`` is moved onto ``y . alpha = 0`` (:func:`balanced`) and judged by
+    the multiplier ``b`` and the penalty ``rho / 2 (y . alpha)^2``, ``rho = s^2``, ``s =
+    DCD_SVC_SCALING sqrt(mean_i ||x_i||^2)`` (:func:`row_scale`: the penalty on the scale of
+    the dual function's curvature in ``b``), the inner problem is LIBLINEAR's hinge problem
+    with the bias column ``s`` (:func:`dcd_loop`) on the margins ``y_i (w . x_i + s v + b)``,
+    warm-started from the last ``alpha``. Its solution is that of the unpenalised problem at
+    the whole bias ``B = b + rho y . alpha``, a sample of the monotone ``y . alpha(B)``; the
+    next ``b`` is the root that :class:`BiasSearch` predicts from the samples (secant,
+    bracketing; the plain update ``b <- B`` from one sample). The inner tolerance ``eps``
+    starts at ``DCD_PG_TOL`` and is divided by ``DCD_PG_SHRINK`` after each solve, down to
+    ``DCD_SVC_EPS * tol``. After ``DCD_FIRST_CHECK`` passes of a solve and at each doubling,
+    ``alpha`` is moved onto ``y . alpha = 0`` (:func:`balanced`) and judged by
     :func:`~maxmargin.certificate.certify_svm`; the run stops when it meets ``tol``
-    (``m - M < tol``, as ``smo``).
+    (``m - M < tol``, as ``smo``). A run not certified after ``DCD_SVC_FINISH_AFTER`` passes
+    (then 4, 16, ... times as many) is handed to the exact active-set finish
+    (:func:`exact_finish`, counted work), kept only when certified.
 
     Parameters
     ----------
@@ -109,23 +207,39 @@ def dcd_svc(
     start = time.perf_counter()
     X, y, C, box, tol, max_iter, rng, shrinking = checked_arguments(
         X, y, C, sample_weight, tol, max_iter, random_state, shrinking)
-    s = DCD_SVC_SCALING
+    s = DCD_SVC_SCALING * row_scale(X)
     run = Coordinates.start(X, y, box, False, s, rng, shrinking)
     b, eps, floor, passes = 0.0, DCD_PG_TOL, DCD_SVC_EPS * tol, 0
+    search, finish_at = BiasSearch(), DCD_SVC_FINISH_AFTER
+    n, nnz = y.shape[0], (X.nnz if hasattr(X, "tocsr") else X.size)
     trace: list[tuple[float, float, float]] = []
     while True:
         run.unshrink()  # the offset moved: every sample may violate again
-        done, code = run.passes(eps, max_iter - passes, offset=b)
-        passes += done
+        inner, check_at = 0, DCD_FIRST_CHECK
+        while True:  # the inner solve, judged after DCD_FIRST_CHECK passes and each doubling
+            done, code = run.passes(eps, min(check_at - inner, max_iter - passes), offset=b)
+            passes, inner = passes + done, inner + done
+            a, w, g, cert = certify_svc(X, y, run.alpha, box)
+            if not cert.meets(tol) and passes >= finish_at:
+                while finish_at <= passes:
+                    finish_at *= 4
+                finished = exact_finish(X, y, a, box, tol,
+                                        max(DCD_SVC_FINISH_MIN_WORK, 2.0 * passes * (nnz + n)))
+                if finished is not None:  # certified by its own judge: the answer
+                    a, g, cert = finished.alpha, finished.g, finished.certificate
+                    w = np.asarray(X.T @ (a * y), dtype=np.float64).ravel()
+            if code == CONVERGED or cert.meets(tol) or passes >= max_iter:
+                break
+            check_at *= 2
         step = s * float(run.w[-1])  # rho (y . alpha), rho = s^2
-        a, w, g, cert = certify_svc(X, y, run.alpha, box)
         trace.append((b, step / (s * s), cert.kkt_violation))
         if cert.meets(tol) or passes >= max_iter:
             break
-        if eps <= floor and abs(step) <= 4 * np.finfo(float).eps * max(1.0, abs(b)):
+        search.add(b + step, step, eps)  # y . alpha at the whole bias b + step
+        if eps <= floor and search.settled(b, step):
             floor /= DCD_PG_SHRINK  # b is found to round-off: the inner solves go tighter
         eps = max(eps / DCD_PG_SHRINK, floor)
-        b += step  # the multiplier update
+        b = search.next_bias()
     status, message = finish_status(
         cert.meets(tol),
         f"dcd_svc stopped at max_iter={max_iter} passes with m - M = "
@@ -141,3 +255,5 @@ def dcd_svc(
         message=join_messages(message, cert.summary()), runtime=time.perf_counter() - start,
         certificate=cert, sample_weight=None if sample_weight is None else box / C, tol=tol,
     )  # fmt: skip
+
+
