@@ -132,7 +132,7 @@ def test_verify_data_file_binary_and_multiclass(capsys, tmp_path):
     assert code == 0, captured.out
     rows = json.loads(target.read_text())["rows"]
     assert {r["case"] for r in rows} == {"iris:0_vs_1", "iris:0_vs_2", "iris:1_vs_2"}
-    assert {r["method"] for r in rows} == {"oracle", "smo", "primal/certified"}
+    assert {r["method"] for r in rows} == {"oracle", "smo", "primal/certified", "dcd_svc"}
     assert "+1 = 0.0, -1 = 1.0 (100 samples)" in captured.err  # which label is which
     code = main(["verify", "--data", str(path), "--positive", "2", "--kernel", "rbf",
                  "--gamma", "0.5", "--C", "10", "--methods", "oracle,smo/tight", "--quiet"])

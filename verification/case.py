@@ -36,7 +36,7 @@ DATA_METHODS = ("oracle", "smo", "smo/tight", "smo/platt/certified", "primal/cer
                 "dcd_svc")
 #: The ones a data run uses unless told otherwise (SMO at SVC's tol 1e-3; the others can take
 #: millions of iterations on unscaled data).
-DATA_DEFAULT = ("oracle", "smo", "primal/certified")
+DATA_DEFAULT = ("oracle", "smo", "primal/certified", "dcd_svc")
 #: The ground truths a case can have (:func:`plan_reference`).
 REFERENCES = ("oracle", "smo", "dcd")
 #: The CVXPY oracle takes problems whose Gram matrix has at most this many rows (its
