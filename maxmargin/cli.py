@@ -361,8 +361,8 @@ def _compile_lane(pieces: tuple[str, ...]) -> list[tuple[str, float, float]]:
 COMPILE_NOTICE = "a minute or two on 2 cores, longer when they are busy"
 #: The pieces by lane, balanced by their CPU time on an empty cache: SMO, then SMO's driver
 #: for wide data (which loads the callees it shares with SMO from the cache); the nearest-point
-#: loops, then Platt's SMO, then the perceptrons.
-COMPILE_LANES = (("smo", "smo_large"), ("nearest", "platt", "perceptron"))
+#: loops, then Platt's SMO, then the perceptrons, then the nu solvers.
+COMPILE_LANES = (("smo", "smo_large"), ("nearest", "platt", "perceptron", "nu"))
 
 
 def _compile_all(jobs: int) -> list[tuple[str, float, float]]:

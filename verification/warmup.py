@@ -11,7 +11,15 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from maxmargin._jit import cache_is_cold
-from maxmargin.algorithms import gilbert_svm, kernel_perceptron, mdm_hulls, perceptron, smo
+from maxmargin.algorithms import (
+    gilbert_svm,
+    kernel_perceptron,
+    mdm_hulls,
+    nu_smo,
+    one_class_smo,
+    perceptron,
+    smo,
+)
 from maxmargin.algorithms.smo.loops import solve_pairs, warm_large_data
 
 __all__ = ["WARM_UPS", "warm_up", "numba_cache_is_cold", "COMPILE_GUARD_S"]
@@ -49,6 +57,12 @@ def _warm_nearest() -> None:
     mdm_hulls(_WARM_X[_WARM_Y > 0], _WARM_X[_WARM_Y < 0])
 
 
+def _warm_nu() -> None:
+    for kernel in _KERNELS:
+        nu_smo(_WARM_X, _WARM_Y, 0.5, kernel=kernel)
+        one_class_smo(_WARM_X, 0.5, kernel=kernel)
+
+
 def _warm_perceptrons() -> None:
     for kernel in _KERNELS:
         kernel_perceptron(_WARM_X, _WARM_Y, kernel=kernel)
@@ -63,6 +77,7 @@ WARM_UPS: dict[str, Callable[[], None]] = {
     "platt": _warm_smo(("platt",)),
     "nearest": _warm_nearest,
     "perceptron": _warm_perceptrons,
+    "nu": _warm_nu,  # nu_smo and one_class_smo (maxmargin compile; no verify check uses them)
 }
 _WARMED: set[str] = set()
 
