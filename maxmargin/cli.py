@@ -48,9 +48,11 @@ def _suite_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--start", type=int, default=0, metavar="I",
                         help="random suite: index of the first case (default 0); "
                         "--start I --count 1 reruns exactly case I")
-    parser.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                         help="wall-clock guard per (case x method): a method running longer "
-                        "becomes a failed row (default 120; 0 runs unguarded in-process)")
+                        "becomes a failed row (default 120, and with --data one second per "
+                        "100,000 stored entries of the data if that is more; 0 runs "
+                        "unguarded in-process)")
     sweep = parser.add_argument_group(
         "sweeps (Dask; pip install -e \".[distributed]\")",
         "Each case is one task; the rows are the same as a serial run's.")
@@ -121,6 +123,9 @@ def _run(args: argparse.Namespace) -> Any:
     if args.case:
         patterns = [p for item in args.case for p in item.split(",") if p]
     cases = None
+    from maxmargin.verification.case import DATA_ENTRIES_PER_S, DEFAULT_TIMEOUT_S
+
+    timeout = DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout
     if args.data is not None:
         cases = _data_cases(args)
         for case in cases:
@@ -128,6 +133,9 @@ def _run(args: argparse.Namespace) -> Any:
             nnz = f", {case.X.nnz} non-zeros (sparse)" if hasattr(case.X, "nnz") else ""
             print(f"{case.name}: {case.tags[0]}; {n} rows x {d} features{nnz}; {case.tags[1]}",
                   file=sys.stderr)
+            if args.timeout is None:  # the guard grows with the data (a reference's passes)
+                entries = case.X.nnz if hasattr(case.X, "nnz") else n * d
+                timeout = max(timeout, entries / DATA_ENTRIES_PER_S)
     if args.scheduler is None and numba_cache_is_cold():
         # an empty cache: compile on every core first (as `maxmargin compile`), then the
         # cases, or the local Dask workers (--workers: one cache), load the compiled code
@@ -147,7 +155,7 @@ def _run(args: argparse.Namespace) -> Any:
         return run_suite("data" if cases is not None else args.suite, patterns,
                          progress=sys.stderr if not args.quiet else None, cases=cases,
                          count=args.count, seed=args.seed, start=args.start,
-                         timeout=args.timeout if args.timeout and args.timeout > 0 else None,
+                         timeout=timeout if timeout > 0 else None,
                          client=client, resume=resume, stream=stream)
 
 

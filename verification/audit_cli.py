@@ -20,7 +20,7 @@ from maxmargin.verification.audit import (
 )
 from maxmargin.verification.audit_report import payload, summary_table, write_report
 from maxmargin.verification.campaign import random_cases
-from maxmargin.verification.case import Case, select
+from maxmargin.verification.case import DEFAULT_TIMEOUT_S, Case, select
 from maxmargin.verification.cases import catalogue
 
 __all__ = ["main", "payload", "print_summary", "print_table", "summary_table"]
@@ -104,7 +104,7 @@ def main(args: Any, helpers: Any) -> int:
     with helpers.client(args) as client:
         run = run_audit(peers, cases, suite=suite, presets=presets, seed=args.seed,
                         progress=None if args.quiet else sys.stderr,
-                        timeout=args.timeout if args.timeout and args.timeout > 0 else None,
+                        timeout=_guard(args.timeout),
                         client=client, resume=resume, stream=stream)
     table = sys.stderr if args.json == "-" else sys.stdout
     print_table(run, table)
@@ -136,7 +136,7 @@ def _report(args: Any, helpers: Any, peers: list[Peer], presets: tuple[str, ...]
             runs.append(run_audit(
                 peers, cases, suite=suite, presets=presets, seed=args.seed,
                 progress=None if args.quiet else sys.stderr,
-                timeout=args.timeout if args.timeout and args.timeout > 0 else None,
+                timeout=_guard(args.timeout),
                 client=client))
     for run in runs:
         print_summary(run, sys.stdout, args.seed)
@@ -144,3 +144,9 @@ def _report(args: Any, helpers: Any, peers: list[Peer], presets: tuple[str, ...]
                         seed=args.seed, count=count)
     print(f"report written to {path}")
     return 1 if any(run.wrong for run in runs) else 0
+
+
+def _guard(timeout: float | None) -> float | None:
+    """``--timeout`` as the runner takes it: the default guard when not given, None for 0."""
+    timeout = DEFAULT_TIMEOUT_S if timeout is None else timeout
+    return timeout if timeout > 0 else None

@@ -44,6 +44,10 @@ REFERENCES = ("oracle", "smo", "dcd")
 ORACLE_MAX_GRAM_N = 2500
 #: ... or, linear kernel on dense data with d <= n, at most this many entries of the data.
 ORACLE_MAX_FACTOR = 20_000_000
+#: The wall-clock guard per (case x method), seconds, unless the user sets one (``--timeout``).
+DEFAULT_TIMEOUT_S = 120.0
+#: ``verify --data``: the guard is at least one second per this many stored entries of a problem.
+DATA_ENTRIES_PER_S = 100_000
 #: SMO is left out of a data run's defaults for linear problems of more rows than this.
 SMO_LINEAR_MAX_ROWS = 10_000
 
