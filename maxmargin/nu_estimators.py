@@ -215,11 +215,6 @@ class MaxMarginNuClassifier(MaxMarginClassifier):
                           exceptions.ConvergenceWarning, stacklevel=2)
         return self
 
-    @property
-    def coef_(self) -> Any:
-        """``w / rho`` of each pair (linear kernel only)."""
-        return super().coef_
-
 
 class MaxMarginOneClass(OutlierMixin, BaseEstimator):
     """OneClassSVM's model, certified (module docstring).
