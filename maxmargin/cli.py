@@ -138,12 +138,13 @@ def _run(args: argparse.Namespace) -> Any:
                 timeout = max(timeout, entries / DATA_ENTRIES_PER_S)
     if args.scheduler is None and numba_cache_is_cold():
         # an empty cache: compile on every core first (as `maxmargin compile`), then the
-        # cases, or the local Dask workers (--workers: one cache), load the compiled code
+        # cases, or the local Dask workers (--workers: one cache), load the compiled code;
+        # SMO's driver for wide data only for a data file (no catalogue problem selects it)
         jobs = _default_jobs()
         if not args.quiet:
             print(f"compiling the Numba loops on {jobs} core{'s' if jobs > 1 else ''} (first "
                   f"run only; {COMPILE_NOTICE}) ...", file=sys.stderr, flush=True)
-        _compile_all(jobs)
+        _compile_all(jobs, large=args.data is not None)
     resume = None
     if args.resume is not None and Path(args.resume).exists():
         from maxmargin.verification.table import load_rows
@@ -347,7 +348,7 @@ def _jobs(text: str) -> int:
     return value
 
 
-def _compile_lane(pieces: tuple[str, ...]) -> list[tuple[str, float, float]]:
+def _compile_task(pieces: tuple[str, ...]) -> list[tuple[str, float, float]]:
     """Warm ``pieces`` (keys of :data:`~maxmargin.verification.warmup.WARM_UPS`) up in turn
     in this (worker) process: ``(piece, wall seconds, CPU seconds)`` each."""
     import time
@@ -367,30 +368,31 @@ def _compile_lane(pieces: tuple[str, ...]) -> list[tuple[str, float, float]]:
 #: What the first run's compile costs, in words (the measurements: the `compile` family of the
 #: benchmark report and docs/development/performance-notes.md).
 COMPILE_NOTICE = "a minute or two on 2 cores, longer when they are busy"
-#: The pieces by lane, balanced by their CPU time on an empty cache: SMO, then SMO's driver
-#: for wide data (which loads the callees it shares with SMO from the cache); the nearest-point
-#: loops, then Platt's SMO, then the perceptrons, then the nu solvers.
-COMPILE_LANES = (("smo", "smo_large"), ("nearest", "platt", "perceptron", "nu"))
+#: The pieces as tasks, largest first: each compiling process takes the next task when it is
+#: done. SMO's driver for wide data follows SMO in one task (it loads the callees it shares
+#: with SMO from the cache); only data files select it (:func:`_compile_all`'s ``large``).
+COMPILE_TASKS = (("smo", "smo_large"), ("nearest",), ("platt",), ("nu",), ("perceptron",))
 
 
-def _compile_all(jobs: int) -> list[tuple[str, float, float]]:
-    """Warm every piece up, the lanes of :data:`COMPILE_LANES` in ``jobs`` forked processes
-    (here when 1; the cache's lock keeps the entries they share whole):
-    :func:`_compile_lane`'s triples."""
+def _compile_all(jobs: int, large: bool = True) -> list[tuple[str, float, float]]:
+    """Warm the pieces of :data:`COMPILE_TASKS` up (SMO's driver for wide data only when
+    ``large``), in ``jobs`` forked processes (here when 1; the cache's lock keeps the entries
+    they share whole): :func:`_compile_task`'s triples."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    tasks = [tuple(p for p in task if large or p != "smo_large") for task in COMPILE_TASKS]
     if jobs == 1:
-        return _compile_lane(sum(COMPILE_LANES, ()))
+        return _compile_task(sum(tasks, ()))
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-        return [t for lane in pool.map(_compile_lane, COMPILE_LANES) for t in lane]
+        return [t for done in pool.map(_compile_task, tasks) for t in done]
 
 
 def _default_jobs() -> int:
-    """One process per available core, at most one per lane."""
+    """One process per available core, at most one per task."""
     import os
 
-    return min(len(os.sched_getaffinity(0)), len(COMPILE_LANES))
+    return min(len(os.sched_getaffinity(0)), len(COMPILE_TASKS))
 
 
 def _compile(args: argparse.Namespace) -> int:
