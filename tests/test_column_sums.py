@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from maxmargin.algorithms import _kernel_cache as kc
 from maxmargin.algorithms.smo import column_sums, precision, smo, state
 from maxmargin.algorithms.smo.solver import Options, Problem, Solver
+from maxmargin.certificate import decision_values
 from maxmargin.kernels import make_kernel, sums
 from maxmargin.kernels import qmatrix as qmx
 
@@ -34,6 +35,14 @@ def _solved(seed: int, kind: str, shrinking: bool, n: int, cache_size: float = 5
                  Options(1e-3, "wss2", shrinking, 10**6, cache_size, exact_finish=True), st_)
     run.solve("double")
     return run, X, y, kern
+
+
+def _kernel_sums(run: Solver, idx: np.ndarray, coef: np.ndarray) -> np.ndarray:
+    """``run.kernel_sums`` with the compiled passes taken at any size (small problems' sums
+    are otherwise the kernel object's, ``COMPILED_SUMS_MIN_TERMS``)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(column_sums, "COMPILED_SUMS_MIN_TERMS", 0)
+        return run.kernel_sums(idx, coef)
 
 
 def _exact(kern, X, idx, coef) -> tuple[np.ndarray, np.ndarray]:
@@ -70,7 +79,7 @@ def test_sums_from_the_cached_columns_are_the_kernel_pass(seed, kind, shrinking,
     _close(g, exact, terms)
     if sums.has_weighted_sums(kd):
         _close(g, sums.weighted_sums(kd, sv, coef), terms)
-    np.testing.assert_array_equal(run.kernel_sums(sv, coef), g)  # the solver takes them
+    np.testing.assert_array_equal(_kernel_sums(run, sv, coef), g)  # the solver takes them
     assert run.certify()[0] is not None
     # a short column (as left by a shrunk layout): completed in its slot by the column code;
     # an evicted one: computed by it into a scratch column, unless that is more than
@@ -97,7 +106,7 @@ def test_sums_from_the_cached_columns_are_the_kernel_pass(seed, kind, shrinking,
     # nothing cached: declined, and the kernel pass serves kernel_sums
     cache.slot_of[sv] = -1
     assert column_sums.cached_sums(cache, kd, sv, coef) is None
-    _close(run.kernel_sums(sv, coef), exact, terms)
+    _close(_kernel_sums(run, sv, coef), exact, terms)
 
 
 @settings(max_examples=20, deadline=None)
@@ -132,7 +141,7 @@ def test_a_sum_that_is_not_finite_is_declined_and_the_kernel_pass_serves() -> No
     s = cache.slot_of[sv[0]]
     cache.data[s * 60 + 7] = np.inf
     assert column_sums.cached_sums(cache, kd, sv, coef) is None
-    g = run.kernel_sums(sv, coef)
+    g = _kernel_sums(run, sv, coef)
     assert np.all(np.isfinite(g))
     _close(g, *_exact(kern, X, sv, coef))
 
@@ -181,3 +190,17 @@ def test_auto_runs_small_soft_margins_in_float64_from_the_start(monkeypatch) -> 
         assert sol.status in ("optimal", "infeasible")
     monkeypatch.setattr(precision, "DOUBLE_FIRST_BYTES", 8 * n * n)
     assert "(float64 kernel cache)" in smo(X, y, 1.0, kernel="rbf").message
+
+
+def test_small_problems_sum_by_the_kernel_object() -> None:
+    """Below ``COMPILED_SUMS_MIN_TERMS`` terms the solver's sums are the kernel object's pass
+    (bit for bit), which agrees with the cached columns' sums to summation error."""
+    run, X, y, kern = _solved(7, "rbf", True, 120)
+    sv = np.flatnonzero(run.st.alpha > 0)
+    coef = run.st.alpha[sv] * y[sv]
+    assert X.shape[0] * sv.size < column_sums.COMPILED_SUMS_MIN_TERMS
+    g = run.kernel_sums(sv, coef)
+    np.testing.assert_array_equal(g, decision_values(kern, X, X[sv], coef))
+    exact, terms = _exact(kern, X, sv, coef)
+    _close(g, exact, terms)
+    _close(_kernel_sums(run, sv, coef), exact, terms)

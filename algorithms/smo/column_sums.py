@@ -28,7 +28,12 @@ from maxmargin._jit import ENTRY, INTERNAL, njit
 from maxmargin.algorithms._kernel_cache import S_LEN, ColumnCache, load_column
 from maxmargin.kernels.qmatrix import QMatrix, fill_column
 
-__all__ = ["MAX_FRESH_FRACTION", "cached_sums"]
+__all__ = ["COMPILED_SUMS_MIN_TERMS", "MAX_FRESH_FRACTION", "cached_sums"]
+
+#: The solver's certificate takes its sums from the cache (or the Q-matrix's compiled blocks)
+#: from this many terms (points times support vectors) on; below, the kernel object's NumPy
+#: pass costs less than compiling those passes on a first call.
+COMPILED_SUMS_MIN_TERMS = 2**20
 
 #: At most this fraction of the columns' entries in evicted columns, computed afresh a column
 #: at a time; more, and the caller's kernel pass (blocked, BLAS on wide data) is the cheaper way.

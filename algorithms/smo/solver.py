@@ -20,6 +20,7 @@ import numpy as np
 from maxmargin._jit import note_compile
 from maxmargin._threads import blas_threads
 from maxmargin.algorithms._kernel_cache import S_ROWS, ColumnCache, block_size, make_cache
+from maxmargin.algorithms.smo import column_sums
 from maxmargin.algorithms.smo.column_sums import cached_sums
 from maxmargin.algorithms.smo.finish import exact_finish, first_checkpoint, smo_work
 from maxmargin.algorithms.smo.hard_margin import HULL_EPS
@@ -184,9 +185,12 @@ class Solver:
         """``sum_k coef_k K(., x_{idx_k})`` on the solver's data in float64: from the float64
         cache's columns where it holds them (:func:`~.column_sums.cached_sums`), else by the
         Q-matrix's compiled blocks on ``options.threads`` threads where they apply, else (and
-        where those give a value that is not finite) by the kernel object
+        where those give a value that is not finite, or on problems of fewer than
+        ``COMPILED_SUMS_MIN_TERMS`` terms) by the kernel object
         (:func:`~maxmargin.certificate.decision_values`)."""
         p, threads = self.problem, self.options.threads
+        if p.kd.y.shape[0] * idx.shape[0] < column_sums.COMPILED_SUMS_MIN_TERMS:
+            return decision_values(p.kernel, p.X, p.X[idx], coef)
         g = cached_sums(self.cache, p.kd, idx, coef)  # None unless every sum is finite
         if g is not None:
             return g
