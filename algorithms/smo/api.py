@@ -22,6 +22,7 @@ from maxmargin._validation import (
 from maxmargin.algorithms._kernel_cache import block_size
 from maxmargin.algorithms.smo.precision import PRECISIONS, first_precision, solve_certified
 from maxmargin.algorithms.smo.result import make_result
+from maxmargin.algorithms.smo.routing import dcd_pays, dcd_settings, solve_by_dcd
 from maxmargin.algorithms.smo.solver import Options, Problem, Solver
 from maxmargin.algorithms.smo.state import new_state
 from maxmargin.kernels import Kernel, make_kernel, own_points, precomputed
@@ -129,7 +130,9 @@ def smo(
     Returns
     -------
     SVMSolution
-        ``method="smo/<working_set>"``; ``status`` is ``"optimal"`` only when the float64
+        ``method="smo/<working_set>"``, or ``"dcd_svc"`` for a large linear soft margin that
+        dual coordinate descent solved (:mod:`.routing`: the same problem, certificate and
+        status rules); ``status`` is ``"optimal"`` only when the float64
         certificate (``solution.certificate``) has ``m - M < tol``; else ``"inaccurate"`` or
         ``"max_iter"`` (with a :class:`ConvergenceWarning`), or ``"infeasible"`` (hard margin,
         non-separable data). ``b`` and the objectives come from ``g = K (alpha y)`` in float64
@@ -152,6 +155,11 @@ def smo(
     )
     history_every = check_positive_int(history_every, "history_every")
     precision = check_choice(precision, "precision", PRECISIONS)
+    if dcd_settings(kern, C, options.working_set, precision, max_iter is None,
+                    options.exact_finish) and dcd_pays(X):
+        sol = solve_by_dcd(X, y, C, sw, options.tol)
+        if sol is not None:
+            return sol
     return solve_checked(X, y, C, sw, kern, options, precision, history_every)
 
 

@@ -31,6 +31,7 @@ from maxmargin._validation import (
 from maxmargin.algorithms.smo.api import WORKING_SETS, default_max_iter, problem_of
 from maxmargin.algorithms.smo.precision import PRECISIONS, solve_certified
 from maxmargin.algorithms.smo.result import make_result
+from maxmargin.algorithms.smo.routing import dcd_pays, dcd_settings, solve_by_dcd
 from maxmargin.algorithms.smo.solver import Certified, Options, Solver
 from maxmargin.algorithms.smo.state import new_state
 from maxmargin.algorithms.smo.summary import Summary, summarise
@@ -111,6 +112,12 @@ class SMOBatch:
         """:meth:`solve` on arguments its checks would pass unchanged (the estimator's: 1-D
         integer ``idx``, float64 -1/+1 labels holding both, ``C`` a positive float or None,
         ``sample_weight`` None or positive float64, one per label)."""
+        if dcd_settings(self.kernel, C, self.options.working_set, self.precision,
+                        self._cap is None, self.options.exact_finish) and dcd_pays(
+                X := self.X[idx]):  # as smo (:mod:`.routing`)
+            sol = solve_by_dcd(X, y, C, sample_weight, self.options.tol)
+            if sol is not None:
+                return sol
         cap = default_max_iter(idx.shape[0]) if self._cap is None else self._cap
         options = self._options.get(cap)
         if options is None:  # each iteration cap's options, made once (most sizes share one)
