@@ -39,6 +39,10 @@ EXTRAS = (
 )
 #: Families after the extras.
 LATER = (
+    ("linear", "`dcd` vs LIBLINEAR (`LinearSVC`) on its own problems (hinge, squared hinge; "
+               "dense and sparse; relative gap 1e-3 and 1e-6), one thread"),
+    ("linear_svc", "`smo(kernel=\"linear\")` on SVC's problem (unregularised bias) vs "
+                   "`LinearSVC` on its hinge problem, dense and sparse, one thread"),
     ("hulls", "fastest of `gilbert_hulls`, `mdm_hulls`, `wolfe_hulls` vs Clarabel (through "
               "CVXPY): nearest points of two hulls to a relative gap of 1e-8"),
     ("perceptron", "`perceptron` vs scikit-learn `Perceptron`, same epochs"),

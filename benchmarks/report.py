@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks import estimator, hulls, perceptron, smo, smo_hard, startup, verify
+from benchmarks import estimator, hulls, linear, perceptron, smo, smo_hard, startup, verify
 from benchmarks.harness import atomic_savefig, atomic_write, jsonable
 from benchmarks.tables import decorate, find_rows, fmt, md_multi, panel_grid, peak_delta
 
@@ -224,6 +224,7 @@ def render_markdown(results: dict, figures: Sequence[str] = ()) -> str:
         out.append(f"- **{verdict}** - {t['target']}: {t['detail']}")
     out += ["", "## Tables", ""]
     families = {r["benchmark"] for r in rows}
+    families |= {"linear"} if "linear_svc" in families else set()  # one table for both
     sections = [
         ("smo_svc", lambda: smo.markdown_svc(rows)),
         ("smo_hard", lambda: smo_hard.markdown(rows)),
@@ -254,6 +255,7 @@ def render_markdown(results: dict, figures: Sequence[str] = ()) -> str:
                 "tol",
             ),
         ),
+        ("linear", lambda: linear.markdown(rows)),  # both linear families' rows
         ("perceptron", lambda: perceptron.markdown(rows)),
         ("estimator", lambda: estimator.markdown([r for r in rows
                                                   if r["benchmark"] == "estimator"])),

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from benchmarks import estimator, hulls, perceptron, smo, smo_hard, startup, verify
+from benchmarks import estimator, hulls, linear, perceptron, smo, smo_hard, startup, verify
 from benchmarks.harness import (
     SCHEMA,
     SETTINGS,
@@ -24,7 +24,8 @@ from benchmarks.harness import (
 from maxmargin._validation import check_choice, check_positive_int
 
 SUITES = ("smoke", "standard", "scale")
-FAMILIES = ("smo_svc", "smo_hard", "smo_cvxpy", "hulls", "perceptron", "estimator",
+FAMILIES = ("smo_svc", "smo_hard", "smo_cvxpy", "hulls", "linear", "linear_svc",
+            "perceptron", "estimator",
             "grid_search", "predict", "compile", "verify")
 
 
@@ -42,6 +43,8 @@ def plan_suite(suite: str, only: Sequence[str] | None = None) -> list[Case]:
         "smo_hard": smo_hard.cases,
         "smo_cvxpy": smo.cvxpy_cases,
         "hulls": hulls.cases,
+        "linear": linear.cases,
+        "linear_svc": linear.svc_cases,
         "perceptron": perceptron.cases,
         "estimator": estimator.fit_cases,
         "grid_search": estimator.grid_cases,
@@ -70,6 +73,8 @@ RUNNERS: dict[str, Callable[[Case, int, float], list[dict]]] = {
     "smo_hard": smo_hard.run,
     "smo_cvxpy": smo.run_cvxpy,
     "hulls": hulls.run,
+    "linear": linear.run,
+    "linear_svc": linear.run,
     "perceptron": perceptron.run,
     "estimator": estimator.run_fit,
     "grid_search": estimator.run_grid,

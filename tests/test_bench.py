@@ -62,6 +62,8 @@ def test_smoke_json_schema(smoke: tuple[int, Path, dict]) -> None:
         "smo_hard",
         "smo_cvxpy",
         "hulls",
+        "linear",
+        "linear_svc",
         "perceptron",
         "estimator",
         "grid_search",
@@ -135,6 +137,28 @@ def test_smoke_liblinear_rows_on_linear_cases(smoke: tuple[int, Path, dict]) -> 
                  if r["params"].get("kernel") == "rbf"}
     assert rbf_cases and not [r for r in lin if r["case"] in rbf_cases]
     assert "- SMO / LIBLINEAR (LinearSVC" in (out / "benchmarks.md").read_text()
+
+
+def test_smoke_linear_rows_are_certified(smoke: tuple[int, Path, dict]) -> None:
+    """The linear families: maxmargin's answer meets its gap (LIBLINEAR's problems: relative
+    duality gap; SVC's: m - M) by the certificate, LinearSVC's gap is measured beside it, and
+    on LIBLINEAR's problems the two primal objectives agree to what the gaps allow."""
+    _, out, results = smoke
+    for family in ("linear", "linear_svc"):
+        ours = _rows(results, benchmark=family, role="maxmargin")
+        assert ours
+        for row in ours:
+            peer = _rows(results, benchmark=family, case=row["case"], role="peer")[0]
+            assert row["status"] == "optimal" and row["extra"]["gap"] < row["params"]["tol"]
+            assert peer["extra"]["gap"] >= 0 and row["time_ratio"] > 0
+            if family == "linear":
+                # each P - P* <= gap |P| (relative duality gaps): |P - P_peer| / |P_peer| within
+                # their sum, up to a factor 1 + gap
+                slack = row["extra"]["gap"] + peer["extra"]["gap"] + 1e-12
+                assert row["rel_objective_diff"] <= 1.01 * slack
+            else:
+                assert row["extra"]["solver"] in ("dcd_svc", "smo/wss2")
+    assert "Linear SVMs vs LIBLINEAR" in (out / "benchmarks.md").read_text()
 
 
 def test_smoke_smo_hard_regimes(smoke: tuple[int, Path, dict]) -> None:
