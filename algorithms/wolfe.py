@@ -377,7 +377,7 @@ def _take_slot(c: Corral, data: tuple, a: int) -> None:
 def _start_corral(data: tuple, lam: np.ndarray, scale: float) -> Corral:
     """The corral of the points with ``lam > 0`` (in index order), weights ``lam``, with its
     Gram block and factor."""
-    X, _, y, kp, _, _ = data
+    X, y, kp = data[0], data[2], data[3]
     n = y.shape[0]
     linear = kp[0] == 0
     s = 0
@@ -423,7 +423,7 @@ def _vertex_to_add(c: Corral, g: np.ndarray, fp: int, fq: int) -> int:
 def _add_point(c: Corral, data: tuple, new: int, scale: float) -> Corral:
     """Point ``new`` joins the corral at weight 0: its kernel column (kernels), its row of the
     Gram block and of the factor. Returns the corral (in larger arrays when it was full)."""
-    X, _, y, kp, _, _ = data
+    X, y, kp = data[0], data[2], data[3]
     linear = kp[0] == 0
     c = _with_room(c, linear)
     s = c.counts[0].n_points
@@ -505,8 +505,8 @@ def _minor_cycles(c: Corral, scale: float, linear: bool) -> None:
 def _set_iterate(c: Corral, data: tuple, state: tuple) -> None:
     """``lam`` from the corral's weights, ``z = sum_a y_a w_a x_a`` and ``g = X z`` (linear), or
     ``g = sum_a y_a w_a K(x_a, .)`` from the corral's columns (one BLAS product)."""
-    X, _, y, kp, _, _ = data
-    lam, g, z, _ = state
+    X, y, kp = data[0], data[2], data[3]
+    lam, g, z = state[0], state[1], state[2]
     s = c.counts[0].n_points
     for i in range(lam.shape[0]):
         lam[i] = 0.0
@@ -542,8 +542,8 @@ def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
     product a major cycle. Code 3 (stalled) when round-off leaves no descent: the vertex to add
     is already in the corral, or ``||z||`` did not decrease.
     """
-    _, kd, _, kp, _, _ = data
-    lam, g, _, _ = state
+    kd, kp = data[1], data[3]
+    lam, g = state[0], state[1]
     linear = kp[0] == 0
     scale = 0.0
     for i in range(kd.shape[0]):
@@ -553,7 +553,7 @@ def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
     corral = _start_corral(data, lam, scale)
     it, n_hist, last = np.int64(0), np.int64(0), np.inf
     while True:
-        code, n_hist, fp, fq, _, _, zz = examine(it, data, state, stop, hist, n_hist)
+        code, n_hist, fp, fq, _, _, zz, _, _ = examine(it, data, state, stop, hist, n_hist)
         if code >= 0:
             return it, code, n_hist
         if zz >= last:
