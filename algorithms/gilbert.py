@@ -204,10 +204,6 @@ NEAREST_POINT_METHODS = {
 }
 
 
-#: The methods that take the reduced hulls (``mu < 1``, ``gilbert_svm(nu=...)``).
-REDUCED_HULL_METHODS = ("gilbert", "mdm")
-
-
 def gilbert_svm(
     X: Any,
     y: Any,
@@ -274,8 +270,8 @@ def gilbert_svm(
         Schölkopf's ν-SVC instead of the hard margin, in ``(0, nu_max]``, ``nu_max = 2
         min(l_+, l_-) / l`` (a ``ValueError`` naming ``nu_max``, before any kernel work):
         the nearest points of the reduced hulls ``RCH(2 / (nu l))``, ``alpha = (nu / 2) lam``
-        (:mod:`maxmargin.algorithms._reduced_hull`) by ``method="gilbert"`` or ``"mdm"``
-        (another method is a ``ValueError``); ``finish`` does not apply.
+        (:mod:`maxmargin.algorithms._reduced_hull`), by any ``method``; ``finish`` does not
+        apply.
 
     Returns
     -------
@@ -303,11 +299,6 @@ def gilbert_svm(
         from maxmargin.formulations.nu import check_nu
 
         nu = check_nu(nu, y)
-        if method not in REDUCED_HULL_METHODS:
-            raise ValueError(
-                f"`method` must be one of {', '.join(map(repr, REDUCED_HULL_METHODS))} with "
-                f"`nu` (the reduced hulls); got {method!r}: Wolfe's corral holds points, not "
-                "the reduced hulls' vertices.")
     finish = check_bool(finish, "finish")
     kern = make_kernel(kernel, gamma=gamma, degree=degree, coef0=coef0, X=X)
     Xc, mean = centred(X, kern)

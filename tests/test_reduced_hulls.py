@@ -1,4 +1,4 @@
-"""Gilbert and MDM on reduced convex hulls ``RCH(mu)``, and ``gilbert_svm(nu=...)``,
+"""Gilbert, MDM and Wolfe on reduced convex hulls ``RCH(mu)``, and ``gilbert_svm(nu=...)``,
 against independent answers: the CVXPY oracles ``hull_distance(P, Q, mu=...)`` and
 ``nu_svm_dual``, ``nu_smo`` (LIBSVM's ``Solver_NU``), the judge ``certify_reduced_hulls`` and a
 brute-force sort for the linear-minimisation step.
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from maxmargin.algorithms import gilbert_hulls, gilbert_svm, mdm_hulls, nu_smo
+from maxmargin.algorithms import gilbert_hulls, gilbert_svm, mdm_hulls, nu_smo, wolfe_hulls
 from maxmargin.algorithms._nearest_point import smallest_mass
 from maxmargin.certificate_nu import certify_reduced_hulls, nu_max, reduced_support
 from maxmargin.formulations import hull_distance, nu_svm_dual
@@ -26,7 +26,8 @@ SETTINGS = settings(max_examples=12, derandomize=True, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 #: Each method at the tolerance it reaches on these small problems, and the relative distance
 #: error that tolerance allows: ``(1 - tol) ||z|| <= distance <= ||z||``.
-HULL_METHODS = {"gilbert": (gilbert_hulls, 1e-6), "mdm": (mdm_hulls, 1e-9)}
+HULL_METHODS = {"gilbert": (gilbert_hulls, 1e-6), "mdm": (mdm_hulls, 1e-9),
+                "wolfe": (wolfe_hulls, 1e-9)}
 
 
 def _pair(seed: int, n: int, m: int, d: int, shift: float) -> tuple[np.ndarray, np.ndarray]:
@@ -96,7 +97,7 @@ def test_seeded_reduced_hulls_all_methods_agree(seed: int, mu: float) -> None:
         assert abs(sol.distance - oracle.distance) <= 2e-6 * max(oracle.distance, 1e-3), name
 
 
-@pytest.mark.parametrize("solver", [gilbert_hulls, mdm_hulls])
+@pytest.mark.parametrize("solver", [gilbert_hulls, mdm_hulls, wolfe_hulls])
 def test_mu_one_and_above_is_the_convex_hull_bit_for_bit(solver) -> None:  # noqa: ANN001
     """``mu >= 1`` runs the convex-hull code itself: the same bits as without ``mu``."""
     P, Q = _pair(5, 30, 20, 3, 1.0)
@@ -119,7 +120,7 @@ def test_gilbert_svm_without_nu_is_unchanged_by_the_new_argument(method: str) ->
     assert a.alpha.tobytes() == b.alpha.tobytes() and a.b == b.b and a.status == b.status
 
 
-@pytest.mark.parametrize("solver", [gilbert_hulls, mdm_hulls])
+@pytest.mark.parametrize("solver", [gilbert_hulls, mdm_hulls, wolfe_hulls])
 def test_mu_below_the_bound_is_refused_before_any_work(solver) -> None:  # noqa: ANN001
     P, Q = _pair(0, 10, 4, 2, 1.0)
     with pytest.raises(ValueError, match=r"`mu` must be at least 1 / 4 = 0\.25 .* of `Q`"):
@@ -133,7 +134,7 @@ def test_mu_below_the_bound_is_refused_before_any_work(solver) -> None:  # noqa:
             solver(P, Q, mu=bad)
 
 
-@pytest.mark.parametrize("solver", [gilbert_hulls, mdm_hulls])
+@pytest.mark.parametrize("solver", [gilbert_hulls, mdm_hulls, wolfe_hulls])
 def test_smallest_feasible_mu_is_the_centroids(solver) -> None:  # noqa: ANN001
     """``mu = 1 / m`` for both sets: every weight is ``mu``, the points are the centroids."""
     P, Q = _pair(2, 8, 8, 3, 1.0)
@@ -143,7 +144,7 @@ def test_smallest_feasible_mu_is_the_centroids(solver) -> None:  # noqa: ANN001
     assert sol.status == "optimal"
 
 
-@pytest.mark.parametrize("solver", [gilbert_hulls, mdm_hulls])
+@pytest.mark.parametrize("solver", [gilbert_hulls, mdm_hulls, wolfe_hulls])
 def test_inputs_are_not_modified(solver) -> None:  # noqa: ANN001
     P, Q = _pair(3, 12, 9, 2, 0.5)
     P0, Q0 = P.copy(), Q.copy()
@@ -193,7 +194,7 @@ def _nu_data(seed: int, n: int = 40, noise: float = 0.7) -> tuple[np.ndarray, np
     return X + 1.5, y
 
 
-NU_METHODS = {"gilbert": 1e-6, "mdm": 1e-8}
+NU_METHODS = {"gilbert": 1e-6, "mdm": 1e-8, "wolfe": 1e-8}
 
 
 @pytest.mark.parametrize("method", sorted(NU_METHODS))
@@ -234,14 +235,6 @@ def test_gilbert_svm_nu_matches_nu_smo_and_the_oracle(method: str, kernel: str, 
         assert np.all(np.sign(f) == np.sign(f_ora)) or np.abs(f_ora).min() < 1e-6 * scale
 
 
-def test_wolfe_does_not_take_reduced_hulls_yet() -> None:
-    """Wolfe's corral is of points, not of reduced-hull vertices: ``nu`` with ``method="wolfe"``
-    (the default) is a ``ValueError`` naming ``method`` (never the convex hulls' answer)."""
-    X, y = _nu_data(0, n=20)
-    with pytest.raises(ValueError, match="`method`.*'mdm'"):
-        gilbert_svm(X, y, nu=0.5)
-
-
 def test_gilbert_svm_nu_refuses_infeasible_nu_before_kernel_work() -> None:
     X, y = _nu_data(0, n=20)
     calls = []
@@ -258,13 +251,14 @@ def test_gilbert_svm_nu_refuses_infeasible_nu_before_kernel_work() -> None:
     assert not calls
 
 
-def test_gilbert_svm_nu_reports_meeting_hulls_as_w_zero() -> None:
+@pytest.mark.parametrize("method", sorted(NU_METHODS))
+def test_gilbert_svm_nu_reports_meeting_hulls_as_w_zero(method: str) -> None:
     """Classes drawn from one cloud at small ``nu``: the reduced hulls meet; ``w = 0``, ``rho =
     b = 0``, ``C`` NaN and ``hulls_meet``, as ``nu_smo`` says, status ``"optimal"``."""
     rng = np.random.default_rng(4)
     X = rng.normal(size=(40, 2))
     y = np.where(np.arange(40) % 2 == 0, 1.0, -1.0)
-    sol = gilbert_svm(X, y, nu=0.2, method="mdm")
+    sol = gilbert_svm(X, y, nu=0.2, method=method)
     ref = nu_smo(X, y, 0.2)
     assert sol.hulls_meet and ref.hulls_meet
     assert sol.status == "optimal" and sol.rho == 0.0 and sol.b == 0.0
@@ -272,7 +266,8 @@ def test_gilbert_svm_nu_reports_meeting_hulls_as_w_zero() -> None:
     np.testing.assert_array_equal(sol.decision_function(X), np.zeros(40))
 
 
-def test_gilbert_svm_nu_small_is_the_hard_margin_scaled() -> None:
+@pytest.mark.parametrize("method", ["mdm", "wolfe"])
+def test_gilbert_svm_nu_small_is_the_hard_margin_scaled(method: str) -> None:
     """``nu <= 2 / l`` gives ``mu >= 1``: the convex hulls; ``w`` is ``nu / 2`` times the hulls'
     ``z = p - q``, i.e. parallel to the hard margin's ``w`` and ``f / rho`` its decision
     function (Chang & Lin: the C-SVC at ``C = 1 / (rho l)``, here large). (At ``nu l / 2``
@@ -280,8 +275,8 @@ def test_gilbert_svm_nu_small_is_the_hard_margin_scaled() -> None:
     P, Q = _pair(8, 15, 15, 2, 5.0)
     X, y = np.vstack([P, Q]), np.r_[np.ones(15), -np.ones(15)]
     nu = 1.9 / 30
-    sol = gilbert_svm(X, y, nu=nu, method="mdm")
-    hard = gilbert_svm(X, y, method="mdm")
+    sol = gilbert_svm(X, y, nu=nu, method=method)
+    hard = gilbert_svm(X, y, method=method)
     assert sol.status == hard.status == "optimal"
     hull = mdm_hulls(P, Q)
     np.testing.assert_allclose(sol.w, 0.5 * nu * (hull.p - hull.q), rtol=1e-6, atol=1e-12)
@@ -292,7 +287,7 @@ def test_gilbert_svm_nu_small_is_the_hard_margin_scaled() -> None:
 def test_gilbert_svm_nu_does_not_modify_inputs() -> None:
     X, y = _nu_data(1)
     X0, y0 = X.copy(), y.copy()
-    gilbert_svm(X, y, nu=0.4, method="mdm", kernel="rbf")
+    gilbert_svm(X, y, nu=0.4, kernel="rbf")  # the default method, Wolfe
     assert X.tobytes() == X0.tobytes() and y.tobytes() == y0.tobytes()
 
 
