@@ -38,17 +38,28 @@ from maxmargin.certificate_nu import below_resolution, certify_nu_svm
 from maxmargin.kernels import Kernel
 from maxmargin.kernels.formulas import KIND_LINEAR
 from maxmargin.results import join_messages
-from maxmargin.tolerances import HULL_CERT_FACTOR
+from maxmargin.tolerances import HULL_CERT_FACTOR, HULLS_MEET_ATOL
 
 if TYPE_CHECKING:  # the result container lives beside the oracles (imported when solving)
     from maxmargin.formulations.nu import NuSolution
 
-__all__ = ["nu_mu", "nu_svm_from_run"]
+__all__ = ["nu_mu", "nu_svm_from_run", "nu_zero_rtol"]
 
 
 def nu_mu(nu: float, l: int) -> float:
     """The reduced hulls' bound ``mu = 2 / (nu l)`` of the ν-SVC with ``l`` points."""
     return 2.0 / (nu * l)
+
+
+def nu_zero_rtol(l: int) -> float:
+    """The loops' zero tolerance on ``||z||`` over ``R`` for the ν-SVC of ``l`` points: the judge's
+    resolution :func:`~maxmargin.certificate_nu.w_floor` in the units of ``z = (2 / nu) w``,
+    ``max(HULLS_MEET_ATOL, 2 sqrt(gamma_N))`` with ``N = l + 8`` (the judge's ``N`` counts the
+    support too, so its floor is never below this): a run stopped there is ``w = 0`` to the
+    judge as well."""
+    u = 0.5 * np.finfo(np.float64).eps
+    N = l + 8
+    return max(HULLS_MEET_ATOL, 2.0 * math.sqrt(N * u / (1.0 - N * u)))
 
 
 def nu_svm_from_run(run: NearestPointRun, X: Any, y: np.ndarray, kernel: Kernel, nu: float,
@@ -60,9 +71,10 @@ def nu_svm_from_run(run: NearestPointRun, X: Any, y: np.ndarray, kernel: Kernel,
     ``alpha = (nu / 2) lam``; ``b``, ``rho`` the judge's best offsets; ``C = 1 / (rho l)``.
     ``||w||`` below the judge's resolution (:func:`~maxmargin.certificate_nu.below_resolution`;
     the reduced hulls meet): ``w = 0``, ``rho = b = 0``, ``C`` NaN and ``hulls_meet``, as
-    ``nu_smo`` reports it. ``"optimal"`` only when the certificate is feasible with relative gap
-    ``<= HULL_CERT_FACTOR * tol`` (or ``w = 0`` at its resolution); else ``"inaccurate"`` or
-    ``"max_iter"`` with a :class:`~maxmargin.exceptions.ConvergenceWarning`.
+    ``nu_smo`` reports it. ``"optimal"`` exactly when the certificate is feasible with relative
+    gap ``<= HULL_CERT_FACTOR * tol`` (or ``w = 0`` at its resolution), however the loop
+    stopped; else ``"inaccurate"`` or ``"max_iter"`` with a
+    :class:`~maxmargin.exceptions.ConvergenceWarning`.
     """
     from maxmargin.formulations.nu import NuSolution
 
@@ -76,8 +88,8 @@ def nu_svm_from_run(run: NearestPointRun, X: Any, y: np.ndarray, kernel: Kernel,
     if meet:
         notes.append("||w|| is below the certificate's float64 resolution (the reduced hulls "
                      "meet): w = 0, rho = 0, no equivalent C")
-    if ok and status in ("optimal", "max_iter"):
-        if status == "max_iter":
+    if ok:  # the certificate, not the loop's own stop, decides
+        if status != "optimal":
             notes.append("the float64 certificate confirms the answer as it is")
         status = "optimal"
     elif status == "optimal":

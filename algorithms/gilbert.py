@@ -50,7 +50,7 @@ from maxmargin.algorithms._nearest_point import (
     vertex_move,
     vertex_sqnorm,
 )
-from maxmargin.algorithms._reduced_hull import nu_mu, nu_svm_from_run
+from maxmargin.algorithms._reduced_hull import nu_mu, nu_svm_from_run, nu_zero_rtol
 from maxmargin.algorithms.mdm import MDM_MAX_ITER, mdm_loop
 from maxmargin.algorithms.wolfe import WOLFE_MAX_ITER, wolfe_loop
 from maxmargin.certificate import (
@@ -60,7 +60,7 @@ from maxmargin.certificate import (
 )
 from maxmargin.kernels import Kernel, LinearKernel, make_kernel, own_points, precomputed
 from maxmargin.results import HullPairSolution, PolytopeSolution, SVMSolution, join_messages
-from maxmargin.tolerances import GILBERT_TOL, HULLS_MEET_ATOL, MDM_TOL, WOLFE_TOL
+from maxmargin.tolerances import GILBERT_TOL, MDM_TOL, WOLFE_TOL
 
 if TYPE_CHECKING:  # the nu-SVC's result container lives beside the oracles
     from maxmargin.formulations.nu import NuSolution
@@ -304,7 +304,7 @@ def gilbert_svm(
     Xc, mean = centred(X, kern)
     if nu is not None:
         run = run_nearest_point(loop, Xc, y, kern, tol, max_iter, every, gram=gram,
-                                mu=nu_mu(nu, y.shape[0]), zero_rtol=HULLS_MEET_ATOL)
+                                mu=nu_mu(nu, y.shape[0]), zero_rtol=nu_zero_rtol(y.shape[0]))
         return nu_svm_from_run(run, X, y, kern, nu, method, tol)
     clash = opposite_duplicates(X, y)
     if clash is not None:
