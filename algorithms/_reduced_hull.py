@@ -12,7 +12,7 @@ Schölkopf's ν-SVC (:mod:`maxmargin.certificate_nu`, ``l`` points) has the dual
 
 the dual is ``(nu / 2)^2`` times the nearest-points problem of ``RCH(mu)`` of the positives and
 of the negatives: ``z = p - q = sum_i y_i lam_i phi(x_i)``, ``w = (nu / 2) z``,
-``alpha = (nu / 2) lam``. ``nu <= nu_max = 2 min(l_+, l_-) / l`` is ``mu >= 1 / min(l_+,
+``alpha = (nu / 2) lam``. ``nu <= nu_max = 2 * min(l_+, l_-) / l`` is ``mu >= 1 / min(l_+,
 l_-)`` (the reduced hulls are not empty); ``nu <= 2 / l`` is ``mu >= 1``, the convex hulls.
 
 Given ``alpha``, the best ``b`` and ``rho`` are order statistics of each class's margins

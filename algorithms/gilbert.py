@@ -267,7 +267,7 @@ def gilbert_svm(
         the active-set method from its alpha (:mod:`maxmargin.algorithms.active_set`), kept
         when certified (default True); False returns the nearest-point method's own answer.
     nu : float, optional
-        Schölkopf's ν-SVC instead of the hard margin, in ``(0, nu_max]``, ``nu_max = 2
+        Schölkopf's ν-SVC instead of the hard margin, in ``(0, nu_max]``, ``nu_max = 2 *
         min(l_+, l_-) / l`` (a ``ValueError`` naming ``nu_max``, before any kernel work):
         the nearest points of the reduced hulls ``RCH(2 / (nu l))``, ``alpha = (nu / 2) lam``
         (:mod:`maxmargin.algorithms._reduced_hull`), by any ``method``; ``finish`` does not

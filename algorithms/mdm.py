@@ -20,10 +20,10 @@ Frank-Wolfe gap ``||z||^2 - (min_P g - max_Q g)`` is at most the sum of the two 
 is the stopping rule, relative to ``||z||^2``, as in Gilbert's algorithm.
 
 Reduced hulls ``RCH(mu)`` (weights also ``<= mu``; Mavroforakis & Theodoridis 2006): the toward
-point is the best one *with room* (``lam_j < mu``), the step is clipped to ``[0, min(lam_a, mu -
-lam_j)]`` (SMO's maximal violating pair within one class of the ν-SVM dual), and the stop is the
-Frank-Wolfe gap of the reduced hulls' linear-minimisation step (the sorted partial sum), a valid
-certificate as for the convex hulls.
+point is the best one *with room* (``lam_j < mu``), the step is clipped to
+``0 <= delta <= min(lam_a, mu - lam_j)`` (SMO's maximal violating pair within one class of the
+ν-SVM dual), and the stop is the Frank-Wolfe gap of the reduced hulls' linear-minimisation step
+(the sorted partial sum), a valid certificate as for the convex hulls.
 """
 
 from __future__ import annotations
@@ -49,8 +49,8 @@ def mdm_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
 
     Same arguments and return value as :func:`maxmargin.algorithms.gilbert.gilbert_loop`. The
     toward point is the best one with room (``lam < mu``) and the step is clipped to
-    ``[0, min(lam_away, mu - lam_to)]``; the stop is the Frank-Wolfe gap of the hulls' own
-    linear-minimisation step. Code 3 (stalled) when no pair gives a descent step although the
+    ``0 <= delta <= min(lam_away, mu - lam_to)``; the stop is the Frank-Wolfe gap of the hulls'
+    own linear-minimisation step. Code 3 (stalled) when no pair gives a descent step although the
     gap is above ``tol`` (round-off).
     """
     mu = data[6]
