@@ -1,4 +1,4 @@
-"""Shared machinery of the nearest-point algorithms (Gilbert in ``gilbert.py``, MDM in ``mdm.py``).
+"""Shared machinery of the nearest-point algorithms (Gilbert, MDM and Wolfe in their modules).
 
 One representation serves the polytope, the hull-pair and the SVM problems. The points are the
 rows ``x_i`` of one array with signs ``y_i`` (+1 for the first set ``P``, -1 for the second set
@@ -22,6 +22,14 @@ the Frank-Wolfe duality gap (``rho`` = distance of the hulls). Both algorithms s
 relative gap ``gap / ||z||^2`` is ``<= tol``; then ``omega = (g_j - g_k) / ||z||`` is a lower
 bound on ``rho`` (the hyperplane ``<z, x> = omega ||z||`` separates), so
 ``(1 - tol) ||z|| <= rho <= ||z||``.
+
+Reduced hulls ``RCH(mu) = {sum_i lam_i x_i : sum_i lam_i = 1, 0 <= lam_i <= mu}`` (``mu < 1``;
+Bennett & Bredensteiner 2000, Crisp & Burges 2000): the same loops with one other
+linear-minimisation step, the sorted partial sum (weight ``mu`` on the ``floor(1/mu)`` points
+of ``P`` with the smallest ``g``, the rest ``1 - mu floor(1/mu)`` on the next; the same with the
+largest ``g`` on ``Q``; :func:`reduced_hull_vertex`), whose vertex has several points. The
+convex hull is ``mu = inf`` in the compiled code (one specialisation for both kinds), and
+its vertex the two points of :func:`full_hull_vertex`: ``mu >= 1`` runs the convex-hull code.
 
 The polytope problem ``min ||Q^T lam||`` is the hull pair ``(Q, {0})``: a zero point is appended
 as the second set. The SVM uses ``X`` and ``y`` directly.
@@ -60,6 +68,7 @@ from maxmargin._jit import njit, note_compile
 from maxmargin._validation import (
     check_hull_pair,
     check_max_iter,
+    check_mu,
     check_positive,
     check_positive_int,
 )
@@ -72,6 +81,7 @@ from maxmargin.certificate import (
     decision_values,
     infeasible_message,
 )
+from maxmargin.certificate_nu import certify_reduced_hulls, reduced_support
 from maxmargin.kernels import Kernel, LinearKernel
 from maxmargin.kernels.formulas import KIND_GRAM, KIND_LINEAR
 from maxmargin.kernels.qmatrix import fill_column, make_qmatrix
@@ -105,13 +115,18 @@ GRAM_MAX_BYTES = 128 * 2**20
 
 # --------------------------------------------------------------------------------------------
 # Compiled helpers. The loops pass four tuples around:
-#   data  = (X, kd, y, kp, G, ke) points (the linear kernel's; a placeholder otherwise),
+#   data  = (X, kd, y, kp, G, ke, mu) points (the linear kernel's; a placeholder otherwise),
 #                                kernel diagonal K_ii, signs, kp = (kind,)
 #                                with kind 0 linear (z kept in R^d) and 1 any other kernel, the
-#                                Gram matrix G (0 x 0 when not stored), and ke the kernel
+#                                Gram matrix G (0 x 0 when not stored), ke the kernel
 #                                engine's data (maxmargin.algorithms._kernel_cache: compiled
-#                                built-ins, any other kernel object called from here)
-#   state = (lam, g, z, col)     weights, g_i = <z, phi(x_i)>, z (linear kernel only), a buffer
+#                                built-ins, any other kernel object called from here), and the
+#                                weight bound mu of the reduced hulls (inf: the convex hulls)
+#   state = (lam, g, z, col, vidx, vw, img)  weights, g_i = <z, phi(x_i)>, z (linear kernel
+#                                only), a buffer, and the last vertex of the difference the
+#                                linear-minimisation step returned: its points vidx[:nv] with
+#                                weights vw[:nv] (each set's sum 1) and room for its image
+#                                (R^d linear, R^n kernel values)
 #   stop  = (tol, zero_atol, max_iter, every)
 #   hist  = (hist_it, hist_gap, hist_dist)
 # --------------------------------------------------------------------------------------------
@@ -120,7 +135,7 @@ GRAM_MAX_BYTES = 128 * 2**20
 @njit
 def sqdist(data: tuple, u: int, v: int) -> float:
     """``||phi(x_u) - phi(x_v)||^2 = K_uu + K_vv - 2 K_uv`` (direct difference when linear)."""
-    X, diag, _, kp, G, ke = data
+    X, diag, kp, G, ke = data[0], data[1], data[3], data[4], data[5]
     if G.shape[0] > 0:
         return max(G[u, u] + G[v, v] - 2.0 * G[u, v], 0.0)
     if kp[0] == 0:
@@ -136,7 +151,7 @@ def sqdist(data: tuple, u: int, v: int) -> float:
 def kernel_column(data: tuple, j: int, out: np.ndarray) -> None:
     """``out[i] = K(x_i, x_j)``: row ``j`` of the stored Gram matrix, one BLAS product ``X x_j``
     (linear), else a column of the kernel engine."""
-    X, _, _, kp, G, ke = data
+    X, kp, G, ke = data[0], data[3], data[4], data[5]
     if G.shape[0] > 0:
         row = G[j]
         for i in range(out.shape[0]):  # a loop: a slice assignment compiles Numba's string code
@@ -163,8 +178,8 @@ def move(data: tuple, state: tuple, a: float, b: float, u: int, v: int) -> None:
     Linear kernel: update ``z`` in R^d and recompute ``g = X z`` (one BLAS product, no drift).
     Otherwise ``g <- a g + b (K[:, u] - K[:, v])`` with two kernel columns.
     """
-    X, _, _, kp, _, _ = data
-    _, g, z, col = state
+    X, kp = data[0], data[3]
+    g, z, col = state[1], state[2], state[3]
     if kp[0] == 0:
         for c in range(X.shape[1]):
             z[c] = a * z[c] + b * (X[u, c] - X[v, c])
@@ -179,26 +194,165 @@ def move(data: tuple, state: tuple, a: float, b: float, u: int, v: int) -> None:
 
 
 @njit
-def scan(y: np.ndarray, lam: np.ndarray, g: np.ndarray) -> tuple:
-    """Toward and away vertices of both sets in one pass.
+def scan(y: np.ndarray, lam: np.ndarray, g: np.ndarray, mu: float) -> tuple:
+    """Toward and away points of both sets in one pass.
 
-    Returns ``(fp, fq, ap, aq)``: ``fp = argmin_{y=+1} g`` and ``fq = argmax_{y=-1} g`` (the
-    support point ``x_fp - x_fq`` of ``P - Q`` in direction ``-z``), ``ap = argmax g`` over the
-    active (``lam > 0``) points of ``P`` and ``aq = argmin g`` over the active points of ``Q``.
+    Returns ``(fp, fq, ap, aq)``: ``fp = argmin g`` over the points of ``P`` (``y = +1``) with
+    room (``lam < mu``; all of them for the convex hull, ``mu = inf``), ``fq = argmax g`` over
+    those of ``Q`` with room, ``ap = argmax g`` over the active (``lam > 0``) points of ``P``
+    and ``aq = argmin g`` over the active points of ``Q`` (-1 when there is none). For the convex
+    hulls ``x_fp - x_fq`` is the support point of ``P - Q`` in direction ``-z``.
     """
     fp = fq = ap = aq = -1
     for i in range(y.shape[0]):
         if y[i] > 0:
-            if fp < 0 or g[i] < g[fp]:
+            if lam[i] < mu and (fp < 0 or g[i] < g[fp]):
                 fp = i
             if lam[i] > 0.0 and (ap < 0 or g[i] > g[ap]):
                 ap = i
         else:
-            if fq < 0 or g[i] > g[fq]:
+            if lam[i] < mu and (fq < 0 or g[i] > g[fq]):
                 fq = i
             if lam[i] > 0.0 and (aq < 0 or g[i] < g[aq]):
                 aq = i
     return fp, fq, ap, aq
+
+
+@njit
+def smallest_mass(values: np.ndarray, ids: np.ndarray, mu: float, vidx: np.ndarray,
+                  vw: np.ndarray, nv: int) -> tuple:
+    """The sorted partial sum: ``min sum_i w_i values_i`` over ``0 <= w <= mu``, ``sum w = 1``.
+
+    Weight ``mu`` on the ``k = floor(1 / mu)`` smallest values and ``1 - k mu`` on the next
+    (``mu >= 1``: weight 1 on the smallest), ties broken by position (``ids`` increasing). One
+    selection (``np.partition``, linear time) finds the last value taken; the points are
+    appended to ``vidx``, ``vw`` from entry ``nv`` in index order. Returns ``(nv, value,
+    best)``: the new count, the minimum and the id of the smallest value.
+    """
+    m = values.shape[0]
+    k, rest = 0, 1.0
+    if mu < 1.0:
+        k = min(int(math.floor(1.0 / mu)), m)
+        rest = min(max(1.0 - k * mu, 0.0), mu) if k < m else 0.0
+    need = k + (1 if rest > 0.0 else 0)
+    last = np.partition(values, need - 1)[need - 1]
+    below, best = 0, -1
+    for i in range(m):
+        if values[i] < last:
+            below += 1
+            if best < 0 or values[i] < values[best]:
+                best = i
+    total, taken = 0.0, below
+    for i in range(m):
+        v = values[i]
+        w = 0.0
+        if v < last:
+            w = mu
+        elif v == last and taken < need:
+            w = mu if taken < k else rest
+            taken += 1
+            if best < 0:
+                best = i
+        if w > 0.0:
+            vidx[nv], vw[nv] = ids[i], w
+            nv += 1
+            total += w * v
+    return nv, total, ids[best]
+
+
+@njit
+def side_values(y: np.ndarray, g: np.ndarray, sign: float) -> tuple:
+    """``(sign * g_i, i)`` over the points with ``y_i = sign``."""
+    m = 0
+    for i in range(y.shape[0]):
+        if y[i] == sign:
+            m += 1
+    values, ids = np.empty(m), np.empty(m, np.int64)
+    m = 0
+    for i in range(y.shape[0]):
+        if y[i] == sign:
+            values[m], ids[m] = sign * g[i], i
+            m += 1
+    return values, ids
+
+
+@njit
+def full_hull_vertex(g: np.ndarray, vidx: np.ndarray, vw: np.ndarray, fp: int,
+                     fq: int) -> tuple:
+    """The convex hulls' linear-minimisation step: the vertex ``x_fp - x_fq`` of ``P - Q``
+    (:func:`scan`) and ``min_{m in P - Q} <z, m> = g_fp - g_fq``. Returns ``(nv, lower)``."""
+    vidx[0], vw[0], vidx[1], vw[1] = fp, 1.0, fq, 1.0
+    return 2, g[fp] - g[fq]
+
+
+@njit
+def reduced_hull_vertex(y: np.ndarray, g: np.ndarray, mu: float, vidx: np.ndarray,
+                        vw: np.ndarray) -> tuple:
+    """The reduced hulls' linear-minimisation step: the vertex of ``RCH(P) - RCH(Q)``
+    minimising ``<z, .>``, the sorted partial sum (:func:`smallest_mass`) of ``g`` on ``P``
+    and of ``-g`` on ``Q``, and ``lower = min_{RCH(P)} <z, p> - max_{RCH(Q)} <z, q>``.
+    Returns ``(nv, lower)``."""
+    values, ids = side_values(y, g, 1.0)
+    nv, low_p, _ = smallest_mass(values, ids, mu, vidx, vw, 0)
+    values, ids = side_values(y, g, -1.0)
+    nv, low_q, _ = smallest_mass(values, ids, mu, vidx, vw, nv)
+    return nv, low_p + low_q
+
+
+@njit
+def vertex_image(data: tuple, state: tuple, nv: int) -> float:
+    """``img`` = the vertex ``s = sum_a y_a w_a phi(x_a)`` (the last linear-minimisation
+    step's): ``s`` in R^d (linear kernel) or ``<s, phi(x_i)>`` for every ``i`` (kernel columns).
+    Returns ``||s||^2``."""
+    X, _, y, kp, _, _, _ = data
+    _, _, _, col, vidx, vw, img = state
+    img[:] = 0.0
+    ss = 0.0
+    if kp[0] == 0:
+        for a in range(nv):
+            f = y[vidx[a]] * vw[a]
+            for c in range(img.shape[0]):
+                img[c] += f * X[vidx[a], c]
+        for c in range(img.shape[0]):
+            ss += img[c] * img[c]
+        return ss
+    for a in range(nv):
+        kernel_column(data, vidx[a], col)
+        f = y[vidx[a]] * vw[a]
+        for i in range(img.shape[0]):
+            img[i] += f * col[i]
+    for a in range(nv):
+        ss += y[vidx[a]] * vw[a] * img[vidx[a]]
+    return max(ss, 0.0)
+
+
+@njit
+def vertex_sqnorm(data: tuple, state: tuple, nv: int) -> float:
+    """``||s||^2`` of the last vertex: :func:`sqdist` of its two points (convex hulls), else
+    :func:`vertex_image` (which also leaves ``s`` in ``img`` for :func:`vertex_move`)."""
+    _, _, _, _, _, _, mu = data
+    vidx = state[4]
+    if mu == np.inf:
+        return sqdist(data, vidx[0], vidx[1])
+    return vertex_image(data, state, nv)
+
+
+@njit
+def vertex_move(data: tuple, state: tuple, a: float, b: float) -> None:
+    """The step ``z <- a z + b s`` toward the last vertex ``s``, with ``g``: :func:`move` for
+    the convex hulls' two points, else from ``img`` (:func:`vertex_sqnorm` computed it)."""
+    X, _, _, kp, _, _, mu = data
+    _, g, z, _, vidx, _, img = state
+    if mu == np.inf:
+        move(data, state, a, b, vidx[0], vidx[1])
+        return
+    if kp[0] == 0:
+        for c in range(X.shape[1]):
+            z[c] = a * z[c] + b * img[c]
+        np.dot(X, z, g)
+        return
+    for i in range(g.shape[0]):
+        g[i] = a * g[i] + b * img[i]
 
 
 @njit
@@ -219,19 +373,25 @@ def on_log_grid(it: int) -> bool:
 def examine(it: int, data: tuple, state: tuple, stop: tuple, hist: tuple, n_hist: int) -> tuple:
     """The top of iteration ``it``: vertices, stopping tests and the bounded history.
 
-    ``||z||^2`` is ``z . z`` (linear) or ``sum_i y_i lam_i g_i``; ``lower = g_fp - g_fq`` is
-    ``min_{m in P-Q} <z, m>`` and ``gap = ||z||^2 - lower``. Code ``INTERSECT`` (2) if
-    ``||z|| <= zero_atol``, ``OPTIMAL`` (0) if ``gap <= tol ||z||^2``, ``MAX_ITER`` (1) if
-    ``it == max_iter``, else -1 (go on). ``(it, gap / ||z||^2, ||z||)`` is recorded when ``it``
-    is a multiple of ``every``, on :func:`on_log_grid` (so log-scale plots see the early
-    iterations too) and at the end.
+    ``||z||^2`` is ``z . z`` (linear) or ``sum_i y_i lam_i g_i``; the linear-minimisation step
+    (:func:`full_hull_vertex` or :func:`reduced_hull_vertex`, by ``mu``) leaves the vertex ``s``
+    of the difference of the hulls in ``state`` and gives ``lower = <z, s> = min_m <z, m>``;
+    ``gap = ||z||^2 - lower``. Code ``INTERSECT`` (2) if ``||z|| <= zero_atol``, ``OPTIMAL``
+    (0) if ``gap <= tol ||z||^2``, ``MAX_ITER`` (1) if ``it == max_iter``, else -1 (go on).
+    ``(it, gap / ||z||^2, ||z||)`` is recorded when ``it`` is a multiple of ``every``, on
+    :func:`on_log_grid` (so log-scale plots see the early iterations too) and at the end.
 
-    Returns ``(code, n_hist, fp, fq, ap, aq, zz)`` (see :func:`scan`).
+    Returns ``(code, n_hist, fp, fq, ap, aq, zz, nv, lower)`` (see :func:`scan`; ``nv`` points
+    in the vertex).
     """
-    _, _, y, kp, _, _ = data
-    lam, g, z, _ = state
+    _, _, y, kp, _, _, mu = data
+    lam, g, z, _, vidx, vw, _ = state
     tol, zero_atol, max_iter, every = stop
-    fp, fq, ap, aq = scan(y, lam, g)
+    fp, fq, ap, aq = scan(y, lam, g, mu)
+    if mu == np.inf:
+        nv, lower = full_hull_vertex(g, vidx, vw, fp, fq)
+    else:
+        nv, lower = reduced_hull_vertex(y, g, mu, vidx, vw)
     zz = 0.0
     if kp[0] == 0:
         for c in range(z.shape[0]):
@@ -240,7 +400,7 @@ def examine(it: int, data: tuple, state: tuple, stop: tuple, hist: tuple, n_hist
         for i in range(g.shape[0]):
             zz += y[i] * lam[i] * g[i]
     f = math.sqrt(max(zz, 0.0))
-    gap = zz - (g[fp] - g[fq])
+    gap = zz - lower
     code = -1
     if f <= zero_atol:
         code = 2
@@ -253,38 +413,38 @@ def examine(it: int, data: tuple, state: tuple, stop: tuple, hist: tuple, n_hist
         hist[1][n_hist] = gap / zz if zz > 0.0 else np.nan
         hist[2][n_hist] = f
         n_hist += 1
-    return code, n_hist, fp, fq, ap, aq, zz
+    return code, n_hist, fp, fq, ap, aq, zz, nv, lower
 
 
 @njit
 def start(data: tuple, state: tuple) -> None:
-    """Start at a vertex pair: ``a`` = first point of ``Q``, ``j`` = the point of ``P`` nearest
-    to ``x_a``, ``k`` = the point of ``Q`` nearest to ``x_j`` (all distances through ``K``).
+    """Start at a vertex of the difference: ``a`` = first point of ``Q``; in ``P`` the points
+    nearest to ``x_a`` (the nearest, ``j``, for the convex hull; the sorted partial sum of the
+    distances, :func:`smallest_mass`, for ``RCH(mu)``), in ``Q`` those nearest to ``x_j`` (all
+    distances through ``K``).
 
     For the polytope (``Q = {0}``) this is the seed's start: the vertex nearest the origin.
-    Sets ``lam = e_j + e_k``, ``z = phi(x_j) - phi(x_k)`` and ``g``.
+    Sets ``lam`` to the vertex's weights, ``z`` to the vertex and ``g``.
     """
-    _, kd, y, _, _, _ = data
-    lam, g, z, col = state
+    _, kd, y, _, _, _, mu = data
+    lam, g, z, col, vidx, vw, _ = state
     a = 0
     while y[a] > 0:
         a += 1
-    nearest = np.array([-1, -1])  # j in P, then k in Q
-    for side in range(2):
+    nv = 0
+    for side in (1.0, -1.0):
         kernel_column(data, a, col)
-        best = np.inf
-        for i in range(y.shape[0]):
-            if (y[i] > 0) == (side == 0):
-                d2 = kd[i] - 2.0 * col[i]
-                if d2 < best:
-                    best, nearest[side] = d2, i
-        a = nearest[0]
+        for i in range(col.shape[0]):
+            col[i] = (kd[i] - 2.0 * col[i]) * side  # side_values flips the sign back
+        values, ids = side_values(y, col, side)
+        nv, _, a = smallest_mass(values, ids, mu, vidx, vw, nv)
     lam[:] = 0.0
-    lam[nearest[0]] = 1.0
-    lam[nearest[1]] = 1.0
+    for i in range(nv):
+        lam[vidx[i]] = vw[i]
     z[:] = 0.0
     g[:] = 0.0
-    move(data, state, 0.0, 1.0, nearest[0], nearest[1])
+    vertex_sqnorm(data, state, nv)
+    vertex_move(data, state, 0.0, 1.0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -346,12 +506,18 @@ def run_nearest_point(
     every: int,
     hull_eps: float = 0.0,
     gram: bool = True,
+    mu: float = 1.0,
+    zero_rtol: float | None = None,
 ) -> NearestPointRun:
-    """Run a compiled nearest-point ``loop`` (Gilbert or MDM) on validated data.
+    """Run a compiled nearest-point ``loop`` (Gilbert, MDM or Wolfe) on validated data.
 
     ``loop(data, state, stop, hist) -> (iterations, code, n_hist)`` (tuples described above),
     starting from :func:`start`. ``hull_eps > 0`` (the SVM) raises the zero tolerance to
-    ``hull_eps R``: hulls provably that close leave no margin the SVM can certify.
+    ``hull_eps R``: hulls provably that close leave no margin the SVM can certify. ``mu < 1``:
+    the reduced hulls ``RCH(mu)`` (validated); the weights come back clipped to ``[0, mu]``
+    and ``lower`` is the reduced hulls' (:func:`~maxmargin.certificate_nu.reduced_support`).
+    ``zero_rtol``: the zero tolerance is ``max(zero_rtol R, floor)`` instead (the ν-SVC's, whose
+    judge resolves ``||z||`` down to about ``HULLS_MEET_ATOL R``).
     """
     t0 = time.perf_counter()
     linear = kernel.kind == KIND_LINEAR and isinstance(X, np.ndarray)
@@ -367,10 +533,13 @@ def run_nearest_point(
     scale = math.sqrt(max(float(spread.max()), 0.0))
     eps = float(np.finfo(float).eps)
     floor = 1e3 * eps * R if linear else 10.0 * math.sqrt(eps) * R
-    zero_atol = max(tol * scale, floor, hull_eps * R)
+    zero_atol = max(tol * scale, floor, hull_eps * R) if zero_rtol is None else max(
+        zero_rtol * R, floor)
 
     lam, g, col = np.zeros(n), np.zeros(n), np.zeros(n)
     z = np.zeros(d)
+    vidx, vw, img = np.zeros(n, dtype=np.int64), np.zeros(n), np.zeros(d if linear else n)
+    bound = math.inf if mu >= 1.0 else float(mu)
     size = max_iter // every + 2 + LOG_GRID * (max_iter.bit_length() + 1)
     hist_it = np.zeros(size, dtype=np.int64)
     hist_gap, hist_dist = np.zeros(size), np.zeros(size)
@@ -379,7 +548,7 @@ def run_nearest_point(
         G = ke.G
     elif gram and kp[0] != 0 and 8 * n * n <= GRAM_MAX_BYTES:
         G = engine_gram(ke, n)  # from the compiled columns (vectorised exponential)
-    data, state = (points, diag, y, kp, G, ke), (lam, g, z, col)
+    data, state = (points, diag, y, kp, G, ke, bound), (lam, g, z, col, vidx, vw, img)
     # One BLAS thread: a threaded gemv of this size spends more on synchronisation than it
     # saves on matrices of this size, and far more when the other core is busy.
     note_compile(loop, f"the nearest-point loop ({loop.__name__})", "several seconds of CPU")
@@ -389,9 +558,11 @@ def run_nearest_point(
             data, state, (tol, zero_atol, max_iter, every), (hist_it, hist_gap, hist_dist)
         )
 
+    if bound < math.inf:
+        np.clip(lam, 0.0, bound, out=lam)
     g = exact_g(X, y, lam, kernel)
     zz = float(np.dot(y * lam, g))
-    lower = float(g[y > 0].min() - g[y < 0].max())
+    lower = reduced_support(g[y > 0], bound) + reduced_support(-g[y < 0], bound)
     gap = (zz - lower) / zz if zz > 0 else math.nan
     dist = math.sqrt(max(zz, 0.0))
     if code == INTERSECT:
@@ -446,22 +617,26 @@ def solve_hull_pair(
     max_iter: Any,
     history_every: Any,
     default_iter: int,
+    mu: Any = 1.0,
 ) -> HullPairSolution:
     """Validate, run ``loop`` on ``rows of P`` (+1) and ``rows of Q`` (-1), build the solution.
 
     ``p = P^T lam_P``, ``q = Q^T lam_Q``, ``distance = ||p - q||`` (0 when the hulls intersect).
+    ``mu < 1``: the reduced hulls ``RCH(mu)`` (``mu >= 1 / |P|, 1 / |Q|``, checked first), judged
+    by :func:`~maxmargin.certificate_nu.certify_reduced_hulls`.
     """
     P, Q = check_hull_pair(P, Q)
+    mu = check_mu(mu, {"P": P, "Q": Q})
     tol, max_iter, every = check_common(tol, max_iter, history_every, default_iter)
     X = np.vstack([P, Q])
     X -= X.mean(axis=0)  # the pair's distance is the centred pair's (resolutions from the mean)
     y = np.concatenate([np.ones(P.shape[0]), -np.ones(Q.shape[0])])
-    run = run_nearest_point(loop, X, y, LinearKernel(), tol, max_iter, every)
+    run = run_nearest_point(loop, X, y, LinearKernel(), tol, max_iter, every, mu=mu)
     status = status_of(run, method)
     wp, wq = run.lam[: P.shape[0]], run.lam[P.shape[0] :]
     p, q = P.T @ wp, Q.T @ wq
     distance = 0.0 if run.code == INTERSECT else float(np.linalg.norm(p - q))
-    cert = certify_hulls(P, Q, wp, wq)
+    cert = certify_hulls(P, Q, wp, wq) if mu >= 1.0 else certify_reduced_hulls(P, Q, wp, wq, mu)
     if run.code != INTERSECT:
         status = _confirmed(status, cert.meets(HULL_CERT_FACTOR * tol), method, cert.summary())
     message = join_messages(run.message, cert.summary())

@@ -30,7 +30,7 @@ difference points are never formed. The SVM is the hull pair of the two classes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,13 +43,14 @@ from maxmargin.algorithms._nearest_point import (
     check_common,
     examine,
     infeasible_solution,
-    move,
     run_nearest_point,
     solve_hull_pair,
-    sqdist,
     status_of,
     svm_from_run,
+    vertex_move,
+    vertex_sqnorm,
 )
+from maxmargin.algorithms._reduced_hull import nu_mu, nu_svm_from_run, nu_zero_rtol
 from maxmargin.algorithms.mdm import MDM_MAX_ITER, mdm_loop
 from maxmargin.algorithms.wolfe import WOLFE_MAX_ITER, wolfe_loop
 from maxmargin.certificate import (
@@ -61,6 +62,9 @@ from maxmargin.kernels import Kernel, LinearKernel, make_kernel, own_points, pre
 from maxmargin.results import HullPairSolution, PolytopeSolution, SVMSolution, join_messages
 from maxmargin.tolerances import GILBERT_TOL, MDM_TOL, WOLFE_TOL
 
+if TYPE_CHECKING:  # the nu-SVC's result container lives beside the oracles
+    from maxmargin.formulations.nu import NuSolution
+
 __all__ = ["gilbert", "gilbert_hulls", "gilbert_svm", "gilbert_loop", "NEAREST_POINT_METHODS"]
 
 GILBERT_MAX_ITER = 100_000
@@ -68,30 +72,33 @@ GILBERT_MAX_ITER = 100_000
 
 @njit
 def gilbert_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
-    """Gilbert's iteration on ``conv(P) - conv(Q)`` (``P``: ``y = +1``, ``Q``: ``y = -1``).
+    """Gilbert's iteration on ``H(P) - H(Q)`` (``P``: ``y = +1``, ``Q``: ``y = -1``; ``H`` the
+    convex hull or the reduced hull ``RCH(mu)``, by ``mu`` in ``data``).
 
-    ``z = sum_i y_i lam_i phi(x_i)``, ``g_i = <z, phi(x_i)>``. Each step: ``j = argmin_P g``,
-    ``k = argmax_Q g`` give the support point ``s = x_j - x_k`` with ``<z, s> = g_j - g_k``;
+    ``z = sum_i y_i lam_i phi(x_i)``, ``g_i = <z, phi(x_i)>``. Each step: the
+    linear-minimisation step (:func:`~maxmargin.algorithms._nearest_point.examine`) gives the
+    vertex ``s`` of the difference with ``<z, s> = lower`` (convex hulls: ``x_j - x_k``,
+    ``j = argmin_P g``, ``k = argmax_Q g``; reduced hulls: the sorted partial sums);
     ``t = clip((||z||^2 - <z, s>) / ||z - s||^2, 0, 1)``; ``z <- (1 - t) z + t s``;
-    ``lam <- (1 - t) lam + t (e_j + e_k)``. Arguments as in
-    :func:`maxmargin.algorithms._nearest_point.run_nearest_point`; returns
+    ``lam <- (1 - t) lam + t w_s`` (``w_s`` the vertex's weights, kept ``<= mu``). Arguments as
+    in :func:`maxmargin.algorithms._nearest_point.run_nearest_point`; returns
     ``(iterations, code, n_hist)``.
     """
-    lam, g, _, _ = state
+    mu = data[6]
+    lam, _, _, _, vidx, vw, _ = state
     n_hist = np.int64(0)  # not literals: a literal argument compiles examine once more
     it = np.int64(0)
     while True:
-        code, n_hist, j, k, _, _, zz = examine(it, data, state, stop, hist, n_hist)
+        code, n_hist, _, _, _, _, zz, nv, zs = examine(it, data, state, stop, hist, n_hist)
         if code >= 0:
             return it, code, n_hist
-        zs = g[j] - g[k]  # <z, s>
-        denom = zz - 2.0 * zs + sqdist(data, j, k)  # ||z - s||^2
+        denom = zz - 2.0 * zs + vertex_sqnorm(data, state, nv)  # ||z - s||^2
         t = min(1.0, (zz - zs) / denom) if denom > 0.0 else 1.0
         for i in range(lam.shape[0]):
             lam[i] *= 1.0 - t
-        lam[j] += t
-        lam[k] += t
-        move(data, state, 1.0 - t, t, j, k)
+        for a in range(nv):
+            lam[vidx[a]] = min(lam[vidx[a]] + t * vw[a], mu)
+        vertex_move(data, state, 1.0 - t, t)
         it += 1
 
 
@@ -155,6 +162,7 @@ def gilbert_hulls(
     max_iter: int = GILBERT_MAX_ITER,
     *,
     history_every: int | None = None,
+    mu: float = 1.0,
 ) -> HullPairSolution:
     """Nearest points ``p in conv(P)``, ``q in conv(Q)`` by Gilbert's algorithm on ``P - Q``.
 
@@ -167,13 +175,18 @@ def gilbert_hulls(
     ----------
     P, Q : (n, d) and (m, d) arrays
     tol, max_iter, history_every : as in :func:`gilbert`.
+    mu : float, default 1.0
+        ``< 1``: the reduced hulls ``RCH(mu)`` (weights also ``<= mu``; ``mu >= 1 / n`` and
+        ``>= 1 / m``, a ``ValueError`` naming ``mu`` otherwise, before any work). The
+        linear-minimisation step is then the sorted partial sum (Frank-Wolfe on ``RCH(P) -
+        RCH(Q)``, same gap and stopping rule).
 
     Returns
     -------
     HullPairSolution
     """
     return solve_hull_pair(
-        gilbert_loop, "gilbert", P, Q, tol, max_iter, history_every, GILBERT_MAX_ITER
+        gilbert_loop, "gilbert", P, Q, tol, max_iter, history_every, GILBERT_MAX_ITER, mu
     )
 
 
@@ -204,8 +217,10 @@ def gilbert_svm(
     *,
     history_every: int | None = None,
     finish: bool = True,
-) -> SVMSolution:
-    """The hard-margin SVM from the nearest points of the two classes' hulls.
+    nu: float | None = None,
+) -> SVMSolution | NuSolution:
+    """The hard-margin SVM (or with ``nu``, the ν-SVC) from the nearest points of the two
+    classes' hulls (reduced hulls).
 
     Let ``p = sum_{y_i=+1} lam_i phi(x_i)`` and ``q = sum_{y_i=-1} lam_i phi(x_i)`` be the nearest
     points of the hulls of the positives and the negatives, ``d = p - q``. The maximal-margin
@@ -251,6 +266,12 @@ def gilbert_svm(
         A run stopped at ``max_iter`` or not confirmed by the certificate is finished exactly by
         the active-set method from its alpha (:mod:`maxmargin.algorithms.active_set`), kept
         when certified (default True); False returns the nearest-point method's own answer.
+    nu : float, optional
+        Schölkopf's ν-SVC instead of the hard margin, in ``(0, nu_max]``, ``nu_max = 2 *
+        min(l_+, l_-) / l`` (a ``ValueError`` naming ``nu_max``, before any kernel work):
+        the nearest points of the reduced hulls ``RCH(2 / (nu l))``, ``alpha = (nu / 2) lam``
+        (:mod:`maxmargin.algorithms._reduced_hull`), by any ``method``; ``finish`` does not
+        apply.
 
     Returns
     -------
@@ -261,7 +282,11 @@ def gilbert_svm(
         otherwise; margins below ``5e-5 R`` are not certified, as in ``smo``):
         the one infeasible shape of :func:`~maxmargin.results.infeasible_svm` (NaN ``alpha``,
         ``b``, ``w``, infinite objectives, the certificate's ``hull_distance`` the evidence).
-        Otherwise ``certificate`` is the float64 hard-margin certificate.
+        Otherwise ``certificate`` is the float64 hard-margin certificate. With ``nu``: a
+        :class:`~maxmargin.formulations.nu.NuSolution` as ``nu_smo``'s (``alpha`` in
+        Schölkopf's scaling, ``b``, ``rho`` and ``C = 1 / (rho l)`` from
+        :func:`~maxmargin.certificate_nu.certify_nu_svm`; reduced hulls that meet give
+        ``w = 0``, ``rho = b = 0`` and ``hulls_meet``).
     """
     kernel, X = precomputed(kernel, X)  # "precomputed": the Gram matrix and indices
     X, y = check_Xy(X, y, points=own_points(kernel))
@@ -270,14 +295,22 @@ def gilbert_svm(
     tol, max_iter, every = check_common(
         default_tol if tol is None else tol, max_iter, history_every, default_iter
     )
+    if nu is not None:
+        from maxmargin.formulations.nu import check_nu
+
+        nu = check_nu(nu, y)
+    finish = check_bool(finish, "finish")
     kern = make_kernel(kernel, gamma=gamma, degree=degree, coef0=coef0, X=X)
+    Xc, mean = centred(X, kern)
+    if nu is not None:
+        run = run_nearest_point(loop, Xc, y, kern, tol, max_iter, every, gram=gram,
+                                mu=nu_mu(nu, y.shape[0]), zero_rtol=nu_zero_rtol(y.shape[0]))
+        return nu_svm_from_run(run, X, y, kern, nu, method, tol)
     clash = opposite_duplicates(X, y)
     if clash is not None:
         weights = np.zeros(X.shape[0])
         weights[list(clash)] = 1.0
         return infeasible_solution(X, y, kern, method, weights, opposite_duplicates_message(clash))
-    finish = check_bool(finish, "finish")
-    Xc, mean = centred(X, kern)
     run = run_nearest_point(loop, Xc, y, kern, tol, max_iter, every, hull_eps=SVM_HULL_EPS,
                             gram=gram)
     return svm_from_run(run, Xc, y, kern, method, tol, finish,

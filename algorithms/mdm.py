@@ -18,6 +18,12 @@ For ``min ||p - q||^2`` with ``p = P^T lam``, ``q = Q^T mu`` and ``z = p - q``,
 Each iteration takes the set whose pairwise gap (``g_a - g_j`` or ``g_k - g_a``) is larger. The
 Frank-Wolfe gap ``||z||^2 - (min_P g - max_Q g)`` is at most the sum of the two pairwise gaps and
 is the stopping rule, relative to ``||z||^2``, as in Gilbert's algorithm.
+
+Reduced hulls ``RCH(mu)`` (weights also ``<= mu``; Mavroforakis & Theodoridis 2006): the toward
+point is the best one *with room* (``lam_j < mu``), the step is clipped to
+``0 <= delta <= min(lam_a, mu - lam_j)`` (SMO's maximal violating pair within one class of the
+ν-SVM dual), and the stop is the Frank-Wolfe gap of the reduced hulls' linear-minimisation step
+(the sorted partial sum), a valid certificate as for the convex hulls.
 """
 
 from __future__ import annotations
@@ -38,21 +44,25 @@ MDM_MAX_ITER = 1_000_000
 
 @njit
 def mdm_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
-    """MDM pairwise steps on ``conv(P) - conv(Q)`` (``P``: ``y = +1``, ``Q``: ``y = -1``).
+    """MDM pairwise steps on ``H(P) - H(Q)`` (``P``: ``y = +1``, ``Q``: ``y = -1``; ``H`` the
+    convex hull or ``RCH(mu)``, by ``mu`` in ``data``).
 
-    Same arguments and return value as :func:`maxmargin.algorithms.gilbert.gilbert_loop`.
-    Code 3 (stalled) when no pair gives a descent step although the gap is above ``tol``
-    (round-off).
+    Same arguments and return value as :func:`maxmargin.algorithms.gilbert.gilbert_loop`. The
+    toward point is the best one with room (``lam < mu``) and the step is clipped to
+    ``0 <= delta <= min(lam_away, mu - lam_to)``; the stop is the Frank-Wolfe gap of the hulls'
+    own linear-minimisation step. Code 3 (stalled) when no pair gives a descent step although the
+    gap is above ``tol`` (round-off).
     """
-    lam, g, _, _ = state
+    mu = data[6]
+    lam, g = state[0], state[1]
     n_hist = np.int64(0)  # not literals: a literal argument compiles examine once more
     it = np.int64(0)
     while True:
-        code, n_hist, fp, fq, ap, aq, _ = examine(it, data, state, stop, hist, n_hist)
+        code, n_hist, fp, fq, ap, aq, _, _, _ = examine(it, data, state, stop, hist, n_hist)
         if code >= 0:
             return it, code, n_hist
-        gap_p = g[ap] - g[fp]
-        gap_q = g[fq] - g[aq]
+        gap_p = g[ap] - g[fp] if fp >= 0 else -np.inf
+        gap_q = g[fq] - g[aq] if fq >= 0 else -np.inf
         if gap_p >= gap_q:  # move weight in P from ap to fp: z += delta (x_fp - x_ap)
             to, away, sign, pair_gap = fp, ap, 1.0, gap_p
         else:  # move weight in Q from aq to fq: z -= delta (x_fq - x_aq)
@@ -60,8 +70,10 @@ def mdm_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
         if pair_gap <= 0.0:
             return it, 3, n_hist
         d2 = sqdist(data, to, away)
-        delta = lam[away] if d2 <= 0.0 else min(lam[away], pair_gap / d2)
-        lam[to] += delta
+        room = mu - lam[to]
+        cap = min(lam[away], room)
+        delta = cap if d2 <= 0.0 else min(cap, pair_gap / d2)
+        lam[to] = mu if delta == room else lam[to] + delta
         lam[away] = 0.0 if delta == lam[away] else lam[away] - delta
         move(data, state, 1.0, sign * delta, to, away)
         it += 1
@@ -74,8 +86,13 @@ def mdm_hulls(
     max_iter: int = MDM_MAX_ITER,
     *,
     history_every: int | None = None,
+    mu: float = 1.0,
 ) -> HullPairSolution:
     """Nearest points ``p in conv(P)``, ``q in conv(Q)`` by MDM pairwise steps (linear rate).
+
+    With ``mu < 1`` the nearest points of the reduced hulls ``RCH(mu)`` (weights also
+    ``<= mu``): the pair steps move weight from the worst active point to the best point with
+    room, and the stop is the gap of the sorted-partial-sum vertex (module docstring).
 
     Parameters
     ----------
@@ -89,6 +106,9 @@ def mdm_hulls(
     history_every : int, optional
         Record ``(iteration, relative gap, ||p - q||)`` every this many steps (default: about
         2000 records over ``max_iter``), plus the final state.
+    mu : float, default 1.0
+        The reduced hulls' weight bound, ``>= 1 / n`` and ``>= 1 / m`` (a ``ValueError``
+        naming ``mu`` otherwise, before any work); ``>= 1``: the convex hulls.
 
     Returns
     -------
@@ -96,4 +116,5 @@ def mdm_hulls(
         Method ``"mdm"``. Intersecting hulls: distance 0, status ``"optimal"`` (see
         :mod:`maxmargin.algorithms._nearest_point` for the zero rule).
     """
-    return solve_hull_pair(mdm_loop, "mdm", P, Q, tol, max_iter, history_every, MDM_MAX_ITER)
+    return solve_hull_pair(mdm_loop, "mdm", P, Q, tol, max_iter, history_every, MDM_MAX_ITER,
+                           mu)

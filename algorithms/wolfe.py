@@ -20,6 +20,11 @@ the weights on it:
   two membership columns). If ``w > 0`` it is the new ``lam``; else ``lam`` moves toward ``w``
   until a weight reaches 0, that point leaves ``S``, and the cycle repeats.
 
+Reduced hulls ``RCH(mu)``: the atoms are the vertices of ``RCH(P)`` and ``RCH(Q)`` the
+linear-minimisation step returns (each a weight vector, the sorted partial sum), not points; the
+corral keeps each one's weights and its column ``<sum_i u_i phi(x_i), phi(.)>`` (for the linear
+kernel too) and the same affine minimiser, drop steps and factor act on them.
+
 Each major cycle lowers ``||z||`` strictly, no corral repeats, and the method ends in finitely
 many steps with the exact optimum of the corral; in practice on close hulls the corral stays
 small (at most ``d + 2`` points for the linear kernel) where Gilbert and MDM take
@@ -305,6 +310,7 @@ class Corral(NamedTuple):
     coef: np.ndarray  # kernels: y_a w_a by slot, for g = coef . columns
     free_slots: np.ndarray  # kernels: rows of `columns` no point holds
     counts: np.ndarray  # (1,) COUNTS
+    atoms: np.ndarray  # reduced hulls: (room, n) the weights of the vertex by slot (else (1, n))
 
 
 @njit
@@ -327,13 +333,15 @@ def _grown2(A: np.ndarray, rows: int, cols: int, keep_rows: int, keep_cols: int)
 
 
 @njit
-def _empty_corral(cap: int, n: int, linear: bool) -> Corral:
-    """A corral with room for ``cap`` points and no point in it."""
+def _empty_corral(cap: int, n: int, linear: bool, reduced: bool) -> Corral:
+    """A corral with room for ``cap`` points (``reduced``: vertices of reduced hulls, kept in
+    slots whatever the kernel) and no point in it."""
     return Corral(
         np.empty(cap, np.int64), np.empty(cap), np.empty(cap), np.empty(cap),
         np.empty(cap, np.bool_), np.zeros((cap, cap)), np.zeros((cap, cap)), np.empty((2, cap)),
         np.empty(cap, np.int64), np.empty((1 if linear else cap, n)),
         np.zeros(1 if linear else cap), np.empty(cap, np.int64), np.zeros(1, COUNTS),
+        np.zeros((cap if reduced else 1, n)),
     )
 
 
@@ -346,23 +354,24 @@ def _with_room(c: Corral, linear: bool) -> Corral:
     if s < cap:
         return c
     cap *= 2
-    columns, coef = c.columns, c.coef
+    columns, coef, atoms = c.columns, c.coef, c.atoms
+    n, used = c.columns.shape[1], c.counts[0].slots_used
     if not linear:
-        columns = _grown2(c.columns, cap, c.columns.shape[1], c.counts[0].slots_used,
-                          c.columns.shape[1])
+        columns = _grown2(c.columns, cap, n, used, n)
         coef = np.zeros(cap)
+    if atoms.shape[0] > 1:
+        atoms = _grown2(c.atoms, cap, n, used, n)
     return Corral(
         _grown(c.index, cap), _grown(c.weight, cap), _grown(c.in_p, cap), _grown(c.target, cap),
         _grown(c.keep, cap), _grown2(c.gram, cap, cap, s, s), _grown2(c.factor, cap, cap, s, s),
         np.empty((2, cap)), _grown(c.slot, cap), columns, coef, _grown(c.free_slots, cap),
-        c.counts,
+        c.counts, atoms,
     )
 
 
 @njit
-def _take_slot(c: Corral, data: tuple, a: int) -> None:
-    """Kernels: give the corral's point ``a`` a row of ``columns`` (a free one first) and put
-    its kernel column there."""
+def _claim_slot(c: Corral, a: int) -> int:
+    """Give the corral's entry ``a`` a row of ``columns`` (a free one first); returns it."""
     k = c.counts[0]
     if k.slots_free > 0:
         k.slots_free -= 1
@@ -370,14 +379,21 @@ def _take_slot(c: Corral, data: tuple, a: int) -> None:
     else:
         c.slot[a] = k.slots_used
         k.slots_used += 1
-    kernel_column(data, c.index[a], c.columns[c.slot[a]])
+    return c.slot[a]
+
+
+@njit
+def _take_slot(c: Corral, data: tuple, a: int) -> None:
+    """Kernels: give the corral's point ``a`` a row of ``columns`` and put its kernel column
+    there."""
+    kernel_column(data, c.index[a], c.columns[_claim_slot(c, a)])
 
 
 @njit
 def _start_corral(data: tuple, lam: np.ndarray, scale: float) -> Corral:
     """The corral of the points with ``lam > 0`` (in index order), weights ``lam``, with its
     Gram block and factor."""
-    X, _, y, kp, _, _ = data
+    X, y, kp = data[0], data[2], data[3]
     n = y.shape[0]
     linear = kp[0] == 0
     s = 0
@@ -387,7 +403,7 @@ def _start_corral(data: tuple, lam: np.ndarray, scale: float) -> Corral:
     cap = _FIRST_CAP
     while cap <= s:
         cap *= 2
-    c = _empty_corral(cap, n, linear)
+    c = _empty_corral(cap, n, linear, False)
     s = 0
     for i in range(n):
         if lam[i] > 0.0:
@@ -423,7 +439,7 @@ def _vertex_to_add(c: Corral, g: np.ndarray, fp: int, fq: int) -> int:
 def _add_point(c: Corral, data: tuple, new: int, scale: float) -> Corral:
     """Point ``new`` joins the corral at weight 0: its kernel column (kernels), its row of the
     Gram block and of the factor. Returns the corral (in larger arrays when it was full)."""
-    X, _, y, kp, _, _ = data
+    X, y, kp = data[0], data[2], data[3]
     linear = kp[0] == 0
     c = _with_room(c, linear)
     s = c.counts[0].n_points
@@ -505,8 +521,8 @@ def _minor_cycles(c: Corral, scale: float, linear: bool) -> None:
 def _set_iterate(c: Corral, data: tuple, state: tuple) -> None:
     """``lam`` from the corral's weights, ``z = sum_a y_a w_a x_a`` and ``g = X z`` (linear), or
     ``g = sum_a y_a w_a K(x_a, .)`` from the corral's columns (one BLAS product)."""
-    X, _, y, kp, _, _ = data
-    lam, g, z, _ = state
+    X, y, kp = data[0], data[2], data[3]
+    lam, g, z = state[0], state[1], state[2]
     s = c.counts[0].n_points
     for i in range(lam.shape[0]):
         lam[i] = 0.0
@@ -530,6 +546,146 @@ def _set_iterate(c: Corral, data: tuple, state: tuple) -> None:
         np.dot(c.coef[:used], c.columns[:used], g)
 
 
+# --- reduced hulls: the corral's entries are vertices of RCH(P) or RCH(Q) ----------------------
+# An atom is a vertex u of one reduced hull (weights u_i on its set's points, the sorted partial
+# sum of the linear-minimisation step); its slot holds u (``atoms``) and its column
+# ``<sum_i u_i phi(x_i), phi(x_.)>`` (``columns``, for the linear kernel too), so that
+# ``G_ab = s_a s_b u_b . column_a`` (``s`` = +1 on P, -1 on Q) and ``g = coef . columns``.
+
+
+@njit
+def _atom_column(data: tuple, vidx: np.ndarray, vw: np.ndarray, lo: int, hi: int,
+                 out: np.ndarray, col: np.ndarray) -> None:
+    """``out_i = sum_{t in [lo, hi)} vw_t K(x_i, x_{vidx_t})``: ``X (X^T u)`` (linear) or kernel
+    columns (``col`` a buffer)."""
+    X, kp = data[0], data[3]
+    out[:] = 0.0
+    if kp[0] == 0:
+        v = np.zeros(X.shape[1])
+        for t in range(lo, hi):
+            for c in range(X.shape[1]):
+                v[c] += vw[t] * X[vidx[t], c]
+        np.dot(X, v, out)
+        return
+    for t in range(lo, hi):
+        kernel_column(data, vidx[t], col)
+        for i in range(out.shape[0]):
+            out[i] += vw[t] * col[i]
+
+
+@njit
+def _add_atom(c: Corral, data: tuple, col: np.ndarray, vidx: np.ndarray, vw: np.ndarray,
+              lo: int, hi: int, side: float, scale: float) -> Corral:
+    """The vertex ``vidx[lo:hi]``, ``vw[lo:hi]`` of one reduced hull (``side`` 1.0 for ``P``,
+    0.0 for ``Q``) joins the corral at weight 0: its weights and column in a slot, its rows of
+    the Gram block and of the factor. Returns the corral (in larger arrays when it was full)."""
+    c = _with_room(c, False)
+    s = c.counts[0].n_points
+    c.index[s], c.weight[s], c.in_p[s] = -1, 0.0, side
+    r = _claim_slot(c, s)
+    c.atoms[r, :] = 0.0
+    for t in range(lo, hi):
+        c.atoms[r, vidx[t]] = vw[t]
+    _atom_column(data, vidx, vw, lo, hi, c.columns[r], col)
+    for a in range(s + 1):
+        k = 0.0
+        for t in range(lo, hi):
+            k += vw[t] * c.columns[c.slot[a], vidx[t]]
+        sign = 1.0 if c.in_p[a] == side else -1.0
+        c.gram[a, s] = c.gram[s, a] = sign * k
+    k = c.counts[0]
+    k.factored = k.factored and _factor_append(c.factor, c.gram, c.in_p, scale, s)
+    k.n_points = s + 1
+    return c
+
+
+@njit
+def _holds_atom(c: Corral, vidx: np.ndarray, vw: np.ndarray, lo: int, hi: int,
+                side: float) -> bool:
+    """Whether the vertex ``vidx[lo:hi]``, ``vw[lo:hi]`` of ``side`` is in the corral."""
+    for a in range(c.counts[0].n_points):
+        if c.in_p[a] != side:
+            continue
+        row = c.atoms[c.slot[a]]
+        same = np.count_nonzero(row) == hi - lo
+        for t in range(lo, hi):
+            same = same and row[vidx[t]] == vw[t]
+        if same:
+            return True
+    return False
+
+
+@njit
+def _start_reduced_corral(data: tuple, state: tuple, scale: float) -> Corral:
+    """The corral of two atoms, ``lam`` on ``P`` and ``lam`` on ``Q`` (the start's vertex),
+    each at weight 1."""
+    y = data[2]
+    lam, col, vidx, vw = state[0], state[3], state[4], state[5]
+    n = y.shape[0]
+    c = _empty_corral(_FIRST_CAP, n, False, True)
+    for side in (1.0, 0.0):
+        m = 0
+        for i in range(n):
+            if lam[i] > 0.0 and (y[i] > 0) == (side > 0.0):
+                vidx[m], vw[m] = i, lam[i]
+                m += 1
+        c = _add_atom(c, data, col, vidx, vw, 0, m, side, scale)
+        c.weight[c.counts[0].n_points - 1] = 1.0
+    c.counts[0].factored = _factor_build(c.factor, c.gram, c.in_p, scale, 2)
+    return c
+
+
+@njit
+def _atom_to_add(y: np.ndarray, lam: np.ndarray, g: np.ndarray, vidx: np.ndarray,
+                 vw: np.ndarray, nv: int) -> tuple:
+    """The major cycle's choice on reduced hulls: the part of the last vertex (``P``'s first,
+    then ``Q``'s) whose part of the gap is larger, ``<z, p> - min_{RCH(P)} <z, .>`` against
+    ``max_{RCH(Q)} <z, .> - <z, q>``. Returns ``(side, lo, hi)``."""
+    part_p = part_q = 0.0
+    for i in range(y.shape[0]):
+        if y[i] > 0:
+            part_p += lam[i] * g[i]
+        else:
+            part_q -= lam[i] * g[i]
+    split = 0
+    while split < nv and y[vidx[split]] > 0:
+        part_p -= vw[split] * g[vidx[split]]
+        split += 1
+    for t in range(split, nv):
+        part_q += vw[t] * g[vidx[t]]
+    if part_p >= part_q:
+        return 1.0, 0, split
+    return 0.0, split, nv
+
+
+@njit
+def _set_reduced_iterate(c: Corral, data: tuple, state: tuple) -> None:
+    """``lam = sum_a w_a u_a`` (clipped to ``mu``), ``z = X^T (y lam)`` and ``g = X z``
+    (linear), or ``g = sum_a s_a w_a column_a`` (one BLAS product)."""
+    X, y, kp, mu = data[0], data[2], data[3], data[6]
+    lam, g, z = state[0], state[1], state[2]
+    s = c.counts[0].n_points
+    used = c.counts[0].slots_used
+    lam[:] = 0.0
+    c.coef[:] = 0.0
+    for a in range(s):
+        row = c.atoms[c.slot[a]]
+        for i in range(lam.shape[0]):
+            lam[i] += c.weight[a] * row[i]
+        c.coef[c.slot[a]] = c.weight[a] if c.in_p[a] > 0.0 else -c.weight[a]
+    for i in range(lam.shape[0]):
+        lam[i] = min(lam[i], mu)
+    if kp[0] == 0:
+        z[:] = 0.0
+        for i in range(lam.shape[0]):
+            if lam[i] > 0.0:
+                for col in range(z.shape[0]):
+                    z[col] += y[i] * lam[i] * X[i, col]
+        np.dot(X, z, g)
+    else:
+        np.dot(c.coef[:used], c.columns[:used], g)
+
+
 @njit
 def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
     """Wolfe's major and minor cycles (module docstring) on ``conv(P) - conv(Q)``, compiled.
@@ -542,30 +698,40 @@ def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
     product a major cycle. Code 3 (stalled) when round-off leaves no descent: the vertex to add
     is already in the corral, or ``||z||`` did not decrease.
     """
-    _, kd, _, kp, _, _ = data
-    lam, g, _, _ = state
-    linear = kp[0] == 0
+    kd, y, kp, full = data[1], data[2], data[3], data[6] == np.inf
+    lam, g, col, vidx, vw = state[0], state[1], state[3], state[4], state[5]
+    points = kp[0] == 0 and full  # the linear kernel's points need no slots
     scale = 0.0
     for i in range(kd.shape[0]):
         scale = max(scale, kd[i])
     if not scale > 0.0:
         scale = 1.0
-    corral = _start_corral(data, lam, scale)
+    corral = _start_corral(data, lam, scale) if full else _start_reduced_corral(data, state,
+                                                                               scale)
     it, n_hist, last = np.int64(0), np.int64(0), np.inf
     while True:
-        code, n_hist, fp, fq, _, _, zz = examine(it, data, state, stop, hist, n_hist)
+        code, n_hist, fp, fq, _, _, zz, nv, _ = examine(it, data, state, stop, hist, n_hist)
         if code >= 0:
             return it, code, n_hist
         if zz >= last:
             return it, np.int64(STALLED), n_hist
         last = zz
-        new = _vertex_to_add(corral, g, fp, fq)
-        for a in range(corral.counts[0].n_points):
-            if corral.index[a] == new:
+        if full:
+            new = _vertex_to_add(corral, g, fp, fq)
+            for a in range(corral.counts[0].n_points):
+                if corral.index[a] == new:
+                    return it, np.int64(STALLED), n_hist
+            corral = _add_point(corral, data, new, scale)
+        else:
+            side, lo, hi = _atom_to_add(y, lam, g, vidx, vw, nv)
+            if _holds_atom(corral, vidx, vw, lo, hi, side):
                 return it, np.int64(STALLED), n_hist
-        corral = _add_point(corral, data, new, scale)
-        _minor_cycles(corral, scale, linear)
-        _set_iterate(corral, data, state)
+            corral = _add_atom(corral, data, col, vidx, vw, lo, hi, side, scale)
+        _minor_cycles(corral, scale, points)
+        if full:
+            _set_iterate(corral, data, state)
+        else:
+            _set_reduced_iterate(corral, data, state)
         it += 1
 
 
@@ -576,8 +742,12 @@ def wolfe_hulls(
     max_iter: int = WOLFE_MAX_ITER,
     *,
     history_every: int | None = None,
+    mu: float = 1.0,
 ) -> HullPairSolution:
     """Nearest points ``p in conv(P)``, ``q in conv(Q)`` by Wolfe's minimum-norm-point method.
+
+    With ``mu < 1`` the nearest points of the reduced hulls ``RCH(mu)``: the corral's entries
+    are the reduced hulls' vertices the linear-minimisation step returns (module docstring).
 
     Parameters
     ----------
@@ -590,6 +760,9 @@ def wolfe_hulls(
         :class:`~maxmargin.exceptions.ConvergenceWarning` when reached).
     history_every : int, optional
         Record ``(iteration, relative gap, ||p - q||)`` every this many major cycles.
+    mu : float, default 1.0
+        The reduced hulls' weight bound, ``>= 1 / n`` and ``>= 1 / m`` (a ``ValueError``
+        naming ``mu`` otherwise, before any work); ``>= 1``: the convex hulls.
 
     Returns
     -------
@@ -597,5 +770,5 @@ def wolfe_hulls(
         Method ``"wolfe"``; intersecting hulls: distance 0, status ``"optimal"``.
     """
     return solve_hull_pair(wolfe_loop, "wolfe", P, Q, tol, max_iter, history_every,
-                           WOLFE_MAX_ITER)
+                           WOLFE_MAX_ITER, mu)
 

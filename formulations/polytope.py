@@ -31,7 +31,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from maxmargin._validation import check_hull_pair, check_points, check_positive
+from maxmargin._validation import check_hull_pair, check_mu, check_points
 from maxmargin.certificate import HullCertificate, certify_hulls
 from maxmargin.certificate_nu import box_fill, certify_reduced_hulls
 from maxmargin.formulations._common import Formulation, SolveOutcome
@@ -261,18 +261,6 @@ def hull_distance(P: np.ndarray, Q: np.ndarray, mu: float = 1.0) -> Formulation:
                                 **_judged(common, cert, distance))
 
     return Formulation("hull_distance", problem, {"lam": lam, "mu": mu}, extract)
-
-
-def check_mu(mu: float, sets: dict[str, np.ndarray]) -> float:
-    """``mu > 0`` with ``mu * m >= 1`` for every point set (``RCH(mu)`` of ``m`` points is
-    empty below ``1 / m``)."""
-    mu = check_positive(mu, "mu")
-    for name, S in sets.items():
-        m = S.shape[0]
-        if mu * m < 1.0 - 4.0 * np.finfo(np.float64).eps:
-            raise ValueError(f"`mu` must be at least 1 / {m} = {1.0 / m:.6g} for the {m} points "
-                             f"of `{name}` (the reduced hull RCH(mu) is empty below); got {mu!r}.")
-    return mu
 
 
 def _reduced(P: np.ndarray, Q: np.ndarray | None, mu: float) -> Formulation:

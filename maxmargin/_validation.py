@@ -26,6 +26,7 @@ __all__ = [
     "check_C",
     "check_points",
     "check_hull_pair",
+    "check_mu",
     "check_positive",
     "check_nonnegative",
     "check_positive_int",
@@ -318,6 +319,18 @@ def check_hull_pair(P: Any, Q: Any) -> tuple[np.ndarray, np.ndarray]:
     Q = check_points(Q, "Q")
     _same_columns(P, Q, "P", "Q", "dimension")
     return P, Q
+
+
+def check_mu(mu: Any, sets: dict[str, np.ndarray]) -> float:
+    """``mu > 0`` with ``mu * m >= 1`` for every point set (``RCH(mu)`` of ``m`` points is
+    empty below ``1 / m``)."""
+    mu = check_positive(mu, "mu")
+    for name, S in sets.items():
+        m = S.shape[0]
+        if mu * m < 1.0 - 4.0 * np.finfo(np.float64).eps:
+            raise ValueError(f"`mu` must be at least 1 / {m} = {1.0 / m:.6g} for the {m} points "
+                             f"of `{name}` (the reduced hull RCH(mu) is empty below); got {mu!r}.")
+    return mu
 
 
 def _same_columns(A: Any, B: Any, a: str, b: str, what: str) -> None:

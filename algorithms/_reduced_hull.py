@@ -1,0 +1,109 @@
+r"""The ν-SVM from the nearest points of the classes' reduced hulls (``gilbert_svm(nu=...)``).
+
+Schölkopf's ν-SVC (:mod:`maxmargin.certificate_nu`, ``l`` points) has the dual
+``min 1/2 v^T K v`` over ``0 <= alpha_i <= 1/l``, ``y . alpha = 0``, ``sum alpha >= nu``
+(``v = alpha * y``). At an optimum with ``rho > 0`` each class carries ``nu / 2`` of the mass
+(Crisp & Burges 2000; Bennett & Bredensteiner 2000), so with
+
+.. math::
+
+    \lambda_i = \frac{2 \alpha_i}{\nu}, \qquad \mu = \frac{2}{\nu l}, \qquad
+    \sum_{y_i = +1} \lambda_i = \sum_{y_i = -1} \lambda_i = 1, \; 0 \le \lambda_i \le \mu,
+
+the dual is ``(nu / 2)^2`` times the nearest-points problem of ``RCH(mu)`` of the positives and
+of the negatives: ``z = p - q = sum_i y_i lam_i phi(x_i)``, ``w = (nu / 2) z``,
+``alpha = (nu / 2) lam``. ``nu <= nu_max = 2 * min(l_+, l_-) / l`` is ``mu >= 1 / min(l_+,
+l_-)`` (the reduced hulls are not empty); ``nu <= 2 / l`` is ``mu >= 1``, the convex hulls.
+
+Given ``alpha``, the best ``b`` and ``rho`` are order statistics of each class's margins
+(:func:`~maxmargin.certificate_nu.nu_offsets`, LIBSVM's ``calculate_rho``): the judge's, as for
+``nu_smo``, so ``f(x) = sum_i alpha_i y_i K(x_i, x) + b`` is ``nu_smo``'s decision function.
+The ν-SVC gap is ``(nu / 2)^2`` times the hulls' Frank-Wolfe gap: with ``m_i = y_i <w,
+phi(x_i)>``, ``min_{b, rho} (-nu rho + sum_i (rho - m_i - y_i b)_+ / l) = -(nu / 2)
+(min_{RCH(P)} m + min_{RCH(Q)} m)`` (the sorted partial sum), so ``P - D = (nu / 2)^2 (||z||^2
+- min_{RCH(P) - RCH(Q)} <z, .>)``, about twice the relative gap the loops stop on.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+import maxmargin.exceptions as exceptions
+from maxmargin.algorithms._nearest_point import NearestPointRun, status_of
+from maxmargin.certificate_nu import below_resolution, certify_nu_svm
+from maxmargin.kernels import Kernel
+from maxmargin.kernels.formulas import KIND_LINEAR
+from maxmargin.results import join_messages
+from maxmargin.tolerances import HULL_CERT_FACTOR, HULLS_MEET_ATOL
+
+if TYPE_CHECKING:  # the result container lives beside the oracles (imported when solving)
+    from maxmargin.formulations.nu import NuSolution
+
+__all__ = ["nu_mu", "nu_svm_from_run", "nu_zero_rtol"]
+
+
+def nu_mu(nu: float, l: int) -> float:
+    """The reduced hulls' bound ``mu = 2 / (nu l)`` of the ν-SVC with ``l`` points."""
+    return 2.0 / (nu * l)
+
+
+def nu_zero_rtol(l: int) -> float:
+    """The loops' zero tolerance on ``||z||`` over ``R`` for the ν-SVC of ``l`` points: the judge's
+    resolution :func:`~maxmargin.certificate_nu.w_floor` in the units of ``z = (2 / nu) w``,
+    ``max(HULLS_MEET_ATOL, 2 sqrt(gamma_N))`` with ``N = l + 8`` (the judge's ``N`` counts the
+    support too, so its floor is never below this): a run stopped there is ``w = 0`` to the
+    judge as well."""
+    u = 0.5 * np.finfo(np.float64).eps
+    N = l + 8
+    return max(HULLS_MEET_ATOL, 2.0 * math.sqrt(N * u / (1.0 - N * u)))
+
+
+def nu_svm_from_run(run: NearestPointRun, X: Any, y: np.ndarray, kernel: Kernel, nu: float,
+                    method: str, tol: float) -> NuSolution:
+    """The ν-SVC answer (a :class:`~maxmargin.formulations.nu.NuSolution`, as ``nu_smo``'s) from
+    the nearest points of ``RCH(2 / (nu l))`` (module docstring), judged by
+    :func:`~maxmargin.certificate_nu.certify_nu_svm` in the user's units (``X`` the user's data).
+
+    ``alpha = (nu / 2) lam``; ``b``, ``rho`` the judge's best offsets; ``C = 1 / (rho l)``.
+    ``||w||`` below the judge's resolution (:func:`~maxmargin.certificate_nu.below_resolution`;
+    the reduced hulls meet): ``w = 0``, ``rho = b = 0``, ``C`` NaN and ``hulls_meet``, as
+    ``nu_smo`` reports it. ``"optimal"`` exactly when the certificate is feasible with relative
+    gap ``<= HULL_CERT_FACTOR * tol`` (or ``w = 0`` at its resolution), however the loop
+    stopped; else ``"inaccurate"`` or ``"max_iter"`` with a
+    :class:`~maxmargin.exceptions.ConvergenceWarning`.
+    """
+    from maxmargin.formulations.nu import NuSolution
+
+    l = y.shape[0]
+    alpha = 0.5 * nu * run.lam
+    cert = certify_nu_svm(alpha, X, y, nu, kernel)
+    meet = below_resolution(cert, alpha, 0.5 * nu)
+    status = status_of(run, method, warn=False)
+    ok = meet or cert.meets(math.inf, HULL_CERT_FACTOR * tol)
+    notes = [run.message]
+    if meet:
+        notes.append("||w|| is below the certificate's float64 resolution (the reduced hulls "
+                     "meet): w = 0, rho = 0, no equivalent C")
+    if ok:  # the certificate, not the loop's own stop, decides
+        if status != "optimal":
+            notes.append("the float64 certificate confirms the answer as it is")
+        status = "optimal"
+    elif status == "optimal":
+        status = "inaccurate"
+    if status != "optimal":
+        warnings.warn(f"{method}: the nu-SVC answer is not certified ({status}): "
+                      f"{cert.summary()}", exceptions.ConvergenceWarning, stacklevel=3)
+    rho, b = (0.0, 0.0) if meet else (cert.margin, cert.b)
+    w = None
+    if kernel.kind == KIND_LINEAR:
+        rows = X - X.mean(axis=0) if isinstance(X, np.ndarray) else X
+        w = np.zeros(X.shape[1]) if meet else np.asarray(rows.T @ (alpha * y)).ravel()
+    C = 1.0 / (rho * l) if rho > 0.0 else math.nan
+    return NuSolution(
+        alpha, b, rho, w, cert.primal_objective, cert.dual_objective, status, run.iterations,
+        method, nu, "nu_svc", C=C, hulls_meet=bool(meet), X_train=X, y_train=y, kernel=kernel,
+        message=join_messages(*notes, cert.summary()), runtime=run.runtime, certificate=cert)
