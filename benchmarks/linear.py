@@ -88,6 +88,8 @@ def _solvers(p: dict) -> tuple[Callable, Callable]:
 
 def run(case: Case, repeats: int, budget: float) -> list[dict]:
     """LinearSVC, then maxmargin, interleaved; both certified afterwards."""
+    from threadpoolctl import threadpool_limits
+
     from maxmargin.certificate import certify_liblinear, liblinear_rows
 
     p = case.params
@@ -95,8 +97,10 @@ def run(case: Case, repeats: int, budget: float) -> list[dict]:
     X, y = make(p["n"], p["d"], seed=p["n"] + p["d"])
     Xw, yw = make(500, min(p["d"], 2_000), seed=1)
     peer, ours = _solvers(p)
-    m_peer, m_ours = measure_many([(lambda: peer(X, y), lambda: peer(Xw, yw)),
-                                   (lambda: ours(X, y), lambda: ours(Xw, yw))], repeats, budget)
+    with threadpool_limits(1):  # one thread each (LIBLINEAR has no BLAS): maxmargin's BLAS too
+        m_peer, m_ours = measure_many([(lambda: peer(X, y), lambda: peer(Xw, yw)),
+                                       (lambda: ours(X, y), lambda: ours(Xw, yw))],
+                                      repeats, budget)
     params = {"tol": p["tol"], "C": p["C"], "problem": p["problem"]}
     ref = make_row(case, "sklearn.LinearSVC", "peer", m_peer, params=dict(params))
     row = make_row(case, "maxmargin.linear", "maxmargin", m_ours, params=params)
