@@ -17,7 +17,14 @@ import numpy as np
 
 from maxmargin.algorithms import dcd_svc, smo
 from maxmargin.certificate import Certificate, certify_svm
-from maxmargin.formulations import hard_margin_primal, hinge_loss, soft_margin_primal, svm_dual
+from maxmargin.formulations import (
+    hard_margin_primal,
+    hinge_loss,
+    nu_svm_dual,
+    one_class_dual,
+    soft_margin_primal,
+    svm_dual,
+)
 from maxmargin.formulations._common import c_output_silenced
 from maxmargin.kernels import Kernel
 from maxmargin.results import SVMSolution
@@ -77,6 +84,8 @@ class Context:
         self.artifacts = artifacts
         artifacts.cases[case.name] = {"n": case.X.shape[0], "C": case.C,
                                       "kernel": self.kernel.describe()}
+        if case.problem != "c_svc":
+            artifacts.cases[case.name]["nu"] = case.nu
         self._oracle = oracle
         self._oracle_error = oracle_error
         self._outside: Certificate | None = None
@@ -86,7 +95,9 @@ class Context:
         """The ground truth, solved once: ``svm_dual(X, y, C, kernel).solve()`` (Clarabel; for
         the linear kernel a primal form when the dual's answer is not certified), or for a case
         whose ``reference`` is ``"smo"`` (too large for the CVXPY oracle) a float64 SMO run to
-        ``tol = REFERENCE_KKT`` (its certificate is judged by the ``oracle`` row).
+        ``tol = REFERENCE_KKT`` (its certificate is judged by the ``oracle`` row). A ν case's
+        is ``nu_svm_dual`` / ``one_class_dual`` (a certified
+        :class:`~maxmargin.formulations.nu.NuSolution`).
 
         A failure is kept and raised again, naming the reference, to every method that needs it.
         """
@@ -95,7 +106,11 @@ class Context:
         if self._oracle is None:
             c = self.case
             try:
-                if c.reference == "dcd":
+                if c.problem == "nu_svc":
+                    self._oracle = nu_svm_dual(c.X, c.y, c.nu, kernel=self.kernel).solve()
+                elif c.problem == "one_class":
+                    self._oracle = one_class_dual(c.X, c.nu, kernel=self.kernel).solve()
+                elif c.reference == "dcd":
                     sol = dcd_svc(c.X, c.y, C=c.C, tol=REFERENCE_LINEAR_KKT)
                     self._oracle = dataclasses.replace(
                         sol, method=f"{sol.method} (reference: tol {REFERENCE_LINEAR_KKT:g})")
