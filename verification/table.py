@@ -64,7 +64,8 @@ SECTIONS: dict[str, str] = {
                "the oracle",
     "infeasibility": "Hard margin on non-separable data: every method must say infeasible",
     "theorems": "Theorems: support vectors <= d + 1, kernel = explicit feature map (quadratic, "
-                "strings), the perceptron's forms, one kernel engine = the built-ins",
+                "strings), the perceptron's forms, one kernel engine = the built-ins, the nu "
+                "theorems (nu-property, nu <-> C, nu_max, w = 0, the centroid)",
     "nu": "nu-SVC and one-class SVM: SMO and the primal oracle against the CVXPY dual oracle, "
           "judged by the nu certificates",
     "random": "Certified answers (hard problems, random campaigns): every answer labelled "
