@@ -41,8 +41,9 @@ def test_every_method_named_by_a_case_exists(full):
 
 
 def test_separable_tags_are_true(full):
-    """``separable`` must be what the separation-margin model says, in the kernel's space."""
-    for case in full:
+    """``separable`` must be what the separation-margin model says, in the kernel's space
+    (a tag of the C-SVC cases; the ν cases are judged by their own checks)."""
+    for case in (c for c in full if c.problem == "c_svc"):
         gamma, _ = separation_margin(case.X, case.y, kernel=case.make_kernel())
         assert (gamma > 0) == ("separable" in case.tags), case.name
 

@@ -139,7 +139,7 @@ def test_the_quick_suite_passes():
     run = run_suite("quick", progress=None)
     failed = [(r.case, r.method, r.reasons) for r in run.rows if not r.passed]
     assert not failed
-    assert len({r.case for r in run.rows}) == 26 and {r.section for r in run.rows} == set(SECTIONS)
+    assert len({r.case for r in run.rows}) == 33 and {r.section for r in run.rows} == set(SECTIONS)
 
 
 @pytest.mark.parametrize("cold", [False, True])

@@ -144,6 +144,8 @@ class Peer:
 
     def refusal(self, case: Case) -> str | None:
         """Why this solver cannot take ``case`` (a skipped row), or None."""
+        if case.problem != "c_svc":
+            return f"{self.name} solves the C-SVC; this case is a {case.problem} problem"
         if not isinstance(case.kernel, str) or case.kernel not in self.kernels:
             return f"{self.name} takes the kernels {'/'.join(self.kernels)}; " \
                    f"this case's is {case.kernel_name}"

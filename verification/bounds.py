@@ -42,6 +42,7 @@ from maxmargin.tolerances import BOUND_RTOL
 
 __all__ = [
     "BoundCheck",
+    "gram_features",
     "separation_margin",
     "mistake_bound",
     "diameter",
@@ -88,7 +89,7 @@ def _check(name: str, value: float, bound: float, note: str = "", **details: flo
                       details=details)
 
 
-def _features(X: np.ndarray, bias: bool, kernel: Kernel | None) -> np.ndarray:
+def gram_features(X: np.ndarray, bias: bool, kernel: Kernel | None) -> np.ndarray:
     """Rows ``z_i`` with ``z_i . z_j = K(x_i, x_j) (+ 1 with a bias)``.
 
     Linear: ``z = x`` or ``(x, 1)``. A kernel: a factor ``Z`` of ``K (+ 1 1^T) = Z Z^T`` from
@@ -121,7 +122,7 @@ def separation_margin(
     import cvxpy as cp
 
     X, y = check_Xy(X, y, points=own_points(kernel))
-    Z = _features(X, bool(bias), kernel)
+    Z = gram_features(X, bool(bias), kernel)
     R = float(np.max(np.linalg.norm(Z, axis=1)))
     v = cp.Variable(Z.shape[1])
     problem = cp.Problem(cp.Minimize(cp.sum_squares(v)), [cp.multiply(y, Z @ v) >= 1])

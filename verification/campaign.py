@@ -23,6 +23,15 @@ dominant), or a point duplicated with the opposite label (not separable by any k
 Hulls closer than ``~1e-4 R`` are where methods may disagree about separability (each states
 its resolution), so the campaign does not draw them.
 
+**The ν problems.** A quarter of the cases (:data:`NU_SHARE`, chosen by the stream
+``default_rng([S, i, 2])``, so the C-SVC draw of every other index is unchanged) are ν-SVC or
+one-class problems (:func:`nu_case`, half each), judged by :mod:`.nu_checks`: n log-uniform in
+[3, 200], d in [1, 30], the same kernels and scales; ν-SVC on the soft margin's data (clouds,
+integers, collinear, duplicates with flipped labels; classes down to 1:200); one-class on a
+blob 0.1 to 10 spreads from the origin (integer-valued, on a line, or with duplicated rows);
+``nu`` near 0, near ``nu_max`` (one-class: 1), at it, or in between
+(:func:`_nu_value`).
+
 **The conditioning cap.** ``kappa = C max_i K_ii`` is the soft margin's conditioning. SMO's
 iteration count (like LIBSVM's) grows about linearly with it on non-separable data, so the
 standard family caps C at ``KAPPA_MAX / max_i K_ii`` to keep a case under a second (the cap
@@ -45,15 +54,18 @@ import math
 
 import numpy as np
 
-from maxmargin.verification.case import Case
+from maxmargin.certificate_nu import nu_max
+from maxmargin.verification.case import Case, nu_methods
 
-__all__ = ["random_cases", "random_case", "conditioned_case", "KAPPA_MAX", "KAPPA_RANGE",
-           "FAMILIES", "reproducer"]
+__all__ = ["random_cases", "random_case", "svc_case", "nu_case", "conditioned_case", "KAPPA_MAX",
+           "KAPPA_RANGE", "NU_SHARE", "FAMILIES", "reproducer"]
 
 #: Largest ``C max_i K_ii`` drawn by the standard family (see the module docstring).
 KAPPA_MAX = 1e3
 #: The conditioned family draws ``C max_i K_ii`` log-uniform in this range.
 KAPPA_RANGE = (1e3, 1e7)
+#: The share of the standard family's cases that are ν problems (half ν-SVC, half one-class).
+NU_SHARE = 0.25
 #: The campaign's families: the suite names ``random`` and ``conditioned``.
 FAMILIES = ("random", "conditioned")
 
@@ -127,7 +139,17 @@ def _soft_data(rng: np.random.Generator, n: int, d: int):
 
 
 def random_case(seed: int, index: int) -> Case:
-    """Case ``index`` of the campaign ``seed`` (module docstring)."""
+    """Case ``index`` of the campaign ``seed`` (module docstring): a ν problem
+    (:func:`nu_case`) with probability :data:`NU_SHARE`, drawn from its own stream
+    ``default_rng([seed, index, 2])``, else the C-SVC draw (:func:`svc_case`)."""
+    pick = float(np.random.default_rng([int(seed), int(index), 2]).random())
+    if pick < NU_SHARE:
+        return nu_case(seed, index, "nu_svc" if pick < 0.5 * NU_SHARE else "one_class")
+    return svc_case(seed, index)
+
+
+def svc_case(seed: int, index: int) -> Case:
+    """The C-SVC draw of case ``index`` of the campaign ``seed`` (module docstring)."""
     rng = np.random.default_rng([int(seed), int(index)])
     n = max(2, round(_log_uniform(rng, 2, 300)))
     d = max(1, round(_log_uniform(rng, 1, 50)))
@@ -141,20 +163,16 @@ def random_case(seed: int, index: int) -> Case:
     else:
         X, y, kind = _soft_data(rng, n, d)
         expected = "optimal"
-    if kernel == "rbf":
-        if hard and expected == "optimal":
-            # wide enough that K is diagonally dominant: off-diagonal <= exp(-2) / n
-            # Same-label (near) duplicates, e.g. the slab's points in d = 1 that land an ulp
-            # apart, act as one point: distances below 1e-12 of the spread are not used (a
-            # gamma from a round-off distance would make the kernel itself round-off).
-            d2 = np.sum((X[:, None, :] - X[None, :, :]) ** 2, axis=-1)
-            usable = d2[d2 > 1e-12 * float(d2.max())]
-            params["gamma"] = (math.log(X.shape[0]) + 2.0) / float(usable.min()) / scale**2
-        else:
-            params["gamma"] = _log_uniform(rng, 1e-3, 1e2) / (scale**2 * X.shape[1])
-    elif kernel == "poly":
-        params.update(degree=int(rng.integers(2, 4)), coef0=float(rng.integers(0, 2)),
-                      gamma=_log_uniform(rng, 0.1, 10.0) / (X.shape[1] * scale**2))
+    if kernel == "rbf" and hard and expected == "optimal":
+        # wide enough that K is diagonally dominant: off-diagonal <= exp(-2) / n
+        # Same-label (near) duplicates, e.g. the slab's points in d = 1 that land an ulp
+        # apart, act as one point: distances below 1e-12 of the spread are not used (a
+        # gamma from a round-off distance would make the kernel itself round-off).
+        d2 = np.sum((X[:, None, :] - X[None, :, :]) ** 2, axis=-1)
+        usable = d2[d2 > 1e-12 * float(d2.max())]
+        params["gamma"] = (math.log(X.shape[0]) + 2.0) / float(usable.min()) / scale**2
+    else:
+        params = _kernel_params(rng, kernel, X.shape[1], scale)
     X = X * scale
     C = None
     if not hard:
@@ -170,6 +188,73 @@ def random_case(seed: int, index: int) -> Case:
         name=f"random_s{seed}_i{index}", area="random", X=X, y=y, C=C, kernel=kernel,
         kernel_params=params, methods=methods, expected_status=expected, tags=tags,
     )
+
+
+def _kernel_params(rng: np.random.Generator, kernel: str, d: int, scale: float
+                   ) -> dict[str, float]:
+    """RBF ``gamma`` log-uniform in ``[1e-3, 1e2] / (d s^2)``; poly degree 2 or 3, coef0 0 or
+    1, ``gamma`` log-uniform in ``[0.1, 10] / (d s^2)``; nothing for the linear kernel."""
+    if kernel == "rbf":
+        return {"gamma": _log_uniform(rng, 1e-3, 1e2) / (scale**2 * d)}
+    if kernel == "poly":
+        return {"degree": int(rng.integers(2, 4)), "coef0": float(rng.integers(0, 2)),
+                "gamma": _log_uniform(rng, 0.1, 10.0) / (d * scale**2)}
+    return {}
+
+
+def _nu_value(rng: np.random.Generator, top: float) -> tuple[float, str]:
+    """``nu`` in ``(0, top]``: near 0 (``top`` times log-uniform in [1e-4, 0.05]), near ``top``
+    (``top (1 - t)``, ``t`` log-uniform in [1e-9, 0.1]), ``top`` itself, or uniform in
+    ``[0.05, 0.95] top``."""
+    r = rng.random()
+    if r < 0.25:
+        return top * _log_uniform(rng, 1e-4, 0.05), "nu_small"
+    if r < 0.5:
+        return top * (1.0 - _log_uniform(rng, 1e-9, 0.1)), "nu_near_max"
+    if r < 0.6:
+        return top, "nu_max"
+    return top * rng.uniform(0.05, 0.95), "nu_mid"
+
+
+def _one_class_data(rng: np.random.Generator, n: int, d: int) -> tuple[np.ndarray, str]:
+    """A Gaussian blob at a random offset (0.1 to 10 spreads from the origin), integer-valued,
+    on a line, or with duplicated rows."""
+    kind = ("blob", "integer", "collinear", "duplicates")[int(rng.integers(4))]
+    centre = rng.normal(size=d) * _log_uniform(rng, 0.1, 10.0)
+    X = rng.normal(size=(n, d)) + centre
+    if kind == "integer":
+        X = np.round(X * rng.choice([1.0, 3.0]))
+    elif kind == "collinear":
+        u = rng.normal(size=d)
+        X = np.outer(rng.normal(size=n), u / np.linalg.norm(u)) + centre
+    elif kind == "duplicates":
+        X = np.vstack([X, X[rng.choice(n, size=max(1, n // 3))]])
+    return X, kind
+
+
+def nu_case(seed: int, index: int, problem: str) -> Case:
+    """The ν draw of case ``index`` of the campaign ``seed`` (module docstring, **The ν
+    problems**): ``problem`` ``"nu_svc"`` or ``"one_class"``, from the stream
+    ``default_rng([seed, index, 3])``."""
+    rng = np.random.default_rng([int(seed), int(index), 3])
+    n = max(3, round(_log_uniform(rng, 3, 200)))
+    d = max(1, round(_log_uniform(rng, 1, 30)))
+    r = rng.random()
+    kernel = "linear" if r < 0.5 else ("rbf" if r < 0.75 else "poly")
+    scale = _log_uniform(rng, 1e-4, 1e5)
+    if problem == "one_class":
+        X, kind = _one_class_data(rng, n, d)
+        y = np.ones(X.shape[0])
+        top = 1.0
+    else:
+        X, y, kind = _soft_data(rng, n, d)
+        top = nu_max(y)
+    params = _kernel_params(rng, kernel, X.shape[1], scale)
+    nu, regime = _nu_value(rng, top)
+    tags = (problem, kind, regime, f"n{X.shape[0]}", f"d{X.shape[1]}", f"scale{scale:.1e}")
+    return Case(name=f"random_s{seed}_i{index}", area="random", X=X * scale, y=y, C=None,
+                kernel=kernel, kernel_params=params, methods=nu_methods(problem, kernel, nu),
+                tags=tags, problem=problem, nu=nu)
 
 
 def _methods(kernel: str, C: float | None, expected: str, n: int) -> tuple[str, ...]:

@@ -17,20 +17,24 @@ from typing import Any
 
 import numpy as np
 
-from maxmargin._validation import check_choice, check_positive, check_Xy
+from maxmargin._validation import check_array, check_choice, check_positive, check_Xy
 from maxmargin.datasets import binary_problems
 from maxmargin.kernels import Kernel, make_kernel, own_points
 from maxmargin.tolerances import REFERENCE_LINEAR_KKT
 
-__all__ = ["Answer", "Case", "make_case", "case_methods", "data_cases", "select", "SUITES",
-           "AREAS", "DATA_METHODS", "DATA_DEFAULT", "REFERENCES", "plan_reference",
-           "ORACLE_MAX_GRAM_N", "ORACLE_MAX_FACTOR"]
+__all__ = ["Answer", "Case", "make_case", "make_nu_case", "nu_methods", "case_methods",
+           "data_cases", "select", "SUITES", "AREAS", "PROBLEMS", "DATA_METHODS",
+           "DATA_DEFAULT", "REFERENCES", "plan_reference", "ORACLE_MAX_GRAM_N",
+           "ORACLE_MAX_FACTOR"]
 
 SUITES = ("quick", "full")
 AREAS = (
     "worked", "synthetic", "degenerate", "scale", "kernel", "infeasible", "real", "strings",
-    "theorems", "random", "data",
+    "theorems", "random", "data", "nu",
 )
+#: The problems a case can pose: the C-SVC (``C``), Schölkopf's ν-SVC and one-class SVM
+#: (``nu``; :mod:`maxmargin.formulations.nu`).
+PROBLEMS = ("c_svc", "nu_svc", "one_class")
 #: Methods that judge any data by the float64 certificate and weak duality against the oracle.
 DATA_METHODS = ("oracle", "smo", "smo/tight", "smo/platt/certified", "primal/certified",
                 "dcd_svc")
@@ -94,6 +98,12 @@ class Case:
         certificate.
     answer : Answer or None
         The hand-derived optimum of a worked example.
+    problem : {"c_svc", "nu_svc", "one_class"}
+        What is solved: the C-SVC (``C``), or with ``nu`` (``C`` None) the ν-SVC of ``(X, y)``
+        or the one-class SVM of ``X`` (``y`` is then all ``+1``); the reference of a ν case is
+        the CVXPY oracle ``nu_svm_dual`` / ``one_class_dual``.
+    nu : float or None
+        ``0 < nu <= nu_max = 2 * min(l+, l-) / l`` (ν-SVC) or ``<= 1`` (one-class).
     """
 
     name: str
@@ -109,9 +119,27 @@ class Case:
     tags: tuple[str, ...] = ()
     answer: Answer | None = None
     reference: str = "oracle"
+    problem: str = "c_svc"
+    nu: float | None = None
 
     def __post_init__(self) -> None:
-        X, y = check_Xy(self.X, self.y, sparse=True, points=own_points(self.kernel))
+        check_choice(self.problem, "problem", PROBLEMS)
+        if self.problem == "one_class":
+            X, y = self._one_class_data()
+        else:
+            X, y = check_Xy(self.X, self.y, sparse=True, points=own_points(self.kernel))
+        if self.problem != "c_svc":
+            from maxmargin.formulations.nu import check_nu  # CVXPY: imported when needed
+
+            if self.C is not None or self.reference != "oracle":
+                raise ValueError("a ν case takes `nu` (with `C` None) and the CVXPY oracle as "
+                                 f"its reference; got C={self.C!r}, "
+                                 f"reference={self.reference!r}.")
+            object.__setattr__(self, "nu", check_nu(self.nu, None if self.problem ==
+                                                    "one_class" else y))
+        elif self.nu is not None:
+            raise ValueError(f"`nu` is for the ν problems; got nu={self.nu!r} with "
+                             "problem='c_svc'.")
         for part in (X.data, X.indices, X.indptr) if hasattr(X, "tocsr") else (X,):
             part.flags.writeable = False
         y.flags.writeable = False
@@ -121,13 +149,25 @@ class Case:
         check_choice(self.area, "area", AREAS)
         check_choice(self.reference, "reference", REFERENCES)
 
+    def _one_class_data(self) -> tuple[Any, np.ndarray]:
+        """``X`` of a one-class case, and its ``y``: all ``+1``, one per row."""
+        points = own_points(self.kernel)
+        X = (check_array(self.X, "X", ndim=2, sparse=True) if points is None
+             else points(self.X, "X"))
+        y = np.array(self.y, dtype=np.float64, copy=True)
+        if y.shape != (X.shape[0],) or not np.all(y == 1.0):
+            raise ValueError("`y` of a one-class case must be all +1, one per row of `X`; got "
+                             f"shape {y.shape}.")
+        return X, y
+
     def make_kernel(self) -> Kernel:
         """The kernel object (``gamma="scale"`` resolved on this case's ``X``)."""
         return make_kernel(self.kernel, X=self.X, **self.kernel_params)
 
     @property
     def is_2d(self) -> bool:
-        return self.X.ndim == 2 and self.X.shape[1] == 2
+        """A 2-D C-SVC case: drawn in the report (its panels draw the margins ``f = +-1``)."""
+        return self.problem == "c_svc" and self.X.ndim == 2 and self.X.shape[1] == 2
 
     @property
     def kernel_name(self) -> str:
@@ -185,6 +225,37 @@ def make_case(
         name=name, area=area, X=X, y=y, C=C, kernel=kernel, kernel_params=kernel_params,
         methods=methods, expected_status=expected, quick=quick, tags=tags, answer=answer,
     )
+
+
+def nu_methods(problem: str, kernel: str, nu: float, tags: tuple[str, ...] = ()
+               ) -> tuple[str, ...]:
+    """The checks of a ν case (:mod:`maxmargin.verification.nu_checks`): the oracle's own
+    certificate, the primal oracle (linear kernel), the SMO solver at tol 1e-3 and 1e-6, the
+    ν-property and the refusal of an infeasible ``nu``; ν-SVC also the ν <-> C equivalence
+    and, tagged ``hulls_meet``, ``w = 0`` reported; one-class at ``nu = 1`` the centroid."""
+    solver = "one_class_smo" if problem == "one_class" else "nu_smo"
+    methods = ["nu/oracle"] + (["nu/primal"] if kernel == "linear" else [])
+    methods += [solver, f"{solver}/tight", "nu_property", "nu_refuses"]
+    if problem == "nu_svc":
+        methods.append("nu_c_equivalence")
+        if "hulls_meet" in tags:
+            methods.append("nu_hulls_meet")
+    elif nu == 1.0:
+        methods.append("one_class_centroid")
+    return tuple(methods)
+
+
+def make_nu_case(
+    name: str, X: np.ndarray, y: np.ndarray | None, nu: float, *, quick: bool,
+    kernel: str = "linear", tags: tuple[str, ...] = (), area: str = "nu", **kernel_params: Any,
+) -> Case:
+    """A ν-SVC case (labels ``y``) or a one-class case (``y`` None) with the checks of
+    :func:`nu_methods`."""
+    problem = "one_class" if y is None else "nu_svc"
+    labels = np.ones(X.shape[0]) if y is None else y
+    return Case(name=name, area=area, X=X, y=labels, C=None, kernel=kernel,
+                kernel_params=kernel_params, methods=nu_methods(problem, kernel, nu, tags),
+                quick=quick, tags=(problem, *tags), problem=problem, nu=nu)
 
 
 def select(cases: tuple[Case, ...], pattern: str | None) -> tuple[Case, ...]:

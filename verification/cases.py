@@ -55,6 +55,7 @@ from maxmargin.verification.case import (
     Case,
     data_cases,
     make_case,
+    make_nu_case,
     select,
 )
 
@@ -381,6 +382,72 @@ def _perceptron_forms() -> list[Case]:
     ]
 
 
+def _blob_and_ring(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A Gaussian blob around (3, 3) and a noisy ring of radius 2 (one-class data)."""
+    rng = np.random.default_rng(seed)
+    blob = rng.normal(size=(n, 2)) + 3.0
+    phi = rng.uniform(0.0, 2.0 * np.pi, n)
+    r = 2.0 + 0.1 * rng.normal(size=n)
+    return blob, np.column_stack([r * np.cos(phi), r * np.sin(phi)])
+
+
+def _nu_cases() -> list[Case]:
+    """ν-SVC and one-class SVM (area ``nu``, :mod:`.nu_checks`): clouds with linear, RBF and
+    poly kernels; reduced hulls that meet (classes with one centroid at any ``nu``; at ``nu =
+    2 / l``, the full hulls, overlapping clouds, or a point in both classes with RBF);
+    ``nu = nu_max`` on imbalanced classes; duplicates with opposite labels; scales 1e-3 and
+    1e3; a blob and a ring, with ``nu = 1`` (the centroid)."""
+    X, y = _clouds(40, 2, seed=901, separation=2.5, slab=None)
+    rng = np.random.default_rng(902)
+    half = rng.normal(size=(10, 2))
+    half -= half.mean(axis=0)  # the classes +-half share the centroid 0
+    Xm, ym = np.vstack([half, -half @ np.array([[0.0, 1.0], [1.0, 0.0]])]), np.repeat([1.0, -1.0],
+                                                                                       10)
+    Xi, yi = _clouds(32, 2, seed=903, separation=3.0, slab=None)
+    yi = np.where(np.arange(32) % 4 == 0, 1.0, -1.0)  # 8 positive, 24 negative: nu_max = 1/2
+    Xi = Xi + 1.5 * yi[:, None]
+    Xo, _ = _clouds(40, 2, seed=904, separation=1.0, slab=None)
+    yo = np.where(np.arange(40) % 2 == 0, 1.0, -1.0)
+    Xd = np.vstack([X[:20], X[:6]])
+    yd = np.concatenate([y[:20], -y[:6]])
+    X5, y5 = _clouds(120, 5, seed=905, separation=2.0, slab=None)
+    blob, ring = _blob_and_ring(40, 906)
+    iris = load_iris()
+    Xv, yv = _pair(iris.data, iris.target, 1, 2, scale=True)
+    return [
+        make_nu_case("nu_clouds_linear", X, y, 0.5, quick=True),
+        make_nu_case("nu_clouds_rbf", X, y, 0.3, quick=True, kernel="rbf", gamma=0.5),
+        make_nu_case("nu_meet_centroids", Xm, ym, 0.4, quick=True, tags=("hulls_meet",)),
+        make_nu_case("nu_at_nu_max", Xi, yi, 0.5, quick=True, tags=("nu_max",)),
+        make_nu_case("one_class_blob_rbf", blob, None, 0.2, quick=True, kernel="rbf", gamma=0.5),
+        make_nu_case("one_class_blob_linear", blob, None, 0.3, quick=True),
+        make_nu_case("one_class_ring_centroid", ring, None, 1.0, quick=True, kernel="rbf",
+                     gamma=0.5),
+        make_nu_case("nu_meet_small_nu", Xo, yo, 2.0 / 40, quick=False, tags=("hulls_meet",)),
+        make_nu_case("nu_meet_duplicate_rbf", Xd, yd, 2.0 / yd.size, quick=False,
+                     tags=("hulls_meet",), kernel="rbf", gamma=0.5),
+        make_nu_case("nu_at_nu_max_rbf", Xi, yi, 0.5, quick=False, tags=("nu_max",),
+                     kernel="rbf", gamma=0.5),
+        make_nu_case("nu_opposite_duplicates", Xd, yd, 0.6, quick=False),
+        make_nu_case("nu_clouds_poly_d5", X5, y5, 0.4, quick=False, kernel="poly", gamma=0.2,
+                     degree=3, coef0=1.0),
+        make_nu_case("nu_clouds_scale_1e-3", 1e-3 * X, y, 0.3, quick=False),
+        make_nu_case("nu_clouds_scale_1e3_rbf", 1e3 * X, y, 0.3, quick=False, kernel="rbf",
+                     gamma=0.5e-6),
+        make_nu_case("nu_iris_versicolor_virginica", Xv, yv, 0.2, quick=False, kernel="rbf",
+                     gamma=0.25),
+        make_nu_case("one_class_ring_rbf", ring, None, 0.1, quick=False, kernel="rbf",
+                     gamma=0.5),
+        make_nu_case("one_class_ring_half", ring, None, 0.5, quick=False, kernel="rbf",
+                     gamma=2.0),
+        make_nu_case("one_class_blob_centroid_linear", blob, None, 1.0, quick=False),
+        make_nu_case("one_class_blob_poly", blob, None, 0.25, quick=False, kernel="poly",
+                     gamma=0.1, degree=2, coef0=1.0),
+        make_nu_case("one_class_iris_scale_1e3", 1e3 * Xv, None, 0.15, quick=False,
+                     kernel="rbf", gamma=0.25e-6),
+    ]
+
+
 def catalogue(suite: str = "quick") -> tuple[Case, ...]:
     """The cases of ``suite`` (``"quick"`` or ``"full"``), in a fixed order."""
     suite = check_choice(suite, "suite", SUITES)
@@ -388,6 +455,7 @@ def catalogue(suite: str = "quick") -> tuple[Case, ...]:
     cases = (
         _worked() + _synthetic() + _degenerate() + _scale() + _kernel_cases() + _infeasible()
         + _reproducers() + _real(full) + _strings_and_engine() + _perceptron_forms()
+        + _nu_cases()
     )
     return tuple(c for c in cases if full or c.quick)
 

@@ -5,7 +5,8 @@ a candidate against the case's oracle with a tolerance preset
 (:func:`~maxmargin.verification.crosscheck.cross_check`), a theorem
 (:mod:`~maxmargin.verification.bounds`), or a certified answer judged by its own float64
 certificate and weak duality against the oracle. :data:`METHODS` holds every standard check;
-a case lists the names that apply to it (:mod:`~maxmargin.verification.cases`).
+a case lists the names that apply to it (:mod:`~maxmargin.verification.cases`); the ν-SVC and
+one-class checks are :mod:`~maxmargin.verification.nu_checks`.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from maxmargin.verification.cases import catalogue
 from maxmargin.verification.context import Artifacts, Context, Method, Outcome
 from maxmargin.verification.crosscheck import cross_check, dual_objective
 from maxmargin.verification.kkt import kkt_residuals
+from maxmargin.verification.nu_checks import NU_METHODS
 
 __all__ = ["METHODS", "compare", "extra_methods", "methods_for", "infeasible_shape",
            "weak_duality_vs_oracle"]
@@ -454,6 +456,7 @@ METHODS: dict[str, Method] = {
         Method("dcd_svc", "random", _dcd_certified(1e-3)),
         Method("mdm/certified", "random", _nearest_certified("mdm"), warm=NEAREST),
         Method("wolfe/certified", "random", _nearest_certified("wolfe"), warm=NEAREST),
+        *NU_METHODS,
     )
 }
 

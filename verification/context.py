@@ -17,12 +17,23 @@ import numpy as np
 
 from maxmargin.algorithms import dcd_svc, smo
 from maxmargin.certificate import Certificate, certify_svm
-from maxmargin.formulations import hard_margin_primal, hinge_loss, soft_margin_primal, svm_dual
+from maxmargin.certificate_nu import below_resolution, certify_nu_svm, certify_one_class
+from maxmargin.formulations import (
+    hard_margin_primal,
+    hinge_loss,
+    nu_svm_dual,
+    nu_svm_primal,
+    one_class_dual,
+    one_class_primal,
+    soft_margin_primal,
+    svm_dual,
+)
 from maxmargin.formulations._common import c_output_silenced
+from maxmargin.formulations.nu import NuSolution
 from maxmargin.kernels import Kernel
 from maxmargin.results import SVMSolution
-from maxmargin.tolerances import REFERENCE_KKT, REFERENCE_LINEAR_KKT
-from maxmargin.verification.bounds import BoundCheck
+from maxmargin.tolerances import ORACLE_GAP, ORACLE_KKT, REFERENCE_KKT, REFERENCE_LINEAR_KKT
+from maxmargin.verification.bounds import BoundCheck, gram_features
 from maxmargin.verification.case import Case
 from maxmargin.verification.crosscheck import CrossCheck
 
@@ -77,6 +88,8 @@ class Context:
         self.artifacts = artifacts
         artifacts.cases[case.name] = {"n": case.X.shape[0], "C": case.C,
                                       "kernel": self.kernel.describe()}
+        if case.problem != "c_svc":
+            artifacts.cases[case.name]["nu"] = case.nu
         self._oracle = oracle
         self._oracle_error = oracle_error
         self._outside: Certificate | None = None
@@ -86,7 +99,10 @@ class Context:
         """The ground truth, solved once: ``svm_dual(X, y, C, kernel).solve()`` (Clarabel; for
         the linear kernel a primal form when the dual's answer is not certified), or for a case
         whose ``reference`` is ``"smo"`` (too large for the CVXPY oracle) a float64 SMO run to
-        ``tol = REFERENCE_KKT`` (its certificate is judged by the ``oracle`` row).
+        ``tol = REFERENCE_KKT`` (its certificate is judged by the ``oracle`` row). A ν case's
+        is ``nu_svm_dual`` / ``one_class_dual`` (a certified
+        :class:`~maxmargin.formulations.nu.NuSolution`), or when that is not certified the
+        primal oracle on a factor of the Gram matrix (:func:`_nu_primal_oracle`).
 
         A failure is kept and raised again, naming the reference, to every method that needs it.
         """
@@ -95,7 +111,9 @@ class Context:
         if self._oracle is None:
             c = self.case
             try:
-                if c.reference == "dcd":
+                if c.problem != "c_svc":
+                    self._oracle = self._nu_oracle()
+                elif c.reference == "dcd":
                     sol = dcd_svc(c.X, c.y, C=c.C, tol=REFERENCE_LINEAR_KKT)
                     self._oracle = dataclasses.replace(
                         sol, method=f"{sol.method} (reference: tol {REFERENCE_LINEAR_KKT:g})")
@@ -135,6 +153,20 @@ class Context:
         except Exception:  # kept in _oracle_error, with its text
             return None, self._oracle_error
 
+    def _nu_oracle(self) -> NuSolution:
+        """The ν dual oracle; not certified, the primal oracle on ``Z`` with ``Z Z^T = K``
+        (the data for the linear kernel; else :func:`~.bounds.gram_features`), its ``alpha``
+        (the margin constraints' duals) judged on the case's kernel (:func:`_nu_primal_oracle`);
+        the first certified answer, else the dual's."""
+        c = self.case
+        one = c.problem == "one_class"
+        dual = (one_class_dual(c.X, c.nu, kernel=self.kernel) if one
+                else nu_svm_dual(c.X, c.y, c.nu, kernel=self.kernel)).solve()
+        if dual.status == "optimal":
+            return dual
+        primal = _nu_primal_oracle(c.X, None if one else c.y, c.nu, self.kernel)
+        return primal if primal.status == "optimal" else dual
+
     def _primal_oracle(self, dual: SVMSolution) -> SVMSolution:
         """Linear kernel, dual not certified: the primal forms (also CVXPY oracles) in turn;
         the first certified one is the ground truth, else the dual's answer stays."""
@@ -160,6 +192,36 @@ class Context:
         self.artifacts.histories[(self.case.name, method)] = {
             k: np.asarray(v, dtype=np.float64) for k, v in arrays.items()
         }
+
+
+def _nu_primal_oracle(X: Any, y: np.ndarray | None, nu: float, kernel: Kernel) -> NuSolution:
+    """The ν primal oracle (``nu_svm_primal`` / ``one_class_primal``, ``y`` None) on ``Z`` with
+    ``Z Z^T = K`` (eigenvalues below 1e-12 of the largest dropped), its ``alpha`` judged by the
+    ν certificate on ``(X, kernel)``: "optimal" only at ``ORACLE_KKT`` and ``ORACLE_GAP``; the
+    offsets are the judge's (``w = 0`` below its resolution)."""
+    linear = kernel.name == "linear"
+    Z = X if linear else gram_features(X, False, kernel)
+    with warnings.catch_warnings():  # judged below
+        warnings.simplefilter("ignore")
+        sol = (one_class_primal(Z, nu) if y is None else nu_svm_primal(Z, y, nu)).solve()
+    if y is None:
+        cert = certify_one_class(sol.alpha, X, nu, kernel)
+    else:
+        cert = certify_nu_svm(sol.alpha, X, y, nu, kernel)
+    meet = sol.hulls_meet or (
+        math.isfinite(cert.dual_objective)
+        and below_resolution(cert, np.asarray(sol.alpha), 1.0 if y is None else 0.5 * nu))
+    status = "optimal" if cert.meets(ORACLE_KKT, ORACLE_GAP) else (
+        "inaccurate" if sol.status == "optimal" else sol.status)
+    rho, b = (0.0, 0.0) if meet else (cert.margin, cert.b)
+    l = X.shape[0]
+    return dataclasses.replace(
+        sol, b=b, rho=rho, w=(np.zeros(X.shape[1]) if meet else sol.w) if linear else None,
+        primal_objective=cert.primal_objective, dual_objective=cert.dual_objective,
+        status=status, C=1.0 / (rho * l) if y is not None and rho > 0.0 else math.nan,
+        hulls_meet=bool(meet), X_train=X, kernel=kernel, certificate=cert,
+        method=f"{sol.method} on Z Z^T = K (the dual oracle was not certified)",
+        message=f"{sol.message}; judged on the case's kernel: {cert.summary()}")
 
 
 def outside_certificate(X: Any, y: np.ndarray, C: float | None, kernel: Kernel) -> Certificate:

@@ -26,8 +26,9 @@ __all__ = ["COLUMNS", "SECTIONS", "Row", "row_from_dict", "rows_document", "writ
 #: The results table's columns, in order, with their meaning (the schema of results.json/csv).
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("case", "case name (verification/cases.py)"),
-    ("area", "the case's area: worked, synthetic, degenerate, scale, kernel, infeasible, real"),
-    ("section", "report table: consensus, smo, nearest_point, perceptron, kernels, "
+    ("area", "the case's area: worked, synthetic, degenerate, scale, kernel, infeasible, real, "
+             "strings, theorems, nu, random, data"),
+    ("section", "report table: consensus, smo, nearest_point, perceptron, kernels, nu, "
                 "infeasibility, theorems"),
     ("method", "the method checked (candidate)"),
     ("oracle", "what it is checked against (a CVXPY oracle, a hand answer or a theorem)"),
@@ -63,7 +64,10 @@ SECTIONS: dict[str, str] = {
                "the oracle",
     "infeasibility": "Hard margin on non-separable data: every method must say infeasible",
     "theorems": "Theorems: support vectors <= d + 1, kernel = explicit feature map (quadratic, "
-                "strings), the perceptron's forms, one kernel engine = the built-ins",
+                "strings), the perceptron's forms, one kernel engine = the built-ins, the nu "
+                "theorems (nu-property, nu <-> C, nu_max, w = 0, the centroid)",
+    "nu": "nu-SVC and one-class SVM: SMO and the primal oracle against the CVXPY dual oracle, "
+          "judged by the nu certificates",
     "random": "Certified answers (hard problems, random campaigns): every answer labelled "
               "optimal meets its float64 certificate and weak duality against the oracle",
 }

@@ -77,7 +77,7 @@ WARM_UPS: dict[str, Callable[[], None]] = {
     "platt": _warm_smo(("platt",)),
     "nearest": _warm_nearest,
     "perceptron": _warm_perceptrons,
-    "nu": _warm_nu,  # nu_smo and one_class_smo (maxmargin compile; no verify check uses them)
+    "nu": _warm_nu,  # nu_smo and one_class_smo (the nu checks, verification/nu_checks.py)
 }
 _WARMED: set[str] = set()
 

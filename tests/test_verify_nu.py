@@ -1,0 +1,238 @@
+"""ν-SVC and one-class SVM in ``maxmargin verify``: the catalogue's ν cases pass, every ν
+theorem check fails on a corrupted answer, the campaign's ν draws are deterministic by seed."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from maxmargin.algorithms import nu_smo
+from maxmargin.formulations import nu_svm_dual, one_class_dual
+from maxmargin.kernels import make_kernel
+from maxmargin.verification.campaign import NU_SHARE, nu_case, random_case, random_cases, svc_case
+from maxmargin.verification.case import Case, make_nu_case
+from maxmargin.verification.cases import catalogue
+from maxmargin.verification.nu_checks import (
+    compare_nu,
+    hulls_meet_reported,
+    nu_c_equivalence,
+    nu_property,
+    nu_refusal,
+    one_class_centroid,
+)
+from maxmargin.verification.suite import METHODS, run_suite
+
+
+def _case(name: str) -> Case:
+    return next(c for c in catalogue("full") if c.name == name)
+
+
+def _oracle(case: Case):
+    kernel = case.make_kernel()
+    if case.problem == "one_class":
+        return one_class_dual(case.X, case.nu, kernel=kernel).solve(), kernel
+    return nu_svm_dual(case.X, case.y, case.nu, kernel=kernel).solve(), kernel
+
+
+# --- the catalogue ---------------------------------------------------------------------------
+def test_the_quick_suites_nu_cases_pass_and_cover_what_they_promise():
+    cases = [c for c in catalogue("quick") if c.problem != "c_svc"]
+    assert {c.problem for c in cases} == {"nu_svc", "one_class"}
+    assert {c.kernel for c in cases} >= {"linear", "rbf"}
+    methods = {m for c in cases for m in c.methods}
+    assert {"nu_property", "nu_c_equivalence", "nu_refuses", "nu_hulls_meet",
+            "one_class_centroid", "nu_smo", "one_class_smo"} <= methods
+    assert any(c.nu == 1.0 for c in cases if c.problem == "one_class")
+    at_max = [c for c in cases if "nu_max" in c.tags]
+    assert at_max and all(c.nu == 2 * min(np.sum(c.y > 0), np.sum(c.y < 0)) / c.y.size
+                          for c in at_max)
+    run = run_suite("quick", cases=cases, progress=None)
+    failed = [(r.case, r.method, r.reasons) for r in run.rows if not r.passed]
+    assert not failed
+    for row in run.rows:
+        if row.method in ("nu_smo", "one_class_smo", "nu_smo/tight", "one_class_smo/tight"):
+            assert row.status == "optimal" and row.kkt_max < 1e-3, row
+
+
+def test_every_nu_method_of_the_catalogue_exists():
+    for case in catalogue("full"):
+        assert set(case.methods) <= set(METHODS), case.name
+
+
+def test_a_nu_case_validates_its_problem():
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    y = np.array([1.0, -1.0, -1.0, -1.0])
+    with pytest.raises(ValueError, match="nu_max"):
+        Case("x", "nu", X, y, None, problem="nu_svc", nu=0.6)
+    with pytest.raises(ValueError, match="all \\+1"):
+        Case("x", "nu", X, y, None, problem="one_class", nu=0.5)
+    with pytest.raises(ValueError, match="`nu` is for the ν problems"):
+        Case("x", "nu", X, y, 1.0, nu=0.5)
+    with pytest.raises(ValueError, match="takes `nu`"):
+        Case("x", "nu", X, y, 1.0, problem="nu_svc", nu=0.5)
+    with pytest.raises(ValueError, match="`problem` must be one of"):
+        Case("x", "nu", X, y, None, problem="svr", nu=0.5)
+    case = make_nu_case("x", X, None, 1.0, quick=True)
+    assert case.problem == "one_class" and np.all(case.y == 1.0)
+    assert "one_class_centroid" in case.methods and not case.is_2d
+
+
+# --- each theorem check fails on a corrupted answer ----------------------------------------
+def test_the_nu_property_holds_and_fails_on_corrupted_answers():
+    for name in ("nu_clouds_linear", "one_class_blob_rbf"):
+        case = _case(name)
+        sol, _ = _oracle(case)
+        assert all(b.holds for b in nu_property(sol, case.X, case.y, 1e-9, "oracle"))
+        # a margin twice as wide: more margin errors than nu allows
+        wide = dataclasses.replace(sol, rho=2.0 * sol.rho)
+        errors, _ = nu_property(wide, case.X, case.y, 1e-9, "corrupt")
+        assert not errors.holds, name
+        # alpha emptied on half its support: fewer support vectors than nu l
+        alpha = np.array(sol.alpha)
+        alpha[np.flatnonzero(alpha > 0)[::2]] = 0.0
+        _, support = nu_property(dataclasses.replace(sol, alpha=alpha), case.X, case.y, 1e-9,
+                                 "corrupt")
+        assert not support.holds, name
+
+
+def test_the_nu_c_equivalence_holds_and_fails_on_a_corrupted_answer():
+    case = _case("nu_clouds_rbf")
+    sol, kernel = _oracle(case)
+    check, cross = nu_c_equivalence(sol, case.X, case.y, kernel)
+    assert check.holds and cross is not None and cross.passed
+    for wrong in (dataclasses.replace(sol, rho=1.5 * sol.rho),
+                  dataclasses.replace(sol, b=sol.b + 0.1 * sol.rho)):
+        check, _ = nu_c_equivalence(wrong, case.X, case.y, kernel)
+        assert not check.holds
+    # rho = 0 must come without an equivalent C
+    zero = dataclasses.replace(sol, rho=0.0)
+    assert not nu_c_equivalence(zero, case.X, case.y, kernel)[0].holds
+    assert nu_c_equivalence(dataclasses.replace(zero, C=math.nan), case.X, case.y,
+                            kernel)[0].holds
+
+
+def test_the_refusal_check_holds_and_fails_on_a_solver_that_does_not_refuse():
+    case = _case("nu_at_nu_max")
+    kernel = case.make_kernel()
+    assert nu_refusal(case.X, case.y, kernel).holds
+    assert nu_refusal(case.X, None, kernel).holds  # one-class: nu > 1
+
+    def computes_first(X, y, nu, k):
+        k.gram(X)
+        return nu_smo(X, y, nu, kernel=k)
+
+    def vague(X, y, nu, k):
+        raise ValueError("bad value")
+
+    def accepts(X, y, nu, k):
+        return None
+
+    for entry in (computes_first, vague, accepts):
+        assert not nu_refusal(case.X, case.y, kernel, {"x": entry}).holds, entry.__name__
+
+
+def test_the_hulls_meet_check_holds_and_fails_when_an_answer_hides_it():
+    case = _case("nu_meet_centroids")
+    sol, kernel = _oracle(case)
+    assert sol.hulls_meet
+    smo_sol = nu_smo(case.X, case.y, case.nu, tol=1e-6)
+    assert hulls_meet_reported((sol, smo_sol), case.X, case.y, kernel).holds
+    hidden = dataclasses.replace(smo_sol, hulls_meet=False)
+    assert not hulls_meet_reported((sol, hidden), case.X, case.y, kernel).holds
+    # a problem whose reduced hulls do not meet has no witness
+    apart = _case("nu_clouds_linear")
+    other, kernel = _oracle(apart)
+    assert not other.hulls_meet
+    assert not hulls_meet_reported((dataclasses.replace(other, hulls_meet=True),), apart.X,
+                                   apart.y, kernel).holds
+
+
+def test_the_centroid_check_holds_and_fails_on_a_corrupted_answer():
+    case = _case("one_class_ring_centroid")
+    sol, kernel = _oracle(case)
+    assert one_class_centroid(sol, case.X, kernel).holds
+    alpha = np.array(sol.alpha)
+    alpha[0], alpha[1] = alpha[0] * 1.01, alpha[1] * 0.99
+    assert not one_class_centroid(dataclasses.replace(sol, alpha=alpha), case.X, kernel).holds
+    shifted = dataclasses.replace(sol, rho=sol.rho * 1.001, b=sol.b * 1.001)
+    assert not one_class_centroid(shifted, case.X, kernel).holds
+
+
+def test_the_solver_rows_judge_the_certificate_and_the_oracle():
+    case = _case("nu_clouds_rbf")
+    oracle, kernel = _oracle(case)
+    good = nu_smo(case.X, case.y, case.nu, kernel=kernel, tol=1e-6)
+    from maxmargin.tolerances import TIGHT
+
+    assert not compare_nu(good, oracle, case.X, case.y, kernel, 1e-6, None, TIGHT).reasons
+    alpha = np.array(good.alpha)
+    support = np.flatnonzero((alpha > 0) & (alpha < 1 / alpha.size))
+    alpha[support[0]] *= 0.5  # labelled optimal, no longer certified (y . alpha != 0)
+    bad = dataclasses.replace(good, alpha=alpha)
+    assert compare_nu(bad, oracle, case.X, case.y, kernel, 1e-6, None, TIGHT).reasons
+    off = dataclasses.replace(good, b=good.b + 0.01 * good.rho)
+    assert any("b" in r for r in compare_nu(off, oracle, case.X, case.y, kernel, 1e-6, None,
+                                            TIGHT).reasons)
+
+
+# --- the campaign -------------------------------------------------------------------------------
+def test_the_nu_draws_are_deterministic_by_seed_and_beside_the_c_svc_ones():
+    a, b = random_cases(60, seed=5), random_cases(60, seed=5)
+    for x, y in zip(a, b, strict=True):
+        assert x.name == y.name and x.problem == y.problem and x.nu == y.nu
+        np.testing.assert_array_equal(x.X, y.X)
+        np.testing.assert_array_equal(x.y, y.y)
+        assert dict(x.kernel_params) == dict(y.kernel_params) and x.methods == y.methods
+    later = random_cases(10, seed=5, start=50)
+    assert [c.name for c in later] == [c.name for c in a[50:]]
+    assert [c.problem for c in later] == [c.problem for c in a[50:]]
+    other = random_cases(60, seed=6)
+    assert any(x.X.shape != y.X.shape or not np.array_equal(x.X, y.X)
+               for x, y in zip(a, other, strict=True))
+    for c in a:  # every other index keeps its C-SVC draw
+        if c.problem == "c_svc":
+            np.testing.assert_array_equal(c.X, svc_case(5, int(c.name.rsplit("_i", 1)[1])).X)
+
+
+def test_the_nu_draws_cover_the_adversarial_regimes():
+    cases = [c for c in random_cases(600, seed=11) if c.problem != "c_svc"]
+    assert abs(len(cases) / 600 - NU_SHARE) < 0.06
+    assert {c.problem for c in cases} == {"nu_svc", "one_class"}
+    tags = {t for c in cases for t in c.tags}
+    assert {"nu_small", "nu_near_max", "nu_max", "nu_mid", "duplicates", "collinear",
+            "integer"} <= tags
+    assert {c.kernel for c in cases} == {"linear", "rbf", "poly"}
+    scales = [float(np.abs(c.X).max()) for c in cases]
+    assert min(scales) < 1e-2 and max(scales) > 1e4
+    nu_svc = [c for c in cases if c.problem == "nu_svc"]
+    assert min(min(np.sum(c.y > 0), np.sum(c.y < 0)) / c.y.size for c in nu_svc) < 0.05
+    assert min(c.nu for c in cases) < 1e-3
+    for c in cases:
+        assert c.area == "random" and c.name.startswith("random_s11_i")
+        again = nu_case(11, int(c.name.rsplit("_i", 1)[1]), c.problem)
+        np.testing.assert_array_equal(again.X, c.X)
+
+
+def test_a_few_campaign_nu_cases_pass_guarded():
+    cases = [c for c in random_cases(40, seed=20261206) if c.problem != "c_svc"][:6]
+    assert cases
+    run = run_suite("random", cases=cases, seed=20261206, timeout=120, progress=None)
+    failed = [(r.case, r.method, r.reasons) for r in run.rows if not r.passed]
+    assert not failed
+
+
+def test_the_audit_skips_nu_cases():
+    from maxmargin.verification.audit import PEERS
+
+    case = random_case(11, next(i for i in range(100)
+                                if random_case(11, i).problem == "nu_svc"))
+    for peer in PEERS.values():
+        assert "nu_svc" in peer.refusal(case)
+
+
+def test_the_kernel_of_a_nu_case_is_its_own():
+    case = _case("nu_clouds_scale_1e3_rbf")
+    assert case.make_kernel().describe() == make_kernel("rbf", gamma=0.5e-6).describe()
