@@ -281,7 +281,8 @@ def _list(args: argparse.Namespace) -> int:
     else:
         cases = catalogue(args.suite)
     for c in cases:
-        C = "hard" if c.C is None else f"C={c.C:.3g}"
+        C = (f"nu={c.nu:.3g}" if c.problem != "c_svc" else
+             "hard" if c.C is None else f"C={c.C:.3g}")
         print(f"{c.name:34s} {c.area:11s} {c.kernel_name:6s} {C:10s} n={c.X.shape[0]:<5d} "
               f"d={c.X.shape[1] if c.X.ndim == 2 else '-':<4} {' '.join(c.methods)}")
     return 0
