@@ -39,11 +39,12 @@ SIZES = {
 
 def _cases(family: str, suite: str, problems: tuple[str, ...]) -> list[Case]:
     """Each data set of :data:`SIZES` with ``problems`` at gap 1e-3, and LIBLINEAR's two at
-    1e-6 on the first dense and the first sparse set."""
+    1e-6 on the first dense set (and on the sparse one of the smoke suite: on text-like rows
+    with label noise the hinge's dual coordinate descent needs thousands of passes for 1e-6)."""
     sizes = SIZES[suite]
     out = []
     for index, (kind, n, d) in enumerate(sizes):
-        first = index == 0 or kind != sizes[index - 1][0]
+        first = index == 0 or (suite == "smoke" and kind != sizes[index - 1][0])
         for problem in problems:
             for tol in (1e-3, 1e-6) if first and problem != "svc" else (1e-3,):
                 out.append(Case(family, f"{problem} {kind} n={n:,} d={d:,} tol={tol:g}",
@@ -109,7 +110,14 @@ def run(case: Case, repeats: int, budget: float) -> list[dict]:
     if m_peer.value is not None:
         clf = m_peer.value
         w = np.append(clf.coef_.ravel(), clf.intercept_[0])
-        cert = certify_liblinear(w, rows, y, p["C"], loss=loss)
+        # sparse rows: the certificate's bounded least-squares dual fits take minutes on
+        # 100,000 text rows; there LinearSVC's w is judged against maxmargin's dual point
+        # (any feasible dual point bounds the gap from above; this one is certified tight)
+        dual_point = None
+        if p["kind"] != "dense" and m_ours.value is not None:  # SVC's alpha: feasible too
+            dual_point = m_ours.value.alpha
+        cert = certify_liblinear(w, rows, y, p["C"], loss=loss, alpha=dual_point,
+                                 margin_fits=dual_point is None)
         ref.update(status="done", iterations=int(np.max(clf.n_iter_)),
                    objective=cert.primal_objective, b=float(clf.intercept_[0]),
                    accuracy=float(np.mean(clf.predict(X) == y)),
@@ -148,5 +156,6 @@ def markdown(rows: list[dict]) -> str:
         "1), gaps = relative duality gaps of the same float64 certificate; LinearSVC at tol "
         "1e-4 (its default) for the 1e-3 rows, else at the row's tol. svc: SVC's problem "
         "(unregularised bias) by `smo(kernel=\"linear\")`, its gap = m - M; LinearSVC's gap in "
-        "its own hinge problem. (max_iter): LinearSVC stopped at its 1000 iterations.",
+        "its own hinge problem; on sparse rows LinearSVC's gap is measured against maxmargin's "
+        "dual point (an upper bound). (max_iter): LinearSVC stopped at its 1000 iterations.",
     )

@@ -31,11 +31,11 @@ FAMILIES = (
     ("smo_hard", "`smo` vs LIBSVM, harder problems: C = 100 and 1,000, polynomial kernel, "
                  "d = 300 and 500, unscaled features"),
 )
-#: (key of a row's ``extra``, what it compares) of the rows timed beside a second peer.
+#: (key of a row's ``extra``, what it compares) of the rows timed beside a second peer (the
+#: ``smo_svc`` rows' LIBLINEAR ratio is left out: the ``linear_svc`` family compares the two on
+#: SVC's linear problem as ``smo`` now solves it).
 EXTRAS = (
     ("ratio_vs_sklearnex_1thread", "`smo` vs oneDAL's SVC (scikit-learn-intelex), one thread"),
-    ("ratio_vs_liblinear", "`smo` vs LIBLINEAR (`LinearSVC`; another problem: its bias is "
-                           "regularised), linear rows"),
 )
 #: Families after the extras.
 LATER = (
