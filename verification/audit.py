@@ -415,19 +415,23 @@ class _UserFit:
         return Answer(converged, runtime, alpha=alpha, b=float(out[1]))
 
 
-def resolve_peers(names: Sequence[str]) -> list[Peer]:
-    """The peers named (built-in names or ``MODULE:CALLABLE``), checked before any work."""
+def resolve_peers(names: Sequence[str], table: dict[str, Peer] | None = None,
+                  user: Callable[[str], Peer] = user_peer, what: str = "a built-in solver"
+                  ) -> list[Peer]:
+    """The peers named (names in ``table``, default :data:`PEERS`, or ``MODULE:CALLABLE``,
+    made by ``user``), checked before any work; ``what`` the table's solvers, in words."""
+    table = PEERS if table is None else table
     peers = []
     for name in names:
-        if name in PEERS:
-            missing = PEERS[name].available()
+        if name in table:
+            missing = table[name].available()
             if missing:
                 raise ValueError(f"--solver {name}: {missing}.")
-            peers.append(PEERS[name])
+            peers.append(table[name])
         elif ":" in name:
-            peers.append(user_peer(name))
+            peers.append(user(name))
         else:
-            raise ValueError(f"--solver {name!r}: not a built-in solver {tuple(PEERS)} nor "
+            raise ValueError(f"--solver {name!r}: not {what} {tuple(table)} nor "
                              "MODULE:CALLABLE.")
     if not peers:
         raise ValueError("--solver: name at least one solver.")

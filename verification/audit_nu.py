@@ -50,6 +50,7 @@ and the offsets are not judged.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 import warnings
@@ -83,7 +84,9 @@ from maxmargin.verification.audit import (
     _orientation,
     _sklearn_fit,
     _svc_keywords,
+    _UserFit,
     call_user,
+    resolve_peers,
     run_audit,
     user_callable,
 )
@@ -172,33 +175,20 @@ def _one_class_fit(factory: Callable[..., Any]) -> Callable[[NuTask], Answer]:
     return fit
 
 
-def _libsvm_nu(**kw: Any) -> Any:
-    from sklearn.svm import NuSVC
+@dataclass(frozen=True)
+class _Estimator:
+    """``module.name(**kw)``, imported when called (ThunderSVM's poly kernel is
+    ``"polynomial"``: its ``"poly"`` makes it exit the process)."""
 
-    return NuSVC(**kw)
+    module: str
+    name: str
 
+    def __call__(self, **kw: Any) -> Any:
+        import importlib
 
-def _libsvm_one_class(**kw: Any) -> Any:
-    from sklearn.svm import OneClassSVM
-
-    return OneClassSVM(**kw)
-
-
-def _sklearnex_nu(**kw: Any) -> Any:
-    from sklearnex.svm import NuSVC
-
-    return NuSVC(**kw)
-
-
-def _thunder(name: str) -> Callable[..., Any]:
-    def make(**kw: Any) -> Any:
-        import thundersvm
-
-        if kw.get("kernel") == "poly":  # ThunderSVM's name; "poly" makes it exit the process
+        if self.module == "thundersvm" and kw.get("kernel") == "poly":
             kw["kernel"] = "polynomial"
-        return getattr(thundersvm, name)(**kw)
-
-    return make
+        return getattr(importlib.import_module(self.module), self.name)(**kw)
 
 
 def _maxmargin_fit(task: NuTask) -> Answer:
@@ -212,15 +202,10 @@ def _maxmargin_fit(task: NuTask) -> Answer:
                   rho=sol.rho, iterations=sol.iterations, claim=sol.status)
 
 
-@dataclass(frozen=True)
-class _UserNuFit:
+class _UserNuFit(_UserFit):
     """A user's function (module docstring), imported again where it runs."""
 
-    module: str
-    attr: str
-    directory: str
-
-    def __call__(self, task: NuTask) -> Answer:
+    def __call__(self, task: NuTask) -> Answer:  # type: ignore[override]
         one = task.y is None
         args = (task.X, task.nu) if one else (task.X, task.y, task.nu)
         out, runtime = call_user(self.module, self.attr, self.directory, args, task.kernel,
@@ -246,26 +231,17 @@ def _peer(problem: str, name: str, summary: str, fit: Callable[[NuTask], Answer]
 def resolve_nu_peers(names: Sequence[str], problem: str) -> list[Peer]:
     """The peers named for ``problem`` (built-in names or ``MODULE:CALLABLE``), checked before
     any work: a ``ValueError`` naming the solver that does not exist, is not installed or has
-    no solver of that problem."""
-    table = NU_PEERS[problem]
-    peers = []
-    for name in names:
-        if name in table:
-            missing = table[name].available()
-            if missing:
-                raise ValueError(f"--solver {name}: {missing}.")
-            peers.append(table[name])
-        elif ":" in name:
-            module, attr, takes_tol = user_callable(name, tuple(table))
-            peer = _peer(problem, name, f"{name} (user's function)",
-                         _UserNuFit(module, attr, os.getcwd()))
-            peers.append(dataclasses.replace(peer, takes_tol=takes_tol))
-        else:
-            raise ValueError(f"--solver {name!r}: no {problem} solver of that name (the "
-                             f"{problem} solvers: {', '.join(table)}; or MODULE:CALLABLE).")
-    if not peers:
-        raise ValueError("--solver: name at least one solver.")
-    return peers
+    no solver of that problem (:func:`~.audit.resolve_peers`)."""
+    return resolve_peers(names, NU_PEERS[problem], functools.partial(_user_peer, problem),
+                         f"a {problem} solver")
+
+
+def _user_peer(problem: str, spec: str) -> Peer:
+    """The peer of a user's ``MODULE:CALLABLE`` (module docstring), imported now."""
+    module, attr, takes_tol = user_callable(spec, tuple(NU_PEERS[problem]))
+    peer = _peer(problem, spec, f"{spec} (user's function)",
+                 _UserNuFit(module, attr, os.getcwd()))
+    return dataclasses.replace(peer, takes_tol=takes_tol)
 
 
 def run_nu_audit(peers: Sequence[Peer], cases: Sequence[Case], problem: str,
@@ -424,18 +400,19 @@ def _refutation(kkt: float, own: float, offsets: float, own_offsets: float,
 #: The built-in solvers of each problem, by name (the reference last).
 NU_PEERS: dict[str, dict[str, Peer]] = {
     "nu-svc": {p.name: p for p in (
-        _peer("nu-svc", "libsvm", "LIBSVM (scikit-learn's NuSVC)", _nu_svc_fit(_libsvm_nu)),
+        _peer("nu-svc", "libsvm", "LIBSVM (scikit-learn's NuSVC)",
+              _nu_svc_fit(_Estimator("sklearn.svm", "NuSVC"))),
         _peer("nu-svc", "sklearnex", "oneDAL (scikit-learn-intelex's NuSVC)",
-              _nu_svc_fit(_sklearnex_nu), requires="sklearnex"),
-        _peer("nu-svc", "thundersvm", "ThunderSVM's NuSVC", _nu_svc_fit(_thunder("NuSVC")),
-              requires="thundersvm"),
+              _nu_svc_fit(_Estimator("sklearnex.svm", "NuSVC")), requires="sklearnex"),
+        _peer("nu-svc", "thundersvm", "ThunderSVM's NuSVC",
+              _nu_svc_fit(_Estimator("thundersvm", "NuSVC")), requires="thundersvm"),
         _peer("nu-svc", "nu_smo", "maxmargin's nu_smo (the reference)", _maxmargin_fit),
     )},
     "one-class": {p.name: p for p in (
         _peer("one-class", "libsvm", "LIBSVM (scikit-learn's OneClassSVM)",
-              _one_class_fit(_libsvm_one_class)),
+              _one_class_fit(_Estimator("sklearn.svm", "OneClassSVM"))),
         _peer("one-class", "thundersvm", "ThunderSVM's OneClassSVM",
-              _one_class_fit(_thunder("OneClassSVM")), requires="thundersvm"),
+              _one_class_fit(_Estimator("thundersvm", "OneClassSVM")), requires="thundersvm"),
         _peer("one-class", "one_class_smo", "maxmargin's one_class_smo (the reference)",
               _maxmargin_fit),
     )},
