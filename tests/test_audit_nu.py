@@ -26,6 +26,7 @@ from maxmargin.verification.audit_nu import (
     NU_PEERS,
     ONE_CLASS_NUS,
     NuTask,
+    _offsets_and_violation,
     _refutation,
     nu_cases,
     nu_of,
@@ -228,3 +229,15 @@ def test_the_report_gains_a_section_per_problem_and_keeps_the_rest(tmp_path, cap
     md = (tmp_path / "audit.md").read_text()
     assert md.startswith("# maxmargin audit: other SVM solvers")
     assert md.count("<!-- end of maxmargin audit --problem one-class -->") == 1
+
+
+def test_a_weight_a_rounding_below_its_bound_is_not_free():
+    """nu l / 2 = 2 up to rounding: the second weight lacks a rounding of the bound, so the
+    offsets between the 2nd and 3rd margins (the certificate's midpoint 2.5) are allowed; a
+    truly free second weight pins the offset at its margin, 2, and 2.5 is 0.5 off."""
+    m, U = np.array([1.0, 2.0, 3.0]), 0.25
+    group = [(np.arange(3), 2.5)]
+    rounded = np.array([U, U * (1.0 - 4e-16), 0.0])
+    assert _offsets_and_violation(m, rounded, U, 2.0 - 4e-16, group) == (0.0, 0.0)
+    free = np.array([U, 0.5 * U, 0.0])
+    assert _offsets_and_violation(m, free, U, 1.5, group) == (0.5, 0.0)

@@ -297,21 +297,27 @@ def _kernel_sums(kernel: Kernel, X: Any, coef: np.ndarray, centre: bool
     return decision_values(kernel, X, X[sv], coef[sv]), 0.0
 
 
-def _class_extremes(m: np.ndarray, a: np.ndarray, upper: float) -> tuple[float, float]:
-    """``(max_{a_i > 0} m_i, min_{a_i < upper} m_i)`` (``-inf`` / ``inf`` for an empty set)."""
-    up, low = a > 0.0, a < upper
+def _class_extremes(m: np.ndarray, a: np.ndarray, upper: float, band: float
+                    ) -> tuple[float, float]:
+    """``(max_{a_i > band} m_i, min_{a_i < upper - band} m_i)`` (``-inf`` / ``inf`` for an
+    empty set): a weight within ``band`` of a bound counts as on it."""
+    up, low = a > band, a < upper - band
     return (float(np.max(m[up])) if up.any() else -math.inf,
             float(np.min(m[low])) if low.any() else math.inf)
 
 
-def _offsets_and_violation(m: np.ndarray, a: np.ndarray, upper: float,
+def _offsets_and_violation(m: np.ndarray, a: np.ndarray, upper: float, k: float,
                            groups: list[tuple[np.ndarray, float]]) -> tuple[float, float]:
     """``(distance, violation)`` in Schölkopf's units: the largest distance of a group's
     offset ``s`` from the interval between its extremes (:func:`_class_extremes`), and the
-    largest ``max_{a_i > 0} m_i - min_{a_i < upper} m_i`` (0 when a set is empty)."""
+    largest ``max_{a_i > 0} m_i - min_{a_i < upper} m_i`` (0 when a set is empty). ``k``: the
+    group's mass in bounds (``nu l / 2``, one-class ``nu l``); weights within ``1e-12 max(k,
+    1)`` bounds of a bound count as on it, as the certificate takes ``k`` within that of an
+    integer for one (a weight a rounding of ``k`` below ``upper`` is not free)."""
+    band = 1e-12 * max(k, 1.0) * upper
     distance = violation = 0.0
     for idx, s in groups:
-        hi, lo = _class_extremes(m[idx], a[idx], upper)
+        hi, lo = _class_extremes(m[idx], a[idx], upper, band)
         if math.isfinite(hi) and math.isfinite(lo):
             violation = max(violation, hi - lo)
         low, high = min(hi, lo), max(hi, lo)
@@ -347,7 +353,8 @@ def judge_nu(ctx: Context, peer: Peer, tol: float) -> AuditOutcome:
     b, rho = answer.b + shift, answer.rho  # b in the frame of g
     groups = ([(np.arange(l), rho)] if one else
               [(np.flatnonzero(y > 0), rho - b), (np.flatnonzero(y < 0), rho + b)])
-    distance, violation = _offsets_and_violation(y * g, p, upper, groups)
+    distance, violation = _offsets_and_violation(y * g, p, upper,
+                                                 nu * l if one else 0.5 * nu * l, groups)
     hull = 1.0 if one else 0.5 * nu
     meet = below_resolution(cert, p, hull)
     floor = w_floor(p, cert.radius, hull) * cert.radius  # the smallest |f| resolved
