@@ -221,7 +221,7 @@ def _nu_rules(problem: str) -> list[str]:
     """What is judged in a ν-SVC or one-class run (:mod:`.audit_nu`)."""
     from maxmargin.verification.audit_nu import NU_FRACTIONS, ONE_CLASS_NUS
 
-    grid = (f"`nu` = {', '.join(f'{f:g}' for f in NU_FRACTIONS)} times `nu_max = 2 min(l+, "
+    grid = (f"`nu` = {', '.join(f'{f:g}' for f in NU_FRACTIONS)} times `nu_max = 2 * min(l+, "
             "l-) / l` per case (`<case>/nu<f>max`)" if problem == "nu-svc" else
             f"`nu` = {', '.join(f'{v:g}' for v in ONE_CLASS_NUS)} on each case's points, "
             "labels ignored (`<case>/nu<nu>`)")
