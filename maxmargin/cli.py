@@ -465,6 +465,11 @@ def _add_audit(sub: Any) -> None:
                    "separate names with commas")
     p.add_argument("--preset", choices=("loose", "tight", "all"), default="all",
                    help="tolerance presets: loose (1e-3), tight (1e-6) or all (default)")
+    p.add_argument("--problem", default="c-svc", metavar="PROBLEM",
+                   help="c-svc (default: SVC, LinearSVC), nu-svc (NuSVC) or one-class "
+                   "(OneClassSVM) on a grid of nu per case; a callable is then f(X, y, nu, "
+                   "kernel=, ...) -> (alpha, b, rho[, converged]), one-class f(X, nu, "
+                   "kernel=, ...) -> (alpha, rho[, converged])")
     _suite_arguments(p)
     p.add_argument("--json", metavar="FILE", default=None,
                    help="also write the rows and the summary as JSON to FILE ('-': stdout)")

@@ -76,7 +76,8 @@ from maxmargin.verification.table import Row
 
 __all__ = [
     "PRESETS", "WRONG_PRESET", "SHIFT_S", "Answer", "Peer", "PEERS", "AuditRun", "Summary",
-    "resolve_peers", "audit_methods", "run_audit", "summarise", "user_peer", "AUDIT_COLUMNS",
+    "resolve_peers", "audit_methods", "run_audit", "summarise", "user_peer", "user_callable",
+    "call_user", "AuditOutcome", "AUDIT_COLUMNS",
 ]
 
 #: The tolerance presets (qpbenchmark's "low"/"high accuracy"): the solver's stopping
@@ -101,6 +102,7 @@ class Answer:
     b: float = math.nan
     w_tilde: np.ndarray | None = None
     iterations: int = -1
+    rho: float = math.nan  # nu-SVC and one-class (:mod:`.audit_nu`): the margin
     claim: str = ""  # the status shown: "optimal" when converged, else why not
     algorithm: str = ""  # LIBLINEAR: "dual_cd" (coordinate descent on the dual) or "tron"
 
@@ -124,11 +126,13 @@ class Task:
 class Peer:
     """A solver under audit.
 
-    ``fit(task) -> Answer``; ``problem`` is ``"svm"`` (the SVM dual) or ``"liblinear"``;
-    ``kernels`` the named kernels it takes; ``hard_margin`` whether it takes ``C=None``;
-    ``takes_tol`` whether it is run at each preset's tolerance (else once, judged at both);
-    ``requires`` the module it needs (the peer is unavailable without it); ``loss`` and
-    ``intercept_scaling`` LIBLINEAR's problem.
+    ``fit(task) -> Answer``; ``problem`` is ``"svm"`` (the SVM dual), ``"liblinear"``,
+    ``"nu-svc"`` or ``"one-class"``; ``kernels`` the named kernels it takes; ``hard_margin``
+    whether it takes ``C=None``; ``takes_tol`` whether it is run at each preset's tolerance
+    (else once, judged at both); ``requires`` the module it needs (the peer is unavailable
+    without it); ``loss`` and ``intercept_scaling`` LIBLINEAR's problem; ``judge(ctx, peer,
+    tol) -> AuditOutcome`` runs and judges it on a case itself (:mod:`.audit_nu`; None: the SVM
+    dual's or LIBLINEAR's judge here, which use the case's C-SVC oracle).
     """
 
     name: str
@@ -141,6 +145,7 @@ class Peer:
     requires: str = ""
     loss: str = "hinge"
     intercept_scaling: float | None = 1.0
+    judge: Callable[..., Any] | None = None
 
     def refusal(self, case: Case) -> str | None:
         """Why this solver cannot take ``case`` (a skipped row), or None."""
@@ -342,14 +347,38 @@ for _peer in PEERS.values():
 def user_peer(spec: str) -> Peer:
     """The peer of ``MODULE:CALLABLE`` (module docstring), imported now from ``sys.path`` and
     the current directory; a ``ValueError`` naming what is wrong."""
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise ValueError(f"--solver {spec!r}: expected a built-in name {tuple(PEERS)} or "
-                         "MODULE:CALLABLE.")
-    function = _import_callable(module_name, attr, os.getcwd())
-    takes_tol = "tol" in inspect.signature(function).parameters
+    module_name, attr, takes_tol = user_callable(spec, tuple(PEERS))
     return Peer(spec, f"{spec} (user's function)", _UserFit(module_name, attr, os.getcwd()),
                 hard_margin=True, takes_tol=takes_tol)
+
+
+def user_callable(spec: str, builtin: Sequence[str]) -> tuple[str, str, bool]:
+    """``(module, attribute, takes_tol)`` of ``MODULE:CALLABLE``, imported now (from
+    ``sys.path`` and the current directory) to fail before any work; ``builtin``: the names
+    the error message offers instead."""
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ValueError(f"--solver {spec!r}: expected a built-in name {tuple(builtin)} or "
+                         "MODULE:CALLABLE.")
+    function = _import_callable(module_name, attr, os.getcwd())
+    return module_name, attr, "tol" in inspect.signature(function).parameters
+
+
+def call_user(module: str, attr: str, directory: str, args: tuple[Any, ...], kernel: Kernel,
+              tol: float) -> tuple[Any, float]:
+    """Import ``module:attr`` again (where it runs: a Dask worker is a new process) and call it
+    on copies of ``args`` with the kernel's ``kernel``, ``gamma``, ``degree``, ``coef0`` (and
+    ``tol`` when it names that parameter); ``(what it returned, seconds)``."""
+    function = _import_callable(module, attr, directory)
+    keywords: dict[str, Any] = {"kernel": kernel.name, "gamma": getattr(kernel, "gamma", 1.0),
+                                "degree": int(getattr(kernel, "degree", 3)),
+                                "coef0": float(getattr(kernel, "coef0", 0.0))}
+    if "tol" in inspect.signature(function).parameters:
+        keywords["tol"] = tol
+    copies = tuple(a.copy() if hasattr(a, "copy") else a for a in args)  # arrays, sparse
+    start = time.perf_counter()
+    out = function(*copies, **keywords)
+    return out, time.perf_counter() - start
 
 
 def _import_callable(module_name: str, attr: str, directory: str) -> Callable[..., Any]:
@@ -378,16 +407,8 @@ class _UserFit:
     directory: str
 
     def __call__(self, task: Task) -> Answer:
-        function = _import_callable(self.module, self.attr, self.directory)
-        kern = task.kernel
-        keywords: dict[str, Any] = {"kernel": kern.name, "gamma": getattr(kern, "gamma", 1.0),
-                                    "degree": int(getattr(kern, "degree", 3)),
-                                    "coef0": float(getattr(kern, "coef0", 0.0))}
-        if "tol" in inspect.signature(function).parameters:
-            keywords["tol"] = task.tol
-        start = time.perf_counter()
-        out = function(task.X.copy(), task.y.copy(), task.C, **keywords)
-        runtime = time.perf_counter() - start
+        out, runtime = call_user(self.module, self.attr, self.directory,
+                                 (task.X, task.y, task.C), task.kernel, task.tol)
         if not isinstance(out, tuple | list) or len(out) not in (2, 3):
             raise TypeError(f"{self.module}:{self.attr} must return (alpha, b) or (alpha, b, "
                             f"converged); got {type(out).__name__}")
@@ -396,19 +417,23 @@ class _UserFit:
         return Answer(converged, runtime, alpha=alpha, b=float(out[1]))
 
 
-def resolve_peers(names: Sequence[str]) -> list[Peer]:
-    """The peers named (built-in names or ``MODULE:CALLABLE``), checked before any work."""
+def resolve_peers(names: Sequence[str], table: dict[str, Peer] | None = None,
+                  user: Callable[[str], Peer] = user_peer, what: str = "a built-in solver"
+                  ) -> list[Peer]:
+    """The peers named (names in ``table``, default :data:`PEERS`, or ``MODULE:CALLABLE``,
+    made by ``user``), checked before any work; ``what`` the table's solvers, in words."""
+    table = PEERS if table is None else table
     peers = []
     for name in names:
-        if name in PEERS:
-            missing = PEERS[name].available()
+        if name in table:
+            missing = table[name].available()
             if missing:
                 raise ValueError(f"--solver {name}: {missing}.")
-            peers.append(PEERS[name])
+            peers.append(table[name])
         elif ":" in name:
-            peers.append(user_peer(name))
+            peers.append(user(name))
         else:
-            raise ValueError(f"--solver {name!r}: not a built-in solver {tuple(PEERS)} nor "
+            raise ValueError(f"--solver {name!r}: not {what} {tuple(table)} nor "
                              "MODULE:CALLABLE.")
     if not peers:
         raise ValueError("--solver: name at least one solver.")
@@ -631,6 +656,8 @@ def _audit_run(peer: Peer, preset: str) -> Callable[[Context], AuditOutcome]:
     tol = PRESETS[preset]
 
     def run(ctx: Context) -> AuditOutcome:
+        if peer.judge is not None:
+            return peer.judge(ctx, peer, tol)
         answer = _answer(ctx, peer, tol)
         if peer.problem == "liblinear":
             return _judge_liblinear(ctx, answer, tol, peer)
@@ -676,7 +703,7 @@ def _skipped_row(case: Case, name: str, why: str) -> Row:
 def audit_methods(peers: Sequence[Peer], presets: Sequence[str]) -> list[Method]:
     """One suite method per (peer, preset), run on the cases the peer takes."""
     return [Method(f"{p.name}/{preset}", "audit", _audit_run(p, preset),
-                   applies=_Accepts(p), row=_audit_row)
+                   applies=_Accepts(p), row=_audit_row, needs_oracle=p.judge is None)
             for p in peers for preset in presets]
 
 
@@ -691,7 +718,9 @@ class _Accepts:
 # --- the run --------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class AuditRun:
-    """Rows (suite columns, :func:`_audit_row`), the solvers and presets, the elapsed time."""
+    """Rows (suite columns, :func:`_audit_row`), the solvers and presets, the elapsed time;
+    the problem audited (``"c-svc"``: the SVM dual and LIBLINEAR's; ``"nu-svc"``,
+    ``"one-class"``: :mod:`.audit_nu`), the reference solver and each solver's description."""
 
     suite: str
     pattern: str | None
@@ -700,6 +729,13 @@ class AuditRun:
     presets: tuple[str, ...]
     elapsed: float
     timeout: float
+    problem: str = "c-svc"
+    reference: str = "smo"
+    titles: tuple[str, ...] = ()
+
+    def title(self, solver: str) -> str:
+        """The description of ``solver``."""
+        return dict(zip(self.peers, self.titles, strict=False)).get(solver, "user's function")
 
     @property
     def wrong(self) -> list[Row]:
@@ -712,8 +748,10 @@ def run_audit(
     presets: Sequence[str] = tuple(PRESETS), reference: bool = True, seed: int = 0,
     pattern: str | None = None, progress: Any = sys.stderr, timeout: float | None = 120.0,
     client: Any = None, resume: Sequence[Row] | None = None, stream: str | None = None,
+    reference_peer: Peer | None = None, problem: str = "c-svc",
 ) -> AuditRun:
-    """Every peer (and maxmargin's SMO as the reference) on every case, at every preset.
+    """Every peer (and the reference, ``reference_peer`` or maxmargin's SMO) on every case, at
+    every preset; ``problem`` labels the run (:class:`AuditRun`).
 
     The cases run through :func:`~maxmargin.verification.suite.run_suite` (forked guarded
     workers with ``timeout``, a Dask ``client``, ``resume`` and ``stream`` as for ``verify``);
@@ -724,8 +762,9 @@ def run_audit(
         if preset not in PRESETS:
             raise ValueError(f"`presets` must be among {tuple(PRESETS)}; got {preset!r}.")
     chosen = list(peers)
-    if reference and REFERENCE not in [p.name for p in chosen]:
-        chosen.append(PEERS[REFERENCE])
+    reference_peer = PEERS[REFERENCE] if reference_peer is None else reference_peer
+    if reference and reference_peer.name not in [p.name for p in chosen]:
+        chosen.append(reference_peer)
     methods = audit_methods(chosen, presets)
     bare = [dataclasses.replace(c, methods=()) for c in cases]
     start = time.perf_counter()
@@ -748,7 +787,8 @@ def run_audit(
     return AuditRun(suite=suite, pattern=pattern, rows=tuple(ordered),
                     peers=tuple(p.name for p in chosen), presets=tuple(presets),
                     elapsed=time.perf_counter() - start,
-                    timeout=math.inf if timeout is None else float(timeout))
+                    timeout=math.inf if timeout is None else float(timeout), problem=problem,
+                    reference=reference_peer.name, titles=tuple(p.summary for p in chosen))
 
 
 # --- the qpbenchmark-style summary ------------------------------------------------------------
@@ -806,7 +846,7 @@ def summarise(run: AuditRun) -> list[Summary]:
         by_method.setdefault(r.method, {})[r.case] = r
     out = []
     for preset in run.presets:
-        reference = by_method.get(f"{REFERENCE}/{preset}", {})
+        reference = by_method.get(f"{run.reference}/{preset}", {})
         for peer in run.peers:
             mine = {k: r for k, r in by_method.get(f"{peer}/{preset}", {}).items()
                     if r.verdict != "skip"}

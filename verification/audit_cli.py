@@ -1,4 +1,5 @@
-"""The command line of ``maxmargin audit`` (:mod:`.audit`): the table, the summary, JSON.
+"""The command line of ``maxmargin audit`` (:mod:`.audit`, ``--problem nu-svc|one-class``:
+:mod:`.audit_nu`): the table, the summary, JSON.
 
 ``maxmargin/cli.py`` declares the subcommand's arguments and calls :func:`main` with its shared
 helpers (the Dask client, ``--data`` cases, the writable-file check).
@@ -7,6 +8,7 @@ helpers (the Dask client, ``--data`` cases, the writable-file check).
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import Any
 
@@ -18,6 +20,7 @@ from maxmargin.verification.audit import (
     run_audit,
     summarise,
 )
+from maxmargin.verification.audit_nu import PROBLEMS, resolve_nu_peers, run_nu_audit
 from maxmargin.verification.audit_report import payload, summary_table, write_report
 from maxmargin.verification.campaign import random_cases
 from maxmargin.verification.case import DEFAULT_TIMEOUT_S, Case, select
@@ -51,14 +54,16 @@ def print_summary(run: AuditRun, out: Any, seed: int = 0) -> None:
           f"{run.elapsed:.1f} s: {len(run.wrong)} wrong answers, "
           f"{sum(r.verdict == 'error' for r in run.rows)} errors, {skipped} skipped\n",
           file=out)
-    for line in summary_table(summarise(run)):
+    for line in summary_table(summarise(run), run.reference):
         print(line, file=out)
+    problem = "" if run.problem == "c-svc" else f" --problem {run.problem}"
     for r in run.wrong:
         print(f"  WRONG {r.case} / {r.method}: {r.reasons}", file=out)
-        if r.area == "random":
-            index = int(r.case.rsplit("_i", 1)[1])
-            print(f"        reproduce: maxmargin audit --solver {r.method.rsplit('/', 1)[0]} "
-                  f"--suite random --seed {seed} --start {index} --count 1", file=out)
+        index = re.match(r"random_s\d+_i(\d+)", r.case)
+        if r.area == "random" and index:
+            print(f"        reproduce: maxmargin audit --solver {r.method.rsplit('/', 1)[0]}"
+                  f"{problem} --suite random --seed {seed} --start {index[1]} --count 1",
+                  file=out)
 
 
 def _cases(args: Any, helpers: Any, suite: str | None = None) -> tuple[str, list[Case]]:
@@ -85,13 +90,17 @@ def main(args: Any, helpers: Any) -> int:
     ``data_cases`` and ``writable``). Exit 1 when a row is a wrong answer, else 0."""
     import json
 
+    problem = getattr(args, "problem", "c-svc")
+    if problem not in ("c-svc", *PROBLEMS):
+        raise ValueError(f"--problem {problem!r}: one of c-svc, {', '.join(PROBLEMS)}.")
     names = [n.strip() for item in args.solver for n in item.split(",") if n.strip()]
-    peers = resolve_peers(names)  # bad names: exit 2 before any work
+    # bad names, or a solver without this problem: exit 2 before any work
+    peers = resolve_peers(names) if problem == "c-svc" else resolve_nu_peers(names, problem)
     presets = tuple(PRESETS) if args.preset == "all" else (args.preset,)
     if args.json is not None and args.json != "-":
         helpers.writable(args.json, "--json")
     if args.report is not None:
-        return _report(args, helpers, peers, presets)
+        return _report(args, helpers, peers, presets, problem)
     suite, cases = _cases(args, helpers)
     resume = None
     if args.resume is not None:
@@ -102,10 +111,9 @@ def main(args: Any, helpers: Any) -> int:
             resume = [r for r in load_rows(args.resume) if r.verdict != "skip"]
     stream = args.resume if args.json in (None, "-") else args.json
     with helpers.client(args) as client:
-        run = run_audit(peers, cases, suite=suite, presets=presets, seed=args.seed,
-                        progress=None if args.quiet else sys.stderr,
-                        timeout=_guard(args.timeout),
-                        client=client, resume=resume, stream=stream)
+        run = _run(problem, peers, cases, suite=suite, presets=presets, seed=args.seed,
+                   progress=None if args.quiet else sys.stderr, timeout=_guard(args.timeout),
+                   client=client, resume=resume, stream=stream)
     table = sys.stderr if args.json == "-" else sys.stdout
     print_table(run, table)
     print_summary(run, table, args.seed)
@@ -120,9 +128,19 @@ def main(args: Any, helpers: Any) -> int:
     return 1 if run.wrong else 0
 
 
-def _report(args: Any, helpers: Any, peers: list[Peer], presets: tuple[str, ...]) -> int:
+def _run(problem: str, peers: list[Peer], cases: list[Case], **options: Any) -> AuditRun:
+    """The audit of ``problem`` (``c-svc``: :func:`.audit.run_audit`; else
+    :func:`.audit_nu.run_nu_audit` on each case's grid of ``nu``)."""
+    if problem == "c-svc":
+        return run_audit(peers, cases, **options)
+    return run_nu_audit(peers, cases, problem, **options)
+
+
+def _report(args: Any, helpers: Any, peers: list[Peer], presets: tuple[str, ...],
+            problem: str = "c-svc") -> int:
     """``--report DIR``: the full catalogue (the cases matching ``--case``, if given) and a
-    ``--count`` (default 1,000) campaign, written to ``DIR/audit.md`` and ``DIR/audit.json``."""
+    ``--count`` (default 1,000) campaign, written to ``DIR/audit.md`` and ``DIR/audit.json``
+    (another ``problem``: its section of ``DIR/audit.md`` and ``DIR/audit-PROBLEM.json``)."""
 
     if not os.path.isdir(args.report):
         raise ValueError(f"--report {args.report!r} is not a directory.")
@@ -133,15 +151,13 @@ def _report(args: Any, helpers: Any, peers: list[Peer], presets: tuple[str, ...]
     with helpers.client(args) as client:
         for suite, cases in (_cases(args, helpers, "full"),
                              ("random", list(random_cases(count, args.seed, args.start)))):
-            runs.append(run_audit(
-                peers, cases, suite=suite, presets=presets, seed=args.seed,
-                progress=None if args.quiet else sys.stderr,
-                timeout=_guard(args.timeout),
-                client=client))
+            runs.append(_run(problem, peers, cases, suite=suite, presets=presets,
+                             seed=args.seed, progress=None if args.quiet else sys.stderr,
+                             timeout=_guard(args.timeout), client=client))
     for run in runs:
         print_summary(run, sys.stdout, args.seed)
     path = write_report(args.report, runs, command=" ".join(["maxmargin", *sys.argv[1:]]),
-                        seed=args.seed, count=count)
+                        seed=args.seed, count=count, problem=problem)
     print(f"report written to {path}")
     return 1 if any(run.wrong for run in runs) else 0
 

@@ -7,6 +7,10 @@ the rows: the wrong answers with the rule they break and how far off they are (`
 gap, the objective's relative distance from the oracle's, the decision values' largest relative
 difference), the errors (time-outs), and the answers called converged that miss the tight
 preset without being wrong. Every row is in the JSON document.
+
+``--problem nu-svc|one-class`` (:mod:`.audit_nu`) writes its own section of ``audit.md``,
+between the lines :func:`_markers` gives, and ``audit-PROBLEM.json``; each problem's report
+keeps the other problems' sections of the file.
 """
 
 from __future__ import annotations
@@ -17,13 +21,13 @@ import json
 import math
 import os
 import platform
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from maxmargin.verification.audit import (
     AUDIT_COLUMNS,
-    PEERS,
     PRESETS,
     REFERENCE,
     SHIFT_S,
@@ -42,10 +46,11 @@ LISTED = 12
 _PACKAGES = ("maxmargin", "numpy", "scipy", "cvxpy", "clarabel", "scikit-learn")
 
 
-def summary_table(summaries: Sequence[Summary]) -> list[str]:
-    """The qpbenchmark-style summary as Markdown table lines."""
+def summary_table(summaries: Sequence[Summary], reference: str = REFERENCE) -> list[str]:
+    """The qpbenchmark-style summary as Markdown table lines (run times relative to
+    ``reference``'s)."""
     lines = ["| solver | preset | cases | success | correct | wrong | errors | worst m-M / gap "
-             f"| time vs {REFERENCE} (shifted geo. mean) |",
+             f"| time vs {reference} (shifted geo. mean) |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for s in summaries:
         lines.append(f"| {s.solver} | {s.preset} ({PRESETS[s.preset]:g}) | {s.cases} | "
@@ -56,12 +61,13 @@ def summary_table(summaries: Sequence[Summary]) -> list[str]:
 
 def payload(run: AuditRun) -> dict[str, Any]:
     """The JSON document of ``--json``: the suite's (schema, suite, pattern, rows; the schema
-    with :data:`AUDIT_COLUMNS`' meanings) plus the solvers, the presets and the summary."""
+    with :data:`AUDIT_COLUMNS`' meanings) plus the problem, the solvers, the presets and the
+    summary."""
 
     return {"schema": [{"name": n, "description": AUDIT_COLUMNS.get(n, d)} for n, d in COLUMNS],
-            "suite": run.suite, "pattern": run.pattern, "rows": [r.to_dict() for r in run.rows],
-            "solvers": {name: (PEERS[name].summary if name in PEERS else "user's function")
-                        for name in run.peers},
+            "suite": run.suite, "pattern": run.pattern, "problem": run.problem,
+            "rows": [r.to_dict() for r in run.rows],
+            "solvers": {name: run.title(name) for name in run.peers},
             "presets": {p: PRESETS[p] for p in run.presets},
             "summary": [{k: (None if isinstance(v, float) and v != v else v)
                          for k, v in dataclasses.asdict(s).items()} for s in summarise(run)]}
@@ -91,7 +97,7 @@ def findings(run: AuditRun, solver: str) -> list[str]:
     rows = [r for r in run.rows if r.method.rsplit("/", 1)[0] == solver]
     taken = sorted({r.case for r in rows if r.verdict != "skip"})
     cases = len({r.case for r in rows})
-    title = PEERS[solver].summary if solver in PEERS else f"{solver} (user's function)"
+    title = run.title(solver)
     out = [f"- **{solver}** -- {title}: took {len(taken)} of {cases} cases "
            f"({len(rows) - sum(r.verdict == 'skip' for r in rows)} rows)."]
     wrong = sorted((r for r in rows if r.verdict == "fail"), key=_measure, reverse=True)
@@ -187,17 +193,87 @@ def render_markdown(runs: Sequence[AuditRun], info: dict[str, str], command: str
               "- Cases a solver cannot take (hard margin for LIBSVM/LIBLINEAR/oneDAL, kernels "
               "other than linear for LIBLINEAR, string/precomputed/callable kernels) are "
               "skipped, never failures."]
+    return "\n".join(lines + _run_sections(runs)) + "\n"
+
+
+def _run_sections(runs: Sequence[AuditRun], prefix: str = "") -> list[str]:
+    """Per run: its heading (``prefix`` before the run's name), summary and findings."""
+    lines: list[str] = []
     for run in runs:
         name = "Full catalogue" if run.suite == "full" else (
             "Random campaign" if run.suite == "random" else run.suite)
         cases = len({r.case for r in run.rows})
-        lines += ["", f"## {name} ({cases} cases, {len(run.rows)} rows, "
+        unit = "cases" if run.problem == "c-svc" else "problems"
+        lines += ["", f"## {prefix}{name} ({cases} {unit}, {len(run.rows)} rows, "
                       f"{run.elapsed / 60:.1f} min)", ""]
-        lines += summary_table(summarise(run))
+        lines += summary_table(summarise(run), run.reference)
         lines += ["", "### Findings", ""]
         for solver in run.peers:
             lines += findings(run, solver)
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+#: The title of each problem's section of the report.
+TITLES = {"nu-svc": "ν-SVC (NuSVC)", "one-class": "one-class SVM (OneClassSVM)"}
+
+
+def _nu_rules(problem: str) -> list[str]:
+    """What is judged in a ν-SVC or one-class run (:mod:`.audit_nu`)."""
+    from maxmargin.verification.audit_nu import NU_FRACTIONS, ONE_CLASS_NUS
+
+    grid = (f"`nu` = {', '.join(f'{f:g}' for f in NU_FRACTIONS)} times `nu_max = 2 * min(l+, "
+            "l-) / l` per case (`<case>/nu<f>max`)" if problem == "nu-svc" else
+            f"`nu` = {', '.join(f'{v:g}' for v in ONE_CLASS_NUS)} on each case's points, "
+            "labels ignored (`<case>/nu<nu>`)")
+    return ["Each case's `(X, y, kernel)` gives the problems " + grid + ". Each solver runs "
+            "at each preset's tolerance (loose 1e-3, tight 1e-6), its answer read in "
+            "Schölkopf's scaling and judged afresh in float64 (`maxmargin/certificate_nu.py`, "
+            "`verification/audit_nu.py`):", "",
+            "- certified: LIBSVM's per-class `m - M` over `rho` (the units of the decision "
+            "function LIBSVM returns) below the preset, the offsets `rho`, `b` within it of "
+            "the interval `alpha` allows, `alpha` feasible within 1e-6; weak duality against "
+            "the CVXPY oracle both ways.",
+            f"- **Wrong answer**: called converged, refuted at {WRONG_PRESET} "
+            f"({PRESETS[WRONG_PRESET]:g}): `m - M` or the offsets off both over `rho` and in "
+            "LIBSVM's own units (its stopping rule `m - M < tol`, recomputed), `alpha` "
+            "infeasible, weak duality broken, or a non-finite answer. `maxmargin audit` exits "
+            "1 on any.",
+            "- **worst**: the largest `m - M` over `rho`; **time**: shifted geometric mean "
+            f"(shift {SHIFT_S:g} s) relative to the reference on the same problems.",
+            "- Problems a solver cannot take (string/precomputed/callable kernels) are "
+            "skipped, never failures."]
+
+
+def render_section(problem: str, runs: Sequence[AuditRun], info: dict[str, str],
+                   command: str) -> str:
+    """The Markdown of a ν-SVC or one-class report: its section of ``audit.md``, between the
+    problem's markers (:func:`_markers`)."""
+    title = TITLES[problem]
+    start, end = _markers(problem)
+    lines = [start, f"# maxmargin audit, {title}: other solvers judged by the certificate",
+             "", f"Regenerate: `{command}` (from the repository root). Every row: "
+             f"`audit-{problem}.json`.", "", "| | |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in info.items()]
+    lines += ["", f"## {title}: in brief", ""] + in_brief(runs)
+    lines += ["", f"## {title}: what is judged", ""] + _nu_rules(problem)
+    return "\n".join(lines + _run_sections(runs, f"{title}: ") + [end]) + "\n"
+
+
+def _markers(problem: str) -> tuple[str, str]:
+    """The lines around ``problem``'s section of ``audit.md``."""
+    return (f"<!-- maxmargin audit --problem {problem} -->",
+            f"<!-- end of maxmargin audit --problem {problem} -->")
+
+
+def _sections(text: str) -> dict[str, str]:
+    """The ν-SVC and one-class sections of an ``audit.md`` (markers included), by problem."""
+    found = {}
+    for problem in TITLES:
+        start, end = _markers(problem)
+        match = re.search(re.escape(start) + ".*?" + re.escape(end) + "\n?", text, re.S)
+        if match:
+            found[problem] = match.group(0)
+    return found
 
 
 def _header(runs: Sequence[AuditRun], seed: int, count: int) -> dict[str, str]:
@@ -241,8 +317,10 @@ def _one_row_per_line(document: dict[str, Any]) -> str:
 
 
 def write_report(out: str | os.PathLike[str], runs: Sequence[AuditRun], *, command: str,
-                 seed: int = 0, count: int = 0) -> Path:
-    """Write ``out/audit.md`` and ``out/audit.json`` and return the Markdown's path.
+                 seed: int = 0, count: int = 0, problem: str = "c-svc") -> Path:
+    """Write ``out/audit.md`` and ``out/audit.json`` and return the Markdown's path; another
+    ``problem`` writes its section of ``out/audit.md`` (the rest of the file kept) and
+    ``out/audit-PROBLEM.json``.
 
     The JSON holds every judged row as a list in the order of ``columns``
     (:data:`REPORT_COLUMNS`, floats to 6 digits), one per line; skipped rows are counted, not
@@ -258,7 +336,19 @@ def write_report(out: str | os.PathLike[str], runs: Sequence[AuditRun], *, comma
         part["columns"] = [{"name": n, "description": meaning[n]} for n in REPORT_COLUMNS]
         part["rows"] = [[_short(r[n]) for n in REPORT_COLUMNS] for r in part["rows"]
                         if r["verdict"] != "skip"]
-    (out / "audit.json").write_text(_one_row_per_line(document) + "\n")
+    name = "audit.json" if problem == "c-svc" else f"audit-{problem}.json"
+    (out / name).write_text(_one_row_per_line(document) + "\n")
     path = out / "audit.md"
-    path.write_text(render_markdown(runs, info, command))
+    old = path.read_text() if path.exists() else ""
+    kept = _sections(old)
+    if problem == "c-svc":
+        text = render_markdown(runs, info, command) + "".join(
+            "\n" + section for section in kept.values())
+    else:
+        section = render_section(problem, runs, info, command)
+        if problem in kept:
+            text = old.replace(kept[problem], section)
+        else:
+            text = (old + "\n" if old else "") + section
+    path.write_text(text)
     return path
