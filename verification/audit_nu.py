@@ -98,7 +98,7 @@ __all__ = ["PROBLEMS", "NU_FRACTIONS", "ONE_CLASS_NUS", "NU_PEERS", "NU_REFERENC
 
 #: The problems of ``maxmargin audit --problem`` besides the default ``c-svc``.
 PROBLEMS = ("nu-svc", "one-class")
-#: ν-SVC's grid: these fractions of ``nu_max = 2 min(l_+, l_-) / l``.
+#: ν-SVC's grid: these fractions of ``nu_max = 2 * min(l_+, l_-) / l``.
 NU_FRACTIONS = (0.1, 0.5, 0.9)
 #: One-class's grid of ``nu``.
 ONE_CLASS_NUS = (0.05, 0.5)
