@@ -28,8 +28,11 @@ Bennett & Bredensteiner 2000, Crisp & Burges 2000): the same loops with one othe
 linear-minimisation step, the sorted partial sum (weight ``mu`` on the ``floor(1/mu)`` points
 of ``P`` with the smallest ``g``, the rest ``1 - mu floor(1/mu)`` on the next; the same with the
 largest ``g`` on ``Q``; :func:`reduced_hull_vertex`), whose vertex has several points. The
-convex hull is ``mu = inf`` in the compiled code (one specialisation for both kinds), and
-its vertex the two points of :func:`full_hull_vertex`: ``mu >= 1`` runs the convex-hull code.
+compiled code takes the hull kind as its type: ``mu`` is ``None`` for the convex hulls (``mu >= 1``;
+the vertex is the two points of :func:`full_hull_vertex`) and a float for ``RCH(mu)``, and each
+branch on it is ``if mu is None``, which Numba resolves from the argument's type before
+compiling. So the two kinds are two specialisations, and the convex-hull code never compiles
+the reduced hulls' steps.
 
 The polytope problem ``min ||Q^T lam||`` is the hull pair ``(Q, {0})``: a zero point is appended
 as the second set. The SVM uses ``X`` and ``y`` directly.
@@ -115,13 +118,14 @@ GRAM_MAX_BYTES = 128 * 2**20
 
 # --------------------------------------------------------------------------------------------
 # Compiled helpers. The loops pass four tuples around:
-#   data  = (X, kd, y, kp, G, ke, mu) points (the linear kernel's; a placeholder otherwise),
+#   data  = (X, kd, y, kp, G, ke)     points (the linear kernel's; a placeholder otherwise),
 #                                kernel diagonal K_ii, signs, kp = (kind,)
 #                                with kind 0 linear (z kept in R^d) and 1 any other kernel, the
 #                                Gram matrix G (0 x 0 when not stored), ke the kernel
 #                                engine's data (maxmargin.algorithms._kernel_cache: compiled
-#                                built-ins, any other kernel object called from here), and the
-#                                weight bound mu of the reduced hulls (inf: the convex hulls)
+#                                built-ins, any other kernel object called from here)
+#   mu    = None (the convex hulls) or the reduced hulls' weight bound, an argument of its own
+#           (``if mu is None`` is resolved by type: one specialisation per hull kind)
 #   state = (lam, g, z, col, vidx, vw, img)  weights, g_i = <z, phi(x_i)>, z (linear kernel
 #                                only), a buffer, and the last vertex of the difference the
 #                                linear-minimisation step returned: its points vidx[:nv] with
@@ -198,7 +202,7 @@ def scan(y: np.ndarray, lam: np.ndarray, g: np.ndarray, mu: float) -> tuple:
     """Toward and away points of both sets in one pass.
 
     Returns ``(fp, fq, ap, aq)``: ``fp = argmin g`` over the points of ``P`` (``y = +1``) with
-    room (``lam < mu``; all of them for the convex hull, ``mu = inf``), ``fq = argmax g`` over
+    room (``lam < mu``; all of them for the convex hull, ``mu = inf`` here), ``fq = argmax g`` over
     those of ``Q`` with room, ``ap = argmax g`` over the active (``lam > 0``) points of ``P``
     and ``aq = argmin g`` over the active points of ``Q`` (-1 when there is none). For the convex
     hulls ``x_fp - x_fq`` is the support point of ``P - Q`` in direction ``-z``.
@@ -304,7 +308,7 @@ def vertex_image(data: tuple, state: tuple, nv: int) -> float:
     """``img`` = the vertex ``s = sum_a y_a w_a phi(x_a)`` (the last linear-minimisation
     step's): ``s`` in R^d (linear kernel) or ``<s, phi(x_i)>`` for every ``i`` (kernel columns).
     Returns ``||s||^2``."""
-    X, _, y, kp, _, _, _ = data
+    X, y, kp = data[0], data[2], data[3]
     _, _, _, col, vidx, vw, img = state
     img[:] = 0.0
     ss = 0.0
@@ -327,23 +331,22 @@ def vertex_image(data: tuple, state: tuple, nv: int) -> float:
 
 
 @njit
-def vertex_sqnorm(data: tuple, state: tuple, nv: int) -> float:
+def vertex_sqnorm(data: tuple, state: tuple, nv: int, mu: float | None) -> float:
     """``||s||^2`` of the last vertex: :func:`sqdist` of its two points (convex hulls), else
     :func:`vertex_image` (which also leaves ``s`` in ``img`` for :func:`vertex_move`)."""
-    _, _, _, _, _, _, mu = data
     vidx = state[4]
-    if mu == np.inf:
+    if mu is None:
         return sqdist(data, vidx[0], vidx[1])
     return vertex_image(data, state, nv)
 
 
 @njit
-def vertex_move(data: tuple, state: tuple, a: float, b: float) -> None:
+def vertex_move(data: tuple, state: tuple, a: float, b: float, mu: float | None) -> None:
     """The step ``z <- a z + b s`` toward the last vertex ``s``, with ``g``: :func:`move` for
     the convex hulls' two points, else from ``img`` (:func:`vertex_sqnorm` computed it)."""
-    X, _, _, kp, _, _, mu = data
+    X, kp = data[0], data[3]
     _, g, z, _, vidx, _, img = state
-    if mu == np.inf:
+    if mu is None:
         move(data, state, a, b, vidx[0], vidx[1])
         return
     if kp[0] == 0:
@@ -370,7 +373,8 @@ def on_log_grid(it: int) -> bool:
 
 
 @njit
-def examine(it: int, data: tuple, state: tuple, stop: tuple, hist: tuple, n_hist: int) -> tuple:
+def examine(it: int, data: tuple, state: tuple, stop: tuple, hist: tuple, n_hist: int,
+            mu: float | None) -> tuple:
     """The top of iteration ``it``: vertices, stopping tests and the bounded history.
 
     ``||z||^2`` is ``z . z`` (linear) or ``sum_i y_i lam_i g_i``; the linear-minimisation step
@@ -384,11 +388,11 @@ def examine(it: int, data: tuple, state: tuple, stop: tuple, hist: tuple, n_hist
     Returns ``(code, n_hist, fp, fq, ap, aq, zz, nv, lower)`` (see :func:`scan`; ``nv`` points
     in the vertex).
     """
-    _, _, y, kp, _, _, mu = data
+    y, kp = data[2], data[3]
     lam, g, z, _, vidx, vw, _ = state
     tol, zero_atol, max_iter, every = stop
-    fp, fq, ap, aq = scan(y, lam, g, mu)
-    if mu == np.inf:
+    fp, fq, ap, aq = scan(y, lam, g, np.inf if mu is None else mu)
+    if mu is None:
         nv, lower = full_hull_vertex(g, vidx, vw, fp, fq)
     else:
         nv, lower = reduced_hull_vertex(y, g, mu, vidx, vw)
@@ -417,7 +421,7 @@ def examine(it: int, data: tuple, state: tuple, stop: tuple, hist: tuple, n_hist
 
 
 @njit
-def start(data: tuple, state: tuple) -> None:
+def start(data: tuple, state: tuple, mu: float | None) -> None:
     """Start at a vertex of the difference: ``a`` = first point of ``Q``; in ``P`` the points
     nearest to ``x_a`` (the nearest, ``j``, for the convex hull; the sorted partial sum of the
     distances, :func:`smallest_mass`, for ``RCH(mu)``), in ``Q`` those nearest to ``x_j`` (all
@@ -426,8 +430,9 @@ def start(data: tuple, state: tuple) -> None:
     For the polytope (``Q = {0}``) this is the seed's start: the vertex nearest the origin.
     Sets ``lam`` to the vertex's weights, ``z`` to the vertex and ``g``.
     """
-    _, kd, y, _, _, _, mu = data
+    kd, y = data[1], data[2]
     lam, g, z, col, vidx, vw, _ = state
+    bound = np.inf if mu is None else mu
     a = 0
     while y[a] > 0:
         a += 1
@@ -437,14 +442,14 @@ def start(data: tuple, state: tuple) -> None:
         for i in range(col.shape[0]):
             col[i] = (kd[i] - 2.0 * col[i]) * side  # side_values flips the sign back
         values, ids = side_values(y, col, side)
-        nv, _, a = smallest_mass(values, ids, mu, vidx, vw, nv)
+        nv, _, a = smallest_mass(values, ids, bound, vidx, vw, nv)
     lam[:] = 0.0
     for i in range(nv):
         lam[vidx[i]] = vw[i]
     z[:] = 0.0
     g[:] = 0.0
-    vertex_sqnorm(data, state, nv)
-    vertex_move(data, state, 0.0, 1.0)
+    vertex_sqnorm(data, state, nv, mu)
+    vertex_move(data, state, 0.0, 1.0, mu)
 
 
 # --------------------------------------------------------------------------------------------
@@ -511,7 +516,7 @@ def run_nearest_point(
 ) -> NearestPointRun:
     """Run a compiled nearest-point ``loop`` (Gilbert, MDM or Wolfe) on validated data.
 
-    ``loop(data, state, stop, hist) -> (iterations, code, n_hist)`` (tuples described above),
+    ``loop(data, state, stop, hist, mu) -> (iterations, code, n_hist)`` (tuples described above),
     starting from :func:`start`. ``hull_eps > 0`` (the SVM) raises the zero tolerance to
     ``hull_eps R``: hulls provably that close leave no margin the SVM can certify. ``mu < 1``:
     the reduced hulls ``RCH(mu)`` (validated); the weights come back clipped to ``[0, mu]``
@@ -539,7 +544,8 @@ def run_nearest_point(
     lam, g, col = np.zeros(n), np.zeros(n), np.zeros(n)
     z = np.zeros(d)
     vidx, vw, img = np.zeros(n, dtype=np.int64), np.zeros(n), np.zeros(d if linear else n)
-    bound = math.inf if mu >= 1.0 else float(mu)
+    hull = None if mu >= 1.0 else float(mu)  # the hull kind as a type (module docstring)
+    bound = math.inf if hull is None else hull
     size = max_iter // every + 2 + LOG_GRID * (max_iter.bit_length() + 1)
     hist_it = np.zeros(size, dtype=np.int64)
     hist_gap, hist_dist = np.zeros(size), np.zeros(size)
@@ -548,14 +554,14 @@ def run_nearest_point(
         G = ke.G
     elif gram and kp[0] != 0 and 8 * n * n <= GRAM_MAX_BYTES:
         G = engine_gram(ke, n)  # from the compiled columns (vectorised exponential)
-    data, state = (points, diag, y, kp, G, ke, bound), (lam, g, z, col, vidx, vw, img)
+    data, state = (points, diag, y, kp, G, ke), (lam, g, z, col, vidx, vw, img)
     # One BLAS thread: a threaded gemv of this size spends more on synchronisation than it
     # saves on matrices of this size, and far more when the other core is busy.
     note_compile(loop, f"the nearest-point loop ({loop.__name__})", "several seconds of CPU")
     with _blas().limit(limits=1, user_api="blas"):
-        start(data, state)
+        start(data, state, hull)
         iterations, code, n_hist = loop(
-            data, state, (tol, zero_atol, max_iter, every), (hist_it, hist_gap, hist_dist)
+            data, state, (tol, zero_atol, max_iter, every), (hist_it, hist_gap, hist_dist), hull
         )
 
     if bound < math.inf:

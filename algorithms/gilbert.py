@@ -71,9 +71,10 @@ GILBERT_MAX_ITER = 100_000
 
 
 @njit
-def gilbert_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
+def gilbert_loop(data: tuple, state: tuple, stop: tuple, hist: tuple,
+                 mu: float | None) -> tuple:
     """Gilbert's iteration on ``H(P) - H(Q)`` (``P``: ``y = +1``, ``Q``: ``y = -1``; ``H`` the
-    convex hull or the reduced hull ``RCH(mu)``, by ``mu`` in ``data``).
+    convex hull for ``mu = None``, else the reduced hull ``RCH(mu)``).
 
     ``z = sum_i y_i lam_i phi(x_i)``, ``g_i = <z, phi(x_i)>``. Each step: the
     linear-minimisation step (:func:`~maxmargin.algorithms._nearest_point.examine`) gives the
@@ -84,21 +85,23 @@ def gilbert_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
     in :func:`maxmargin.algorithms._nearest_point.run_nearest_point`; returns
     ``(iterations, code, n_hist)``.
     """
-    mu = data[6]
     lam, _, _, _, vidx, vw, _ = state
     n_hist = np.int64(0)  # not literals: a literal argument compiles examine once more
     it = np.int64(0)
     while True:
-        code, n_hist, _, _, _, _, zz, nv, zs = examine(it, data, state, stop, hist, n_hist)
+        code, n_hist, _, _, _, _, zz, nv, zs = examine(it, data, state, stop, hist, n_hist,
+                                                       mu)
         if code >= 0:
             return it, code, n_hist
-        denom = zz - 2.0 * zs + vertex_sqnorm(data, state, nv)  # ||z - s||^2
+        denom = zz - 2.0 * zs + vertex_sqnorm(data, state, nv, mu)  # ||z - s||^2
         t = min(1.0, (zz - zs) / denom) if denom > 0.0 else 1.0
         for i in range(lam.shape[0]):
             lam[i] *= 1.0 - t
         for a in range(nv):
-            lam[vidx[a]] = min(lam[vidx[a]] + t * vw[a], mu)
-        vertex_move(data, state, 1.0 - t, t)
+            lam[vidx[a]] += t * vw[a]
+            if mu is not None:
+                lam[vidx[a]] = min(lam[vidx[a]], mu)
+        vertex_move(data, state, 1.0 - t, t, mu)
         it += 1
 
 

@@ -43,9 +43,9 @@ MDM_MAX_ITER = 1_000_000
 
 
 @njit
-def mdm_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
+def mdm_loop(data: tuple, state: tuple, stop: tuple, hist: tuple, mu: float | None) -> tuple:
     """MDM pairwise steps on ``H(P) - H(Q)`` (``P``: ``y = +1``, ``Q``: ``y = -1``; ``H`` the
-    convex hull or ``RCH(mu)``, by ``mu`` in ``data``).
+    convex hull for ``mu = None``, else ``RCH(mu)``).
 
     Same arguments and return value as :func:`maxmargin.algorithms.gilbert.gilbert_loop`. The
     toward point is the best one with room (``lam < mu``) and the step is clipped to
@@ -53,12 +53,13 @@ def mdm_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
     own linear-minimisation step. Code 3 (stalled) when no pair gives a descent step although the
     gap is above ``tol`` (round-off).
     """
-    mu = data[6]
+    bound = np.inf if mu is None else mu
     lam, g = state[0], state[1]
     n_hist = np.int64(0)  # not literals: a literal argument compiles examine once more
     it = np.int64(0)
     while True:
-        code, n_hist, fp, fq, ap, aq, _, _, _ = examine(it, data, state, stop, hist, n_hist)
+        code, n_hist, fp, fq, ap, aq, _, _, _ = examine(it, data, state, stop, hist, n_hist,
+                                                        mu)
         if code >= 0:
             return it, code, n_hist
         gap_p = g[ap] - g[fp] if fp >= 0 else -np.inf
@@ -70,10 +71,10 @@ def mdm_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
         if pair_gap <= 0.0:
             return it, 3, n_hist
         d2 = sqdist(data, to, away)
-        room = mu - lam[to]
+        room = bound - lam[to]
         cap = min(lam[away], room)
         delta = cap if d2 <= 0.0 else min(cap, pair_gap / d2)
-        lam[to] = mu if delta == room else lam[to] + delta
+        lam[to] = bound if delta == room else lam[to] + delta
         lam[away] = 0.0 if delta == lam[away] else lam[away] - delta
         move(data, state, 1.0, sign * delta, to, away)
         it += 1

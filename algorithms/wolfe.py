@@ -659,10 +659,10 @@ def _atom_to_add(y: np.ndarray, lam: np.ndarray, g: np.ndarray, vidx: np.ndarray
 
 
 @njit
-def _set_reduced_iterate(c: Corral, data: tuple, state: tuple) -> None:
+def _set_reduced_iterate(c: Corral, data: tuple, state: tuple, mu: float) -> None:
     """``lam = sum_a w_a u_a`` (clipped to ``mu``), ``z = X^T (y lam)`` and ``g = X z``
     (linear), or ``g = sum_a s_a w_a column_a`` (one BLAS product)."""
-    X, y, kp, mu = data[0], data[2], data[3], data[6]
+    X, y, kp = data[0], data[2], data[3]
     lam, g, z = state[0], state[1], state[2]
     s = c.counts[0].n_points
     used = c.counts[0].slots_used
@@ -687,8 +687,9 @@ def _set_reduced_iterate(c: Corral, data: tuple, state: tuple) -> None:
 
 
 @njit
-def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
-    """Wolfe's major and minor cycles (module docstring) on ``conv(P) - conv(Q)``, compiled.
+def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple, mu: float | None) -> tuple:
+    """Wolfe's major and minor cycles (module docstring) on ``conv(P) - conv(Q)`` (``mu =
+    None``) or ``RCH(mu)``, compiled.
 
     Same arguments and return value as :func:`maxmargin.algorithms.gilbert.gilbert_loop`. The
     :class:`Corral` keeps its Gram block ``G`` and the lower Cholesky factor ``L`` of ``H = G /
@@ -698,25 +699,28 @@ def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
     product a major cycle. Code 3 (stalled) when round-off leaves no descent: the vertex to add
     is already in the corral, or ``||z||`` did not decrease.
     """
-    kd, y, kp, full = data[1], data[2], data[3], data[6] == np.inf
+    kd, y, kp = data[1], data[2], data[3]
     lam, g, col, vidx, vw = state[0], state[1], state[3], state[4], state[5]
-    points = kp[0] == 0 and full  # the linear kernel's points need no slots
+    points = kp[0] == 0 and mu is None  # the linear kernel's points need no slots
     scale = 0.0
     for i in range(kd.shape[0]):
         scale = max(scale, kd[i])
     if not scale > 0.0:
         scale = 1.0
-    corral = _start_corral(data, lam, scale) if full else _start_reduced_corral(data, state,
-                                                                               scale)
+    if mu is None:
+        corral = _start_corral(data, lam, scale)
+    else:
+        corral = _start_reduced_corral(data, state, scale)
     it, n_hist, last = np.int64(0), np.int64(0), np.inf
     while True:
-        code, n_hist, fp, fq, _, _, zz, nv, _ = examine(it, data, state, stop, hist, n_hist)
+        code, n_hist, fp, fq, _, _, zz, nv, _ = examine(it, data, state, stop, hist, n_hist,
+                                                        mu)
         if code >= 0:
             return it, code, n_hist
         if zz >= last:
             return it, np.int64(STALLED), n_hist
         last = zz
-        if full:
+        if mu is None:
             new = _vertex_to_add(corral, g, fp, fq)
             for a in range(corral.counts[0].n_points):
                 if corral.index[a] == new:
@@ -728,10 +732,10 @@ def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple) -> tuple:
                 return it, np.int64(STALLED), n_hist
             corral = _add_atom(corral, data, col, vidx, vw, lo, hi, side, scale)
         _minor_cycles(corral, scale, points)
-        if full:
+        if mu is None:
             _set_iterate(corral, data, state)
         else:
-            _set_reduced_iterate(corral, data, state)
+            _set_reduced_iterate(corral, data, state, mu)
         it += 1
 
 
