@@ -33,17 +33,26 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import maxmargin.exceptions as exceptions
-from maxmargin.algorithms._nearest_point import NearestPointRun, status_of
+from maxmargin.algorithms._nearest_point import (
+    NearestPointRun,
+    centred,
+    run_nearest_point,
+    status_of,
+)
 from maxmargin.certificate_nu import below_resolution, certify_nu_svm
 from maxmargin.kernels import Kernel
 from maxmargin.kernels.formulas import KIND_LINEAR
 from maxmargin.results import join_messages
-from maxmargin.tolerances import HULL_CERT_FACTOR, HULLS_MEET_ATOL
+from maxmargin.tolerances import HULL_CERT_FACTOR, HULLS_MEET_ATOL, WOLFE_TOL
 
 if TYPE_CHECKING:  # the result container lives beside the oracles (imported when solving)
     from maxmargin.formulations.nu import NuSolution
 
-__all__ = ["nu_mu", "nu_svm_from_run", "nu_zero_rtol"]
+__all__ = ["nu_mu", "nu_svm_from_run", "nu_zero_rtol", "wolfe_nu_finish"]
+
+#: :func:`wolfe_nu_finish` runs on at most this many points (its corral holds a weight vector
+#: of length ``l`` per vertex).
+FINISH_MAX_POINTS = 5000
 
 
 def nu_mu(nu: float, l: int) -> float:
@@ -107,3 +116,30 @@ def nu_svm_from_run(run: NearestPointRun, X: Any, y: np.ndarray, kernel: Kernel,
         alpha, b, rho, w, cert.primal_objective, cert.dual_objective, status, run.iterations,
         method, nu, "nu_svc", C=C, hulls_meet=bool(meet), X_train=X, y_train=y, kernel=kernel,
         message=join_messages(*notes, cert.summary()), runtime=run.runtime, certificate=cert)
+
+
+def wolfe_nu_finish(X: Any, y: np.ndarray, kernel: Kernel, nu: float, tol: float,
+                    max_iter: int) -> NuSolution | None:
+    """The ν-SVC by Wolfe's method on the reduced hulls (``gilbert_svm(nu=...,
+    method="wolfe")``), for a run whose ``rho`` is below the certificate's resolution
+    (:func:`~maxmargin.certificate_nu.rho_unresolved`: the hulls nearly meet, where SMO's steps
+    shrink with ``rho``). Wolfe's affine minimisations reach ``||w||`` below the judge's
+    resolution (hulls that meet: ``w = 0``) in a few major cycles. Returns its answer when it
+    is certified as ``nu_smo``'s are (``w = 0`` at the judge's resolution, or ``kkt_violation <
+    tol``), else None; its warnings are not passed on (the caller reports its own). Dense data
+    of at most :data:`FINISH_MAX_POINTS` points only (else None)."""
+    from maxmargin.algorithms.wolfe import wolfe_loop
+
+    l = y.shape[0]
+    if l > FINISH_MAX_POINTS or not isinstance(X, np.ndarray):
+        return None
+    Xc, _ = centred(X, kernel)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", exceptions.ConvergenceWarning)
+        run = run_nearest_point(wolfe_loop, Xc, y, kernel, WOLFE_TOL, max_iter, max_iter,
+                                gram=False, mu=nu_mu(nu, l), zero_rtol=nu_zero_rtol(l))
+        answer = nu_svm_from_run(run, X, y, kernel, nu, "wolfe", tol)
+    cert = answer.certificate
+    if answer.hulls_meet or (cert is not None and cert.meets(tol)):
+        return answer
+    return None

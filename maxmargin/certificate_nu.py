@@ -31,9 +31,11 @@ the linear kernel of ν-SVC, and the float64 round-off of ``v^T K v``): at ``w =
 reduced hulls meet) every relative measure is 0 / 0, and below that floor ``w = 0`` at that
 resolution (``alpha`` is not unique): the gap and ``kkt_violation`` are reported as 0.
 Otherwise ``kkt_violation`` is LIBSVM's per-class ``m - M`` (``max_{alpha_i > 0} m_i -
-min_{alpha_i < U} m_i`` in each class; one class for one-class) divided by ``rho`` (at least
-``w_floor R``; ``radius`` holds ``R``): LIBSVM's violation in the units of
-the decision function ``f / rho`` it returns, the equivalent C-SVC's. Under ``X -> s X``
+min_{alpha_i < U} m_i`` in each class; one class for one-class) divided by ``rho``
+(``radius`` holds ``R``): LIBSVM's violation in the units of the decision function ``f / rho``
+it returns, the equivalent C-SVC's. Where ``rho < w_floor R`` that ratio is not resolved
+(``rho`` may be 0 at a point that is not optimal) and the gap decides too (:func:`_certificate`).
+Under ``X -> s X``
 (linear kernel) ``alpha`` is unchanged, ``g``, ``rho``, ``b`` and the objectives scale by
 ``s^2``, ``w`` by ``s``: every quantity judged is a ratio and the verdict does not change.
 """
@@ -68,6 +70,7 @@ __all__ = [
     "project_nu",
     "project_one_class",
     "reduced_support",
+    "rho_unresolved",
     "w_floor",
 ]
 
@@ -212,6 +215,12 @@ def below_resolution(cert: Certificate, alpha: np.ndarray, hull: float) -> bool:
     return -2.0 * cert.dual_objective <= floor * floor
 
 
+def rho_unresolved(cert: Certificate, alpha: np.ndarray, hull: float) -> bool:
+    """Whether ``cert`` (of ``alpha``) has ``rho < w_floor R``: too small for ``m - M / rho``
+    to be resolved (the reduced hulls nearly meet; :func:`_certificate`)."""
+    return cert.margin < w_floor(alpha, cert.radius, hull) * cert.radius
+
+
 def _certificate(g: np.ndarray, a: np.ndarray, v: np.ndarray,
                  primal_terms: tuple[float, float, float], hull: float, R: float,
                  violation: float, feas: float) -> Certificate:
@@ -219,8 +228,11 @@ def _certificate(g: np.ndarray, a: np.ndarray, v: np.ndarray,
     and the raw point's infeasibility; ``radius`` is ``R``. At ``||w|| <=`` :func:`w_floor`
     the answer is the optimum ``w = 0`` at that resolution (``alpha`` is not unique, ``D`` and
     ``P* <= 0`` are both within ``w_floor^2 / 2`` of 0) and the gap and ``m - M`` are reported
-    as 0; otherwise the gap's denominator is at least ``w_floor^2 / 2`` and ``rho``'s
-    ``w_floor R`` (``|g_i| <= ||w|| R``)."""
+    as 0; otherwise the gap's denominator is at least ``w_floor^2 / 2``. ``kkt_violation`` is
+    ``m - M`` over ``rho`` when ``rho >= w_floor R`` (``|g_i| <= ||w|| R``); below that ``m -
+    M`` bounds nothing the certificate resolves, and it is the larger of ``(m - M) / (w_floor
+    R)`` and the gap, so that an answer whose ``rho`` is that small is "optimal" only when its
+    objective is."""
     b, rho, slack = primal_terms
     vKv = max(float(v @ g), 0.0)
     dual = -0.5 * vKv
@@ -230,7 +242,8 @@ def _certificate(g: np.ndarray, a: np.ndarray, v: np.ndarray,
         return Certificate(0.0, 0.0, primal, dual, b, feas, margin=rho, radius=R)
     floor = 0.5 * floor_w * floor_w
     gap = relative_gap(primal, dual) * max(abs(primal), TINY) / max(abs(primal), floor, TINY)
-    kkt = violation / max(rho, floor_w * R, TINY)
+    resolved = floor_w * R  # the smallest rho that m - M can be measured against
+    kkt = violation / rho if rho >= resolved else max(violation / max(resolved, TINY), gap)
     return Certificate(kkt, gap, primal, dual, b, feas, margin=rho, radius=R)
 
 

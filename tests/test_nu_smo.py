@@ -203,6 +203,42 @@ def test_overlapping_reduced_hulls_give_w_zero() -> None:
     assert s.rho == 0.0 and np.isnan(s.C) and np.allclose(s.w, 0.0)
 
 
+@pytest.mark.parametrize("index", [599, 928])
+def test_nearly_meeting_hulls_are_finished_to_w_zero(index: int) -> None:
+    """Two campaign cases (seed 0) whose reduced hulls meet, where SMO stalls with ``rho``
+    below the certificate's resolution and ``m - M / rho`` is not resolved: the answer is
+    ``w = 0`` (Wolfe's finish), as the oracle's, not an "optimal" ``w`` the gap refutes."""
+    from maxmargin.verification.campaign import random_case
+
+    case = random_case(0, index)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = nu_smo(case.X, case.y, case.nu, kernel=case.kernel, **case.kernel_params)
+    oracle = nu_svm_dual(case.X, case.y, case.nu, kernel=case.kernel,
+                         **case.kernel_params).solve()
+    assert s.status == "optimal" and s.hulls_meet and oracle.hulls_meet
+    assert s.method == "nu_smo" and "Wolfe" in s.message
+    assert s.rho == 0.0 and s.certificate.gap == 0.0
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10**6), scale=st.sampled_from([1e-4, 1.0, 1e4]))
+def test_unresolved_rho_is_judged_by_the_gap_too(seed: int, scale: float) -> None:
+    """Where ``rho`` is below the certificate's resolution ``w_floor R``, ``m - M / rho``
+    bounds nothing: ``kkt_violation`` is at least the gap, so "optimal" needs the objective."""
+    from maxmargin.certificate_nu import below_resolution, project_nu, rho_unresolved
+
+    rng = np.random.default_rng(seed)
+    X = scale * rng.normal(size=(40, 2))
+    y = np.where(np.arange(40) % 2 == 0, 1.0, -1.0)  # one distribution: the hulls meet
+    nu = 0.2
+    alpha = project_nu(rng.random(40) * rng.random(40) ** 8, y, nu)
+    cert = certify_nu_svm(alpha, X, y, nu, make_kernel("linear"))
+    if rho_unresolved(cert, alpha, 0.5 * nu) and not below_resolution(cert, alpha, 0.5 * nu):
+        assert cert.kkt_violation >= cert.gap > 0.0
+        assert not cert.meets(min(cert.gap, 1e-3) * 0.5)
+
+
 def test_one_class_at_nu_one_is_the_centroid() -> None:
     X, _ = _data(13, n=30)
     s = one_class_smo(X, nu=1.0, kernel="linear")

@@ -22,6 +22,14 @@ and the stop ``m - M < TOL_FRACTION tol r`` (``r`` from the certificate; at most
 ``MAX_ROUNDS``); ``precision="auto"`` continues in float64 after the float32 floor stopped a
 run and from the second continuation on. The precision policy of the first run is
 :func:`~.precision.first_precision`'s; the exact finish of C-SVC does not apply.
+
+**Nearly meeting hulls.** Where the ν-SVC's ``rho`` falls below what the certificate resolves
+(the reduced hulls nearly meet), SMO's steps shrink with ``rho`` and ``m - M / rho`` says
+little; the verdict then needs the gap too. Before any continuation such a run is finished by
+Wolfe's method on the reduced hulls from their own start
+(:func:`~maxmargin.algorithms._reduced_hull.wolfe_nu_finish`), whose exact affine minimisations
+reach ``w = 0`` at the judge's resolution where the hulls meet; its certified answer is
+returned (the message says so), else the continuations go on as above.
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ import numpy as np
 import maxmargin._validation as valid
 import maxmargin.certificate_nu as nu_judge
 from maxmargin._threads import check_n_jobs
+from maxmargin.algorithms._reduced_hull import wolfe_nu_finish
 from maxmargin.algorithms.smo.api import default_max_iter, problem_of
 from maxmargin.algorithms.smo.loops import MAX_ITER, PRECISION, record_final
 from maxmargin.algorithms.smo.precision import PRECISIONS
@@ -45,6 +54,7 @@ from maxmargin.algorithms.smo.state import SolverState, new_state
 from maxmargin.certificate import Certificate
 from maxmargin.kernels import Kernel, make_kernel, own_points, precomputed
 from maxmargin.kernels.formulas import KIND_LINEAR
+from maxmargin.results import join_messages
 from maxmargin.tolerances import SMO_TOL
 
 if TYPE_CHECKING:  # the result container lives beside the oracles (imported when solving)
@@ -56,6 +66,8 @@ __all__ = ["nu_smo", "one_class_smo", "MAX_ROUNDS", "TOL_FRACTION", "initial_alp
 MAX_ROUNDS = 4
 #: A continuation stops at LIBSVM's ``m - M`` below this fraction of ``tol r``.
 TOL_FRACTION = 0.5
+#: Major cycles of Wolfe's finish (:func:`~maxmargin.algorithms._reduced_hull.wolfe_nu_finish`).
+WOLFE_FINISH_ITER = 10_000
 
 
 def initial_alpha(l: int, nu: float, y: np.ndarray | None = None) -> np.ndarray:
@@ -110,20 +122,28 @@ class NuSolver(Solver):
             return nu_judge.certify_one_class(alpha, self.user_X, self.nu, p.kernel, g=gs)
         return nu_judge.certify_nu_svm(alpha, self.user_X, p.y, self.nu, p.kernel, g=gs)
 
+    def unresolved(self, cert: Certificate) -> bool:
+        """Whether ``cert`` is a ν-SVC's with ``rho`` below its resolution
+        (:func:`~maxmargin.certificate_nu.rho_unresolved`)."""
+        return not self.one_class and nu_judge.rho_unresolved(cert, self.schoelkopf(),
+                                                              0.5 * self.nu)
+
     def set_tol(self, tol: float) -> None:
         """The loop's stop ``m - M < tol`` (LIBSVM's scaling) from now on."""
         self.st = self.st._replace(tol=tol)
         self.options = dataclasses.replace(self.options, tol=tol)
 
 
-def _solve(solver: NuSolver, first: str, precision: str, tol: float) -> tuple[int, Certificate]:
+def _solve(solver: NuSolver, first: str, precision: str, tol: float,
+           hold: bool = False) -> tuple[int, Certificate]:
     """The first run at LIBSVM's ``m - M < tol``, then continuations until the certificate
-    meets ``tol`` (module docstring)."""
+    meets ``tol`` (module docstring); ``hold``: none while ``rho`` is below the certificate's
+    resolution (:meth:`NuSolver.unresolved`; the caller tries Wolfe's finish first)."""
     outcome = solver.solve(first)
     g, cert = solver.certify()
     phase = first
     for rounds in range(MAX_ROUNDS):
-        if cert.meets(tol) or outcome == MAX_ITER:
+        if cert.meets(tol) or outcome == MAX_ITER or (hold and solver.unresolved(cert)):
             break
         r = cert.margin * solver.scale
         target = TOL_FRACTION * tol * r if r > 0.0 and math.isfinite(r) else 0.0
@@ -212,7 +232,17 @@ def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings
     solver = NuSolver(problem, options, st, nu, one_class)
     sv = np.flatnonzero(st.alpha > 0.0)
     solver.restart_from(solver.kernel_sums(sv, st.alpha[sv] * labels[sv]))
-    outcome, cert = _solve(solver, first, precision, options.tol)
+    outcome, cert = _solve(solver, first, precision, options.tol, hold=True)
+    if not cert.meets(options.tol) and solver.unresolved(cert):
+        answer = wolfe_nu_finish(solver.user_X, y, kern, nu, options.tol, WOLFE_FINISH_ITER)
+        if answer is not None:
+            return dataclasses.replace(
+                answer, method="nu_smo", runtime=time.perf_counter() - start,
+                message=join_messages(
+                    f"SMO stopped with rho = {cert.margin:.3g}, below the certificate's "
+                    "resolution (the reduced hulls nearly meet); Wolfe's method on the reduced "
+                    "hulls finished it", answer.message))
+        outcome, cert = _solve(solver, first, precision, options.tol)
     return _result(solver, outcome, cert, options.tol, precision, start)
 
 
