@@ -32,7 +32,14 @@ extensions = [
     "sphinx.ext.mathjax",
     "numpydoc",
     "apipages",
+    "matplotlib.sphinxext.plot_directive",
 ]
+
+# Figures drawn from the code at build time (the plot directive), so they cannot go stale.
+plot_formats = [("png", 110)]
+plot_html_show_formats = False
+plot_html_show_source_link = False
+plot_include_source = False
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
