@@ -114,6 +114,20 @@ def test_the_nu_c_equivalence_holds_and_fails_on_a_corrupted_answer():
                             kernel)[0].holds
 
 
+@pytest.mark.parametrize("index", [1003, 1343])
+def test_the_nu_c_equivalence_at_a_huge_equivalent_C(index: int):
+    """Campaign cases (seed 1) with ``rho`` about 1e-10: the equivalent C is about 1e9, where
+    float64 SMO does not certify the C-SVC at 1e-6; the C-SVC oracle at that C is the reference,
+    and the theorem holds for the right answer and fails for a corrupted one."""
+    case = random_case(1, index)
+    sol, kernel = _oracle(case)
+    assert sol.rho > 0.0 and sol.C > 1e8
+    check, cross = nu_c_equivalence(sol, case.X, case.y, kernel)
+    assert check.holds and cross is not None and cross.passed
+    wrong = dataclasses.replace(sol, rho=1.5 * sol.rho)
+    assert not nu_c_equivalence(wrong, case.X, case.y, kernel)[0].holds
+
+
 def test_the_refusal_check_holds_and_fails_on_a_solver_that_does_not_refuse():
     case = _case("nu_at_nu_max")
     kernel = case.make_kernel()
