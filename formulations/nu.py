@@ -129,18 +129,20 @@ class NuSolution:
         return np.where(self.decision_function(X_new) > 0.0, 1.0, -1.0)
 
 
-def check_nu(nu: Any, y: np.ndarray | None) -> float:
-    """``0 < nu <= nu_max`` (ν-SVC, labels ``y``) or ``<= 1`` (one-class, ``y`` None)."""
+def check_nu(nu: Any, y: np.ndarray | None, weights: np.ndarray | None = None) -> float:
+    """``0 < nu <= nu_max`` (ν-SVC, labels ``y``; of the class sums of positive sample
+    ``weights`` when given) or ``<= 1`` (one-class, ``y`` None)."""
     nu = check_positive(nu, "nu")
     if y is None:
         if nu > 1.0:
             raise ValueError(f"`nu` must be in (0, 1] for the one-class SVM; got {nu!r}.")
         return nu
-    top = nu_max(y)
+    top = nu_max(y, weights)
     if nu > top:
         n_pos = int(np.sum(y > 0))
+        counts = "l+, l-) / l" if weights is None else "W+, W-) / W of the sample weights"
         raise ValueError(
-            f"`nu` must be at most nu_max = 2 * min(l+, l-) / l = {top:.6g} for these labels "
+            f"`nu` must be at most nu_max = 2 * min({counts} = {top:.6g} for these labels "
             f"({n_pos} positive, {y.shape[0] - n_pos} negative); got {nu!r}: the nu-SVC dual is "
             "infeasible.")
     return nu

@@ -60,6 +60,7 @@ from maxmargin.tolerances import HULLS_MEET_ATOL
 
 __all__ = [
     "below_resolution",
+    "bounds_of",
     "box_fill",
     "certify_nu_svm",
     "certify_one_class",
@@ -75,17 +76,32 @@ __all__ = [
 ]
 
 
-def nu_max(y: np.ndarray) -> float:
-    """``2 * min(l_+, l_-) / l``: the largest ν for which the ν-SVC dual is feasible."""
+def nu_max(y: np.ndarray, weights: np.ndarray | None = None) -> float:
+    """``2 * min(l_+, l_-) / l``: the largest ν for which the ν-SVC dual is feasible; with
+    positive sample ``weights`` (bounds ``alpha_i <= w_i / sum w``), ``2 * min(W_+, W_-) / W``
+    of the class sums."""
+    if weights is not None:
+        w_pos = float(np.sum(weights[y > 0]))
+        return 2.0 * min(w_pos, float(np.sum(weights[y < 0]))) / float(np.sum(weights))
     n_pos = int(np.sum(y > 0))
     return 2.0 * min(n_pos, y.shape[0] - n_pos) / y.shape[0]
 
 
-def box_fill(a: np.ndarray, upper: float, target: float) -> np.ndarray:
-    """``a`` (in ``[0, upper]``) moved to sum ``target``, the box kept: the free entries
+def bounds_of(weights: np.ndarray | None, l: int, nu: float = 1.0) -> float | np.ndarray:
+    """The upper bounds of ``alpha``: ``1 / (nu l)`` (ν-SVC: ``nu = 1``), or ``w_i / (nu sum w)``
+    for positive sample ``weights`` (LIBSVM's ``C_i = W_i``, in Schölkopf's scaling)."""
+    if weights is None:
+        return 1.0 / (nu * l)
+    w = np.asarray(weights, dtype=np.float64)
+    return w / (nu * float(w.sum()))
+
+
+def box_fill(a: np.ndarray, upper: float | np.ndarray, target: float) -> np.ndarray:
+    """``a`` (in ``[0, upper]``, a bound or one per entry) moved to sum ``target``, the box
+    kept: the free entries
     (``0 < a_i < upper``) scaled when that suffices (the bounds stay exact, and so do LIBSVM's
     index sets); else all scaled down when above it, or ``a + theta (upper - a)`` when below
-    (needs ``a.size * upper >= target``). A sum within the round-off of summing ``a``
+    (needs ``sum upper >= target``). A sum within the round-off of summing ``a``
     (``a.size`` units of ``target``) is left as it is."""
     total = float(a.sum())
     if abs(total - target) <= a.shape[0] * np.finfo(np.float64).eps * target:
@@ -94,13 +110,16 @@ def box_fill(a: np.ndarray, upper: float, target: float) -> np.ndarray:
     s_free = float(a[free].sum())
     if s_free > 0.0:
         factor = (target - (total - s_free)) / s_free
-        if factor >= 0.0 and factor * float(np.max(a[free])) <= upper:
+        fits = (factor * float(np.max(a[free])) <= upper if np.ndim(upper) == 0
+                else bool(np.all(factor * a[free] <= upper[free])))
+        if factor >= 0.0 and fits:
             out = a.copy()
             out[free] *= factor
             return out
     if total >= target:
         return a * (target / total) if total > 0.0 else a
-    theta = (target - total) / (a.shape[0] * upper - total)
+    room = a.shape[0] * upper if np.ndim(upper) == 0 else float(np.sum(upper))
+    theta = (target - total) / (room - total)
     return a + min(theta, 1.0) * (upper - a)
 
 
@@ -111,33 +130,42 @@ def box_fill(a: np.ndarray, upper: float, target: float) -> np.ndarray:
 BOUND_ULPS = 64
 
 
-def _snapped(alpha: np.ndarray, upper: float) -> np.ndarray:
+def _part(upper: float | np.ndarray, mask: np.ndarray) -> float | np.ndarray:
+    """The bounds of the entries ``mask`` (a common bound as it is)."""
+    return upper if np.ndim(upper) == 0 else upper[mask]
+
+
+def _snapped(alpha: np.ndarray, upper: float | np.ndarray) -> np.ndarray:
     """``alpha`` clipped to ``[0, upper]`` with the entries within :data:`BOUND_ULPS` of a
     bound put on it."""
     a = np.clip(np.asarray(alpha, dtype=np.float64), 0.0, upper)
     near = BOUND_ULPS * np.finfo(np.float64).eps * upper
     a[a <= near] = 0.0
-    a[a >= upper - near] = upper
+    at = a >= upper - near
+    a[at] = _part(upper, at)
     return a
 
 
-def project_nu(alpha: np.ndarray, y: np.ndarray, nu: float) -> np.ndarray:
-    """A feasible ν-SVC point near ``alpha``: clipped to ``[0, 1/l]`` (:func:`_snapped`), then
-    each class moved by
+def project_nu(alpha: np.ndarray, y: np.ndarray, nu: float,
+               weights: np.ndarray | None = None) -> np.ndarray:
+    """A feasible ν-SVC point near ``alpha``: clipped to ``[0, 1/l]`` (:func:`_snapped`;
+    :func:`bounds_of` the ``weights``), then each class moved by
     :func:`box_fill` to the common sum ``max(min(S_+, S_-), nu / 2)``, so ``y . alpha = 0`` and
     ``sum alpha >= nu``."""
-    upper = 1.0 / y.shape[0]
+    upper = bounds_of(weights, y.shape[0])
     a = _snapped(alpha, upper)
     pos, neg = y > 0, y < 0
     target = max(0.5 * nu, min(float(a[pos].sum()), float(a[neg].sum())))
-    a[pos], a[neg] = box_fill(a[pos], upper, target), box_fill(a[neg], upper, target)
+    a[pos] = box_fill(a[pos], _part(upper, pos), target)
+    a[neg] = box_fill(a[neg], _part(upper, neg), target)
     return a
 
 
-def project_one_class(alpha: np.ndarray, nu: float) -> np.ndarray:
-    """A feasible one-class point near ``alpha``: clipped to ``[0, 1/(nu l)]`` (:func:`_snapped`),
-    then moved by :func:`box_fill` to ``sum alpha = 1``."""
-    upper = 1.0 / (nu * alpha.shape[0])
+def project_one_class(alpha: np.ndarray, nu: float,
+                      weights: np.ndarray | None = None) -> np.ndarray:
+    """A feasible one-class point near ``alpha``: clipped to ``[0, 1/(nu l)]`` (:func:`_snapped`;
+    :func:`bounds_of` the ``weights``), then moved by :func:`box_fill` to ``sum alpha = 1``."""
+    upper = bounds_of(weights, alpha.shape[0], nu)
     return box_fill(_snapped(alpha, upper), upper, 1.0)
 
 
@@ -157,23 +185,51 @@ def _order_minimum(m: np.ndarray, k: float, weight: float) -> tuple[float, float
     return s, weight * (-k * s + float(np.sum(np.maximum(s - ms, 0.0))))
 
 
-def nu_offsets(g: np.ndarray, y: np.ndarray, nu: float) -> tuple[float, float, float]:
+def _weighted_order_minimum(m: np.ndarray, c: np.ndarray, k: float) -> tuple[float, float]:
+    """``(s, value)`` minimising ``-k s + sum_i c_i (s - m_i)_+`` (``c > 0``, ``sum c >= k``):
+    slope ``C_j - k`` past the ``j``-th smallest ``m_i`` (``C_j`` the sum of the ``c`` up to
+    it), so the first ``m`` with ``C_j >= k``; the midpoint to the next when ``C_j = k`` to
+    round-off (as :func:`_order_minimum`)."""
+    order = np.argsort(m, kind="stable")
+    ms, cum = m[order], np.cumsum(c[order])
+    j = min(int(np.searchsorted(cum, k * (1.0 - 1e-12))), ms.shape[0] - 1)
+    if abs(cum[j] - k) <= 1e-12 * max(k, float(cum[-1])) and j + 1 < ms.shape[0]:
+        s = 0.5 * (float(ms[j]) + float(ms[j + 1]))
+    else:
+        s = float(ms[j])
+    return s, -k * s + float(np.sum(c * np.maximum(s - m, 0.0)))
+
+
+def nu_offsets(g: np.ndarray, y: np.ndarray, nu: float,
+               weights: np.ndarray | None = None) -> tuple[float, float, float]:
     """``(b, rho, slack)``: the offsets minimising ``-nu rho + sum_i (rho - y_i (g_i + b))_+ / l``
-    over ``rho >= 0`` and that minimum (module docstring)."""
+    (``/ l``: the bounds :func:`bounds_of` the ``weights``) over ``rho >= 0`` and that minimum
+    (module docstring)."""
     l = y.shape[0]
     m = y * g
     pos, neg = y > 0, y < 0
-    r1, v1 = _order_minimum(m[pos], 0.5 * nu * l, 1.0 / l)
-    r2, v2 = _order_minimum(m[neg], 0.5 * nu * l, 1.0 / l)
+    if weights is None:
+        r1, v1 = _order_minimum(m[pos], 0.5 * nu * l, 1.0 / l)
+        r2, v2 = _order_minimum(m[neg], 0.5 * nu * l, 1.0 / l)
+        c = np.full(l, 1.0 / l)
+    else:
+        c = np.asarray(bounds_of(weights, l))
+        r1, v1 = _weighted_order_minimum(m[pos], c[pos], 0.5 * nu)
+        r2, v2 = _weighted_order_minimum(m[neg], c[neg], 0.5 * nu)
     if r1 + r2 >= 0.0:
         return 0.5 * (r2 - r1), 0.5 * (r1 + r2), v1 + v2
-    b = minimise_hinge_over_b(-g, y, np.full(l, 1.0 / l))
-    return b, 0.0, float(np.sum(np.maximum(-y * (g + b), 0.0))) / l
+    b = minimise_hinge_over_b(-g, y, c)
+    slack = np.maximum(-y * (g + b), 0.0)
+    return b, 0.0, float(np.sum(slack)) / l if weights is None else float(c @ slack)
 
 
-def one_class_offset(g: np.ndarray, nu: float) -> tuple[float, float]:
-    """``(rho, value)`` minimising ``-rho + sum_i (rho - g_i)_+ / (nu l)``: ``g(ceil(nu l))``."""
+def one_class_offset(g: np.ndarray, nu: float,
+                     weights: np.ndarray | None = None) -> tuple[float, float]:
+    """``(rho, value)`` minimising ``-rho + sum_i (rho - g_i)_+ / (nu l)``: ``g(ceil(nu l))``
+    (``1 / (nu l)``: the bounds :func:`bounds_of` the ``weights``)."""
     l = g.shape[0]
+    if weights is not None:
+        return _weighted_order_minimum(g, np.asarray(bounds_of(weights, l, nu)), 1.0)
     return _order_minimum(g, nu * l, 1.0 / (nu * l))
 
 
@@ -185,12 +241,13 @@ def _radius(kernel: Kernel, X: Any, centre: bool) -> float:
     return math.sqrt(max(float(np.max(kernel.diag(X))), 0.0))
 
 
-def _violation(m: np.ndarray, a: np.ndarray, upper: float, groups: list[np.ndarray]) -> float:
+def _violation(m: np.ndarray, a: np.ndarray, upper: float | np.ndarray,
+               groups: list[np.ndarray]) -> float:
     """The largest per-group ``max_{a_i > 0} m_i - min_{a_i < upper} m_i`` (0 if one is empty)."""
     worst = 0.0
     for idx in groups:
         mi, ai = m[idx], a[idx]
-        up, low = ai > 0.0, ai < upper
+        up, low = ai > 0.0, ai < _part(upper, idx)
         if up.any() and low.any():
             worst = max(worst, float(np.max(mi[up])) - float(np.min(mi[low])))
     return worst
@@ -248,22 +305,26 @@ def _certificate(g: np.ndarray, a: np.ndarray, v: np.ndarray,
 
 
 def certify_nu_svm(alpha: np.ndarray, X: Any, y: np.ndarray, nu: float, kernel: Kernel,
-                   g: np.ndarray | None = None) -> Certificate:
+                   g: np.ndarray | None = None, weights: np.ndarray | None = None
+                   ) -> Certificate:
     """The ν-SVC :class:`Certificate` of ``alpha`` (Schölkopf's scaling, module docstring).
 
     ``alpha`` is judged at :func:`project_nu` of it; ``feasibility`` is the raw point's
     ``max(l max_i (-alpha_i, alpha_i - 1/l)_+, |y . alpha| / nu, (nu - sum alpha)_+ / nu)``.
     ``b`` and ``margin`` (= ``rho``) are the best offsets; ``gap`` exact (module docstring).
-    ``g``: ``K (p * y)`` of the projected ``p`` when the caller has it.
+    ``g``: ``K (p * y)`` of the projected ``p`` when the caller has it. Positive sample
+    ``weights`` make the bounds ``1/l`` :func:`bounds_of` them (the slacks weighted alike).
     """
     raw = np.asarray(alpha, dtype=np.float64)
     nan = math.nan
     if not np.all(np.isfinite(raw)):
         return Certificate(nan, nan, nan, nan, nan, nan)
     l = y.shape[0]
-    feas = max(l * float(np.max(np.maximum(-raw, raw - 1.0 / l))), 0.0,
-               abs(float(y @ raw)) / nu, (nu - float(raw.sum())) / nu)
-    a = project_nu(raw, y, nu)
+    upper = bounds_of(weights, l)
+    box = (l * float(np.max(np.maximum(-raw, raw - upper))) if weights is None
+           else float(np.max(np.maximum(-raw, raw - upper) / upper)))
+    feas = max(box, 0.0, abs(float(y @ raw)) / nu, (nu - float(raw.sum())) / nu)
+    a = project_nu(raw, y, nu, weights)
     v = a * y
     shift = 0.0
     if g is None:
@@ -278,33 +339,35 @@ def certify_nu_svm(alpha: np.ndarray, X: Any, y: np.ndarray, nu: float, kernel: 
         else:
             g = decision_values(kernel, X, X[sv], v[sv])
     R = _radius(kernel, X, centre=True)
-    violation = _violation(y * g, a, 1.0 / l, [np.flatnonzero(y > 0), np.flatnonzero(y < 0)])
-    b, rho, slack = nu_offsets(g, y, nu)
+    violation = _violation(y * g, a, upper, [np.flatnonzero(y > 0), np.flatnonzero(y < 0)])
+    b, rho, slack = nu_offsets(g, y, nu, weights)
     return _certificate(g, a, v, (b - shift, rho, slack), 0.5 * nu, R, violation, feas)
 
 
 def certify_one_class(alpha: np.ndarray, X: Any, nu: float, kernel: Kernel,
-                      g: np.ndarray | None = None) -> Certificate:
+                      g: np.ndarray | None = None, weights: np.ndarray | None = None
+                      ) -> Certificate:
     """The one-class :class:`Certificate` of ``alpha`` (Schölkopf's scaling, module docstring).
 
     ``alpha`` is judged at :func:`project_one_class` of it; ``feasibility`` is the raw point's
     ``max(nu l max_i (-alpha_i, alpha_i - 1/(nu l))_+, |sum alpha - 1|)``; ``margin`` is
-    ``rho``, ``b`` is ``-rho`` (``f(x) = g(x) - rho``).
+    ``rho``, ``b`` is ``-rho`` (``f(x) = g(x) - rho``). Positive sample ``weights`` make the
+    bounds :func:`bounds_of` them.
     """
     raw = np.asarray(alpha, dtype=np.float64)
     nan = math.nan
     if not np.all(np.isfinite(raw)):
         return Certificate(nan, nan, nan, nan, nan, nan)
     l = raw.shape[0]
-    upper = 1.0 / (nu * l)
-    feas = max(float(np.max(np.maximum(-raw, raw - upper))) / upper, 0.0,
+    upper = bounds_of(weights, l, nu)
+    feas = max(float(np.max(np.maximum(-raw, raw - upper) / upper)), 0.0,
                abs(float(raw.sum()) - 1.0))
-    a = project_one_class(raw, nu)
+    a = project_one_class(raw, nu, weights)
     if g is None:
         sv = np.flatnonzero(a != 0.0)
         g = decision_values(kernel, X, X[sv], a[sv])
     R = _radius(kernel, X, centre=False)
-    rho, value = one_class_offset(g, nu)
+    rho, value = one_class_offset(g, nu, weights)
     violation = _violation(g, a, upper, [np.arange(l)])
     return _certificate(g, a, a, (-rho, rho, value), 1.0, R, violation, feas)
 

@@ -13,8 +13,11 @@ is ``f / rho``, NuSVC's. :class:`MaxMarginOneClass` reports the one-class answer
 :func:`maxmargin.algorithms.nu_smo`, :func:`~maxmargin.algorithms.one_class_smo`; the default,
 ``"auto"``) or ``"cvxpy"`` (the oracles, certified; small and medium data). Each problem's
 certified answer is kept in ``solutions_`` (a :class:`~maxmargin.formulations.NuSolution`).
-Unequal class or sample weights are refused: LIBSVM's ν solvers ignore them silently (scikit-
-learn issue 30332); zero sample weights leave samples out.
+Sample weights are LIBSVM's per-sample bounds ``C_i = W_i`` (``alpha_i <= w_i / sum w`` in
+Schölkopf's scaling; ``nu_max`` of the class sums of the weights; OneClassSVM's scaling ``nu
+sum w``), by ``nu_smo`` (the oracles have one bound: unequal weights are refused there); zero
+and negative weights leave samples out. Unequal class weights are refused: LIBSVM's ν solvers
+ignore them silently (scikit-learn issue 30332).
 """
 
 from __future__ import annotations
@@ -85,12 +88,16 @@ class NuPair:
         return self.solution.decision_function(X_new) * self._scale
 
 
-def _uniform_weights(weights: np.ndarray, name: str) -> None:
+def _sample_bounds(weights: np.ndarray, solver: str) -> np.ndarray | None:
+    """The weights as per-sample bounds (positive where kept), or None when the kept ones are
+    all equal (the problem of one bound); refused for the oracles (module docstring)."""
     kept = weights[weights > 0]
-    if kept.size and np.any(kept != kept[0]):
-        raise ValueError(f"`{name}`: the ν problems have no per-sample box to weigh (LIBSVM's "
-                         "ν solvers ignore such weights); only zero weights, which leave "
-                         "samples out, apply.")
+    if not kept.size or np.all(kept == kept[0]):
+        return None
+    if solver == "cvxpy":
+        raise ValueError("`sample_weight`: solver='cvxpy' has one bound for every sample; "
+                         "unequal weights (LIBSVM's C_i = W_i) need solver='nu_smo'.")
+    return weights
 
 
 class MaxMarginNuClassifier(MaxMarginClassifier):
@@ -147,7 +154,7 @@ class MaxMarginNuClassifier(MaxMarginClassifier):
         X : (n_samples, n_features) array or sparse matrix (or a Gram matrix, precomputed)
         y : (n_samples,) labels
         sample_weight : (n_samples,) array, optional
-            Zero leaves a sample out; other weights must be equal (module docstring).
+            Per-sample bounds (LIBSVM's ``C_i = W_i``); zero or below leaves a sample out.
 
         Returns
         -------
@@ -165,13 +172,17 @@ class MaxMarginNuClassifier(MaxMarginClassifier):
         X = self._training_X(X, y)
         n = X.shape[0] if hasattr(X, "shape") else len(X)
         y_idx, weights = self._targets_and_weights(y, sample_weight, n)
-        _uniform_weights(weights, "sample_weight/class_weight")
+        if np.any(self.class_weight_ != self.class_weight_[0]):
+            raise ValueError("`class_weight`: the ν problems take no class weights (LIBSVM's "
+                             "ν solvers ignore them, scikit-learn issue 30332); weigh the "
+                             "samples (sample_weight) instead.")
+        bounds = _sample_bounds(weights, self.solver)
         k = len(self.classes_)
         pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
         members, labels = _pair_samples(y_idx, weights > 0, pairs)
-        for y_pair in labels:  # before any kernel work
+        for idx, y_pair in zip(members, labels, strict=True):  # before any kernel work
             try:
-                check_nu(nu, y_pair)
+                check_nu(nu, y_pair, None if bounds is None else bounds[idx])
             except ValueError as exc:
                 raise ValueError(f"specified nu is infeasible: {exc}") from None
         points, kern = self._training_kernel(X)
@@ -186,7 +197,8 @@ class MaxMarginNuClassifier(MaxMarginClassifier):
                     return NuPair(nu_svm_dual(points[idx], y_pair, nu, kernel=kern).solve())
                 return NuPair(nu_smo(points[idx], y_pair, nu, kernel=kern, tol=self.tol,
                                      max_iter=cap, cache_size=self.cache_size,
-                                     shrinking=self.shrinking))
+                                     shrinking=self.shrinking,
+                                     sample_weight=None if bounds is None else bounds[idx]))
 
         rng = LibsvmRandom(seed) if probability else None
         solutions, prob_a, prob_b = [], [], []
@@ -214,6 +226,18 @@ class MaxMarginNuClassifier(MaxMarginClassifier):
             warnings.warn(f"A ν-SVC problem was not certified optimal: {lines}",
                           exceptions.ConvergenceWarning, stacklevel=2)
         return self
+
+
+    def _targets_and_weights(self, y: Any, sample_weight: Any,
+                             n: int) -> tuple[np.ndarray, np.ndarray]:
+        """MaxMarginClassifier's, with NuSVC's words when the positive weights leave one
+        class: ``nu_max = 0``, every ``nu`` is infeasible."""
+        try:
+            return super()._targets_and_weights(y, sample_weight, n)
+        except ValueError as exc:
+            if "belong to the same class" not in str(exc):
+                raise
+            raise ValueError(f"`nu`: specified nu is infeasible: {exc} (nu_max = 0)") from None
 
 
 class MaxMarginOneClass(OutlierMixin, BaseEstimator):
@@ -257,7 +281,7 @@ class MaxMarginOneClass(OutlierMixin, BaseEstimator):
         X : (n_samples, n_features) array or sparse matrix
         y : ignored
         sample_weight : (n_samples,) array, optional
-            Zero leaves a sample out; other weights must be equal (module docstring).
+            Per-sample bounds (LIBSVM's ``C_i = W_i``); zero or below leaves a sample out.
 
         Returns
         -------
@@ -270,8 +294,12 @@ class MaxMarginOneClass(OutlierMixin, BaseEstimator):
             raise ValueError(f"`kernel` must be 'linear', 'rbf', 'poly' or 'sigmoid'; got "
                              f"{self.kernel!r}.")
         X = check_estimator_X(self, X, reset=True)
+        self._sparse = sp.issparse(X)
         weights = estimator_sample_weights(sample_weight, X.shape[0])
-        _uniform_weights(weights, "sample_weight")
+        if not np.any(weights > 0):
+            raise ValueError("`sample_weight`: Invalid input - all samples have zero or "
+                             "negative weights.")
+        bounds = _sample_bounds(weights, self.solver)
         keep = np.flatnonzero(weights > 0)
         self._kernel = training_kernel(self.kernel, self.gamma, self.degree, self.coef0, X)
         points = X.toarray() if sp.issparse(X) else X
@@ -283,18 +311,20 @@ class MaxMarginOneClass(OutlierMixin, BaseEstimator):
                 cap = None if self.max_iter in (-1, None) else int(self.max_iter)
                 sol = one_class_smo(points[keep], nu, kernel=self._kernel, tol=self.tol,
                                     max_iter=cap, cache_size=self.cache_size,
-                                    shrinking=self.shrinking)
+                                    shrinking=self.shrinking,
+                                    sample_weight=None if bounds is None else bounds[keep])
         self.solution_ = sol
-        scale = nu * keep.size  # LIBSVM's scaling of alpha and rho
+        self._constant = bool(sol.hulls_meet)  # w = 0 at the certificate's resolution
+        scale = nu * float(np.sum(weights[keep]))  # LIBSVM's scaling of alpha and rho
         coef = np.asarray(sol.alpha) * scale
         sv = np.flatnonzero(coef != 0.0)
         self.support_ = keep[sv].astype(np.int32)
         self.support_vectors_ = X[self.support_]
         self.n_support_ = np.array([sv.size], dtype=np.int32)
-        self.dual_coef_ = coef[sv][None, :]
+        self.dual_coef_ = sp.csr_matrix(coef[sv][None, :]) if self._sparse else coef[sv][None, :]
         self.offset_ = np.array([float(sol.rho) * scale])
         self.intercept_ = -self.offset_
-        self.n_iter_ = np.array([sol.iterations], dtype=np.int32)
+        self.n_iter_ = int(sol.iterations)  # OneClassSVM's: an int
         self.fit_status_ = int(sol.status != "optimal")
         if self.fit_status_:
             warnings.warn(f"The one-class problem was not certified optimal: {sol.message}",
@@ -303,13 +333,38 @@ class MaxMarginOneClass(OutlierMixin, BaseEstimator):
             print(f"[maxmargin] one-class: {sol.status}")
         return self
 
-    def score_samples(self, X: Any) -> np.ndarray:
-        """``nu l sum_i alpha_i K(x_i, x)`` (OneClassSVM's)."""
+    @property
+    def coef_(self) -> Any:
+        """``w = dual_coef_ support_vectors_`` (linear kernel only), shape ``(1, n_features)``;
+        read-only, sparse after a sparse fit (OneClassSVM's)."""
+        if self.kernel != "linear":
+            raise AttributeError("coef_ is only available when using a linear kernel")
         check_is_fitted(self)
+        coef = self._coefficients() @ self.support_vectors_
+        if self._sparse:
+            coef = sp.csr_matrix(coef)
+            coef.data.flags.writeable = False
+        else:
+            coef = np.asarray(coef).reshape(1, -1)
+            coef.flags.writeable = False
+        return coef
+
+    def _coefficients(self) -> np.ndarray:
+        """``dual_coef_[0]`` as a dense array."""
+        dual = self.dual_coef_
+        return (dual.toarray() if sp.issparse(dual) else dual)[0]
+
+    def score_samples(self, X: Any) -> np.ndarray:
+        """``nu l sum_i alpha_i K(x_i, x)`` (OneClassSVM's; 0 when the certificate found ``w =
+        0``); sparse input only after a sparse fit (as OneClassSVM)."""
+        check_is_fitted(self)
+        if sp.issparse(X) and not self._sparse:
+            raise ValueError("`X`: cannot use sparse input in 'MaxMarginOneClass' trained on "
+                             "dense data")
         X = check_estimator_X(self, X, reset=False)
-        if self.support_.size == 0:
+        if self.support_.size == 0 or self._constant:  # w = 0: the constant 0, exactly
             return np.zeros(X.shape[0])
-        return decision_values(self._kernel, X, self.support_vectors_, self.dual_coef_[0])
+        return decision_values(self._kernel, X, self.support_vectors_, self._coefficients())
 
     def decision_function(self, X: Any) -> np.ndarray:
         """``score_samples(X) - offset_``: positive inside the estimated support."""

@@ -1,22 +1,23 @@
-"""scikit-learn's own SVC and LinearSVC tests, run with maxmargin's estimators in their place.
+"""scikit-learn's own SVM tests, run with maxmargin's estimators in their peers' places.
 
 The installed scikit-learn ships its SVM tests (``sklearn/svm/tests/test_svm.py`` and
 ``test_sparse.py``). :func:`write_adapted` copies them with one change of substance, per
 :data:`ADAPTATIONS`: every ``svm.SVC`` becomes ``MaxMarginClassifier`` (and the class name in the
-two messages that quote it), or every ``LinearSVC`` becomes ``MaxMarginLinearClassifier``, so they
-follow the installed scikit-learn's version. This module is also the pytest plugin (``-p
+two messages that quote it), or every ``LinearSVC`` becomes ``MaxMarginLinearClassifier``, or
+every ``NuSVC`` and ``OneClassSVM`` become ``MaxMarginNuClassifier`` and ``MaxMarginOneClass``,
+so they follow the installed scikit-learn's version. This module is also the pytest plugin (``-p
 sklearn_svc_suite``, the adaptation named by the environment variable :data:`ENV`) that keeps,
-of the adapted files, the tests that concern the estimator: those whose code names it or that
-take it as a parameter, without a parameter that is another scikit-learn estimator (those
+of the adapted files, the tests that concern the estimators: those whose code names one or that
+take one as a parameter, without a parameter that is another scikit-learn estimator (those
 maxmargin does not offer); the others are deselected.
 
 Each adaptation's ``exceptions`` lists, with the reason, the tests expected to fail: those that
-read or write the peer's private attributes. ``tests/test_sklearn_svc_suite.py`` and
-``tests/test_sklearn_linearsvc_suite.py`` run the adapted files in a subprocess (scikit-learn's
-own ``conftest`` loaded as a plugin, for its fixtures) and assert that every other kept test
-passes. By hand::
+read or write the peer's private attributes. ``tests/test_sklearn_svc_suite.py``,
+``tests/test_sklearn_linearsvc_suite.py`` and ``tests/test_sklearn_nu_suite.py`` run the adapted
+files in a subprocess (scikit-learn's own ``conftest`` loaded as a plugin, for its fixtures) and
+assert that every other kept test passes. By hand::
 
-    python tests/sklearn_svc_suite.py OUTDIR [svc|linearsvc]  # writes them, prints the command
+    python tests/sklearn_svc_suite.py OUTDIR [svc|linearsvc|nu]  # writes them, prints the command
 """
 
 from __future__ import annotations
@@ -27,11 +28,17 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import sklearn
 from sklearn.base import BaseEstimator
 
-from maxmargin import MaxMarginClassifier, MaxMarginLinearClassifier
+from maxmargin import (
+    MaxMarginClassifier,
+    MaxMarginLinearClassifier,
+    MaxMarginNuClassifier,
+    MaxMarginOneClass,
+)
 
 NAME = "MaxMarginClassifier"
 #: The environment variable that names the plugin's adaptation (a key of ADAPTATIONS).
@@ -57,24 +64,32 @@ EXCEPTIONS = {
 
 @dataclass(frozen=True)
 class Adaptation:
-    """One estimator's adaptation of the files: its class, the substitutions in order, and
-    the tests expected to fail (``file::test`` -> why)."""
+    """One adaptation of the files: the estimators' names and classes (in the same order), the
+    substitutions in order, and the tests expected to fail (``file::test`` -> why)."""
 
-    name: str
-    cls: type
+    names: tuple[str, ...]
+    classes: tuple[type, ...]
     substitutions: tuple[tuple[str, str], ...]
     exceptions: dict[str, str]
 
 
 LINEAR = "MaxMarginLinearClassifier"
+NU, ONE_CLASS = "MaxMarginNuClassifier", "MaxMarginOneClass"
 ADAPTATIONS = {
-    "svc": Adaptation(NAME, MaxMarginClassifier, SUBSTITUTIONS, EXCEPTIONS),
+    "svc": Adaptation((NAME,), (MaxMarginClassifier,), SUBSTITUTIONS, EXCEPTIONS),
     "linearsvc": Adaptation(
-        LINEAR, MaxMarginLinearClassifier,
+        (LINEAR,), (MaxMarginLinearClassifier,),
         (("svm.LinearSVC", LINEAR), ("(LinearSVC, {", f"({LINEAR}, {{")),
         {"test_svm.py::test_linear_svm_convergence_warnings": (
             "asserts that LIBLINEAR cannot converge in 2 passes on a 6-point problem "
             "(max_iter=2): the primal Newton method (dual='auto', n > d) certifies it")}),
+    "nu": Adaptation(
+        (NU, ONE_CLASS), (MaxMarginNuClassifier, MaxMarginOneClass),
+        (("svm.NuSVC", NU), ("svm.OneClassSVM", ONE_CLASS),
+         ("(OneClassSVM, SVR, NuSVR)", f"({ONE_CLASS}, SVR, NuSVR)"),
+         ("cannot use sparse input in 'OneClassSVM' trained on dense data",
+          f"cannot use sparse input in '{ONE_CLASS}' trained on dense data")),
+        {}),
 }
 
 
@@ -98,7 +113,7 @@ def adapt(source: str, which: str = "svc") -> str:
                if isinstance(node, ast.Import | ast.ImportFrom)]
     lines = source.splitlines(keepends=True)
     end = imports[-1].end_lineno if imports else 0
-    line = f"\nfrom maxmargin import {chosen.name}  # the adaptation\n"
+    line = f"\nfrom maxmargin import {', '.join(chosen.names)}  # the adaptation\n"
     return "".join(lines[:end]) + line + "".join(lines[end:])
 
 
@@ -155,9 +170,31 @@ def run_adapted(out: Path, which: str) -> dict[str, str]:
     return outcomes_of(junit)
 
 
+def outcomes_fixture(which: str) -> Any:
+    """A module-scoped pytest fixture with :func:`run_adapted`'s outcomes of ``which``."""
+    import pytest
+
+    def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+        return run_adapted(tmp_path_factory.mktemp(f"sklearn_{which}_suite"), which)
+
+    return pytest.fixture(scope="module", name="outcomes")(outcomes)
+
+
+def unexpected_failures(outcomes: dict[str, str], which: str) -> list[str]:
+    """The failed tests of :func:`outcomes_of` that ``ADAPTATIONS[which]`` does not list."""
+    listed = ADAPTATIONS[which].exceptions
+    return sorted(name for name, status in outcomes.items()
+                  if status == "failed" and name.split("[")[0] not in listed)
+
+
+def runs_of(outcomes: dict[str, str], test: str) -> set[str]:
+    """The statuses of ``file::test`` over its parametrizations (empty when it is not run)."""
+    return {status for name, status in outcomes.items() if name.split("[")[0] == test}
+
+
 def _is_ours(value: object) -> bool:
-    cls = adaptation().cls
-    return value is cls or isinstance(value, cls)
+    classes = adaptation().classes
+    return any(value is cls for cls in classes) or isinstance(value, classes)
 
 
 def _is_other_estimator(value: object) -> bool:
@@ -166,12 +203,13 @@ def _is_other_estimator(value: object) -> bool:
 
 
 def concerns_the_estimator(item: object) -> bool:
-    """Whether a collected test exercises MaxMarginClassifier (see the module docstring)."""
+    """Whether a collected test exercises the adaptation's estimators (module docstring)."""
     params = getattr(getattr(item, "callspec", None), "params", {})
     if any(_is_other_estimator(v) for v in params.values()):
         return False
     function = getattr(item, "function", None)
-    named = function is not None and adaptation().name in inspect.getsource(function)
+    named = function is not None and any(
+        name in inspect.getsource(function) for name in adaptation().names)
     return named or any(_is_ours(v) for v in params.values())
 
 

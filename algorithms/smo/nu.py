@@ -10,6 +10,10 @@ tracked objective is ``-1/2 a^T Q a``):
 * one-class, ``a = nu l alpha``, ``y = e``, ``Q = K``: ``sum a = nu l``; start ``a = 1`` on the
   first ``floor(nu l)`` points and the fraction on the next; the plain working set (``Solver``).
 
+``sample_weight`` (positive ``w``; LIBSVM's ``C_i = W_i``) makes the box ``[0, c_i]``, ``c = l w /
+sum w`` (mean 1; the judge's bounds :func:`~maxmargin.certificate_nu.bounds_of` the weights), the
+start ``a_t = min(c_t, rest)`` in index order (LIBSVM's, which the above is at ``c = 1``).
+
 ``calculate_rho`` is the judge's (:func:`~maxmargin.certificate_nu.certify_nu_svm`,
 :func:`~maxmargin.certificate_nu.certify_one_class`): ``rho`` and ``b`` are the exact best
 offsets of the answer, in Schölkopf's scaling (``alpha = a / l``, resp. ``a / (nu l)``).
@@ -70,21 +74,25 @@ TOL_FRACTION = 0.5
 WOLFE_FINISH_ITER = 10_000
 
 
-def initial_alpha(l: int, nu: float, y: np.ndarray | None = None) -> np.ndarray:
+def initial_alpha(l: int, nu: float, y: np.ndarray | None = None,
+                  box: np.ndarray | None = None) -> np.ndarray:
     """LIBSVM's starting point in its scaling (module docstring): ν-SVC (labels ``y``) ``a_t =
     min(1, rest)`` in each class from ``rest = nu l / 2``; one-class (``y`` None) 1 on the
-    first ``floor(nu l)`` points and ``nu l - floor(nu l)`` on the next."""
+    first ``floor(nu l)`` points and ``nu l - floor(nu l)`` on the next; ``a_t = min(box_t,
+    rest)`` from ``rest = nu l`` with per-sample bounds ``box``."""
     a = np.zeros(l)
-    if y is None:
+    if y is None and box is None:
         k = int(nu * l)
         a[:k] = 1.0
         if k < l:
             a[k] = nu * l - k
         return a
-    for sign in (1.0, -1.0):
-        rest = 0.5 * nu * l
-        for t in np.flatnonzero(y == sign):
-            a[t] = min(1.0, rest)
+    bound = np.ones(l) if box is None else box
+    groups = [np.arange(l)] if y is None else [np.flatnonzero(y == s) for s in (1.0, -1.0)]
+    for idx in groups:
+        rest = nu * l if y is None else 0.5 * nu * l
+        for t in idx:
+            a[t] = min(bound[t], rest)
             rest -= a[t]
     return a
 
@@ -94,9 +102,9 @@ class NuSolver(Solver):
     ν judge's, in Schölkopf's scaling (``alpha = a / scale``)."""
 
     def __init__(self, problem: Problem, options: Options, st: SolverState, nu: float,
-                 one_class: bool) -> None:
+                 one_class: bool, weights: np.ndarray | None = None) -> None:
         super().__init__(problem, options, st)
-        self.nu, self.one_class = nu, one_class
+        self.nu, self.one_class, self.weights = nu, one_class, weights
         self.classwise = None if one_class else True
         l = problem.y.shape[0]
         self.scale = nu * l if one_class else float(l)
@@ -106,8 +114,8 @@ class NuSolver(Solver):
         """``alpha`` of the judge: ``a / scale``, projected onto the feasible set."""
         a = self.st.alpha / self.scale
         if self.one_class:
-            return nu_judge.project_one_class(a, self.nu)
-        return nu_judge.project_nu(a, self.problem.y, self.nu)
+            return nu_judge.project_one_class(a, self.nu, self.weights)
+        return nu_judge.project_nu(a, self.problem.y, self.nu, self.weights)
 
     def judge(self, g: np.ndarray) -> Certificate:
         """The ν judge's certificate of ``alpha / scale``, with ``g / scale`` when that
@@ -119,8 +127,10 @@ class NuSolver(Solver):
                and np.array_equal(self.schoelkopf(), alpha))
         gs = g / self.scale if own else None
         if self.one_class:
-            return nu_judge.certify_one_class(alpha, self.user_X, self.nu, p.kernel, g=gs)
-        return nu_judge.certify_nu_svm(alpha, self.user_X, p.y, self.nu, p.kernel, g=gs)
+            return nu_judge.certify_one_class(alpha, self.user_X, self.nu, p.kernel, g=gs,
+                                              weights=self.weights)
+        return nu_judge.certify_nu_svm(alpha, self.user_X, p.y, self.nu, p.kernel, g=gs,
+                                       weights=self.weights)
 
     def unresolved(self, cert: Certificate) -> bool:
         """Whether ``cert`` is a ν-SVC's with ``rho`` below its resolution
@@ -213,7 +223,9 @@ def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings
         X = valid.check_array(X, "X", ndim=2, sparse=True) if points is None else points(X, "X")
     else:
         X, y = valid.check_Xy(X, y, sparse=True, points=points)
-    nu = check_nu(nu, y)
+    labels = np.ones(X.shape[0]) if one_class else y
+    weights = valid.check_sample_weight(settings["sample_weight"], labels)
+    nu = check_nu(nu, y, weights)
     options = Options(
         tol=valid.check_positive(tol, "tol"), working_set="wss2",
         shrinking=valid.check_bool(settings["shrinking"], "shrinking"),
@@ -223,13 +235,14 @@ def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings
     precision = valid.check_choice(settings["precision"], "precision", PRECISIONS)
     kern = make_kernel(kernel, gamma=settings["gamma"], degree=settings["degree"],
                        coef0=settings["coef0"], X=X)
-    labels = np.ones(X.shape[0]) if one_class else y
     problem, QD, first = problem_of(X, labels, 1.0, None, kern, options, precision,
                                     centre=not one_class)
-    st = new_state(problem.kd, QD, 1.0, options.tol, 1)
+    l = labels.shape[0]
+    box = None if weights is None else l * weights / float(weights.sum())
+    st = new_state(problem.kd, QD, 1.0 if box is None else box, options.tol, 1)
     st.scalars.linear = 0.0
-    st.alpha[:] = initial_alpha(labels.shape[0], nu, y)
-    solver = NuSolver(problem, options, st, nu, one_class)
+    st.alpha[:] = initial_alpha(l, nu, y, box)
+    solver = NuSolver(problem, options, st, nu, one_class, weights)
     sv = np.flatnonzero(st.alpha > 0.0)
     solver.restart_from(solver.kernel_sums(sv, st.alpha[sv] * labels[sv]))
     outcome, cert = _solve(solver, first, precision, options.tol, hold=True)
@@ -250,14 +263,15 @@ def nu_smo(X: Any, y: Any, nu: float = 0.5, kernel: str | Kernel = "linear",
            tol: float = SMO_TOL, max_iter: int | None = None, *, gamma: float | str = "scale",
            degree: int = 3, coef0: float = 0.0, cache_size: float = 200.0,
            shrinking: bool = True, precision: str = "auto",
-           n_jobs: int | None = None) -> NuSolution:
+           n_jobs: int | None = None, sample_weight: Any = None) -> NuSolution:
     """Schölkopf's ν-SVC by SMO (LIBSVM's ``Solver_NU``; module docstring).
 
     ``min 1/2 ||w||^2 - nu rho + (1/l) sum xi_i`` s.t. ``y_i (w . phi(x_i) + b) >= rho -
     xi_i``; dual ``min 1/2 alpha^T Q alpha``, ``0 <= alpha <= 1/l``, ``y . alpha = 0``, ``sum
     alpha >= nu``. Arguments as :func:`~.api.smo`'s (no history is kept); ``nu`` in ``(0,
     nu_max]``, ``nu_max = 2 * min(l_+, l_-) / l`` (a ``ValueError`` naming ``nu_max`` before
-    any kernel work).
+    any kernel work). ``sample_weight`` (positive): bounds ``alpha_i <= w_i / sum w`` (LIBSVM's
+    ``C_i = W_i``; ``nu_max`` of the class sums of ``w``).
 
     Returns
     -------
@@ -270,21 +284,26 @@ def nu_smo(X: Any, y: Any, nu: float = 0.5, kernel: str | Kernel = "linear",
     """
     return _fit(X, y, nu, kernel, tol, max_iter, {
         "gamma": gamma, "degree": degree, "coef0": coef0, "cache_size": cache_size,
-        "shrinking": shrinking, "precision": precision, "n_jobs": n_jobs})
+        "shrinking": shrinking, "precision": precision, "n_jobs": n_jobs,
+        "sample_weight": sample_weight})
 
 
 def one_class_smo(X: Any, nu: float = 0.5, kernel: str | Kernel = "linear",
                   tol: float = SMO_TOL, max_iter: int | None = None, *,
                   gamma: float | str = "scale", degree: int = 3, coef0: float = 0.0,
                   cache_size: float = 200.0, shrinking: bool = True,
-                  precision: str = "auto", n_jobs: int | None = None) -> NuSolution:
+                  precision: str = "auto", n_jobs: int | None = None,
+                  sample_weight: Any = None) -> NuSolution:
     """Schölkopf's one-class SVM by SMO (LIBSVM's ``solve_one_class``; module docstring).
 
     ``min 1/2 ||w||^2 + (1/(nu l)) sum xi_i - rho`` s.t. ``w . phi(x_i) >= rho - xi_i``; dual
     ``min 1/2 alpha^T K alpha``, ``0 <= alpha <= 1/(nu l)``, ``sum alpha = 1``; ``nu`` in ``(0,
     1]``. Returns a ``NuSolution`` with ``f(x) = sum alpha_i K(x_i, x) - rho`` (``b = -rho``;
     scikit-learn's ``OneClassSVM`` returns ``nu l`` times it); ``status`` as :func:`nu_smo`'s.
+    ``sample_weight`` (positive): bounds ``alpha_i <= w_i / (nu sum w)`` (LIBSVM's ``C_i = W_i``;
+    OneClassSVM's ``nu sum w`` times ``alpha``).
     """
     return _fit(X, None, nu, kernel, tol, max_iter, {
         "gamma": gamma, "degree": degree, "coef0": coef0, "cache_size": cache_size,
-        "shrinking": shrinking, "precision": precision, "n_jobs": n_jobs})
+        "shrinking": shrinking, "precision": precision, "n_jobs": n_jobs,
+        "sample_weight": sample_weight})
