@@ -33,7 +33,8 @@ little; the verdict then needs the gap too. Before any continuation such a run i
 Wolfe's method on the reduced hulls from their own start
 (:func:`~maxmargin.algorithms._reduced_hull.wolfe_nu_finish`), whose exact affine minimisations
 reach ``w = 0`` at the judge's resolution where the hulls meet; its certified answer is
-returned (the message says so), else the continuations go on as above.
+returned (the message says so), else the continuations go on as above. Not with
+``sample_weight`` (the reduced hulls bound every weight alike).
 """
 
 from __future__ import annotations
@@ -245,8 +246,9 @@ def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings
     solver = NuSolver(problem, options, st, nu, one_class, weights)
     sv = np.flatnonzero(st.alpha > 0.0)
     solver.restart_from(solver.kernel_sums(sv, st.alpha[sv] * labels[sv]))
-    outcome, cert = _solve(solver, first, precision, options.tol, hold=True)
-    if not cert.meets(options.tol) and solver.unresolved(cert):
+    finish = weights is None  # Wolfe's reduced hulls have one bound for every point
+    outcome, cert = _solve(solver, first, precision, options.tol, hold=finish)
+    if finish and not cert.meets(options.tol) and solver.unresolved(cert):
         answer = wolfe_nu_finish(solver.user_X, y, kern, nu, options.tol, WOLFE_FINISH_ITER)
         if answer is not None:
             return dataclasses.replace(
