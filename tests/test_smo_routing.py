@@ -96,3 +96,25 @@ def test_the_estimator_routes_each_pair_as_smo() -> None:
     sol = clf.solutions_[methods.index("dcd_svc")]
     assert direct.method == "dcd_svc"
     np.testing.assert_allclose(np.sort(sol.alpha), np.sort(direct.alpha), atol=0, rtol=0)
+
+
+def test_a_routed_answer_keeps_the_validated_copy_not_a_second_one() -> None:
+    """The answer holds ``smo``'s validated copy of ``X`` (read-only), not the user's array
+    and not a copy of its own: at most one copy of the data is made beyond its transients."""
+    import tracemalloc
+
+    X, y = _data(routing.DCD_MIN_ROWS * 2, d=100)
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    X[:, 0] += y  # a wide margin: few support vectors, so the answer's transients are small
+    smo(X[: routing.DCD_MIN_ROWS], y[: routing.DCD_MIN_ROWS], kernel="linear")  # compiled
+    before = X.copy()
+    tracemalloc.start()
+    try:
+        sol = smo(X, y, kernel="linear")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert sol.method == "dcd_svc" and sol.status == "optimal"
+    assert not np.shares_memory(sol.X_train, X) and not sol.X_train.flags.writeable
+    assert np.array_equal(X, before) and X.flags.writeable
+    assert peak < 1.6 * X.nbytes, (peak, X.nbytes)  # two copies would be 2 X.nbytes

@@ -21,7 +21,7 @@ from maxmargin.algorithms.dcd.api import (
 from maxmargin.algorithms.dcd.loop import CONVERGED, Coordinates
 from maxmargin.certificate import Certificate, certify_svm
 from maxmargin.kernels import LinearKernel
-from maxmargin.results import SVMSolution, join_messages, recover_intercept
+from maxmargin.results import SVMSolution, adopt_svm_solution, join_messages, recover_intercept
 from maxmargin.tolerances import (
     DCD_PG_SHRINK,
     DCD_PG_TOL,
@@ -33,7 +33,7 @@ from maxmargin.tolerances import (
     SMO_TOL,
 )
 
-__all__ = ["BiasSearch", "balanced", "certify_svc", "dcd_svc"]
+__all__ = ["BiasSearch", "balanced", "certify_svc", "dcd_svc", "solve_svc"]
 
 
 def balanced(alpha: np.ndarray, y: np.ndarray, box: np.ndarray) -> np.ndarray:
@@ -204,6 +204,16 @@ def dcd_svc(
         ``method="dcd_svc"``; ``iterations`` counts the passes; ``history`` the multiplier
         ``b``, ``y . alpha`` and the certificate's ``m - M`` after each inner solve.
     """
+    return solve_svc(X, y, C, sample_weight, tol, max_iter, random_state, shrinking)
+
+
+def solve_svc(X: Any, y: Any, C: Any, sample_weight: Any, tol: Any, max_iter: Any,
+              random_state: Any = 0, shrinking: Any = True, *, own: bool = False
+              ) -> SVMSolution:
+    """:func:`dcd_svc` with its arguments by position; ``own``: ``X`` and ``y`` are fresh
+    arrays of the caller's that nothing else holds (``smo``'s validated copies), which a
+    certified answer keeps read-only instead of copying them
+    (:func:`~maxmargin.results.adopt_svm_solution`)."""
     start = time.perf_counter()
     X, y, C, box, tol, max_iter, rng, shrinking = checked_arguments(
         X, y, C, sample_weight, tol, max_iter, random_state, shrinking)
@@ -246,7 +256,8 @@ def dcd_svc(
         f"{cert.kkt_violation:.3g} >= tol = {tol:g} (float64)")
     b_fit, interval = recover_intercept(a, y, g, box)
     margins = y * (g + b_fit)
-    return SVMSolution(
+    make = adopt_svm_solution if own and status == "optimal" else SVMSolution
+    return make(
         alpha=a, b=b_fit, w=w, dual_objective=cert.dual_objective,
         primal_objective=0.5 * float(w @ w) + float(box @ np.maximum(0.0, 1.0 - margins)),
         status=status, iterations=passes, method="dcd_svc",

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from maxmargin import exceptions
-from maxmargin.algorithms.dcd import dcd_svc
+from maxmargin.algorithms.dcd.svc import solve_svc
 from maxmargin.kernels import Kernel
 from maxmargin.kernels.formulas import KIND_LINEAR
 from maxmargin.results import SVMSolution
@@ -67,8 +67,10 @@ def dcd_pays(X: Any) -> bool:
 def solve_by_dcd(X: Any, y: np.ndarray, C: float, sample_weight: np.ndarray | None,
                  tol: float) -> SVMSolution | None:
     """``dcd_svc``'s answer when its float64 certificate meets ``tol`` (``m - M < tol``), else
-    None (its warning withheld: SMO then solves the problem)."""
+    None (its warning withheld: SMO then solves the problem). ``X`` is a fresh array of the
+    caller's (``smo``'s validated copy, a batch's ``X[idx]``): a certified answer keeps it
+    (read-only) rather than a copy of its own."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", exceptions.ConvergenceWarning)  # made on first use
-        sol = dcd_svc(X, y, C, sample_weight=sample_weight, tol=tol, max_iter=DCD_MAX_PASSES)
+        sol = solve_svc(X, np.array(y), C, sample_weight, tol, DCD_MAX_PASSES, own=True)
     return sol if sol.status == "optimal" else None
