@@ -124,10 +124,9 @@ def wolfe_nu_finish(X: Any, y: np.ndarray, kernel: Kernel, nu: float, tol: float
     method="wolfe")``), for a run whose ``rho`` is below the certificate's resolution
     (:func:`~maxmargin.certificate_nu.rho_unresolved`: the hulls nearly meet, where SMO's steps
     shrink with ``rho``). Wolfe's affine minimisations reach ``||w||`` below the judge's
-    resolution (hulls that meet: ``w = 0``) in a few major cycles. Returns its answer when it
-    is certified as ``nu_smo``'s are (``w = 0`` at the judge's resolution, or ``kkt_violation <
-    tol``), else None; its warnings are not passed on (the caller reports its own). Dense data
-    of at most :data:`FINISH_MAX_POINTS` points only (else None)."""
+    resolution (hulls that meet: ``w = 0``) in a few major cycles. Returns its answer, judged
+    by the ν certificate (:func:`nu_svm_from_run`), its warnings not passed on (the caller
+    reports its own); None for sparse data or more than :data:`FINISH_MAX_POINTS` points."""
     from maxmargin.algorithms.wolfe import wolfe_loop
 
     l = y.shape[0]
@@ -138,8 +137,4 @@ def wolfe_nu_finish(X: Any, y: np.ndarray, kernel: Kernel, nu: float, tol: float
         warnings.simplefilter("ignore", exceptions.ConvergenceWarning)
         run = run_nearest_point(wolfe_loop, Xc, y, kernel, WOLFE_TOL, max_iter, max_iter,
                                 gram=False, mu=nu_mu(nu, l), zero_rtol=nu_zero_rtol(l))
-        answer = nu_svm_from_run(run, X, y, kernel, nu, "wolfe", tol)
-    cert = answer.certificate
-    if answer.hulls_meet or (cert is not None and cert.meets(tol)):
-        return answer
-    return None
+        return nu_svm_from_run(run, X, y, kernel, nu, "wolfe", tol)

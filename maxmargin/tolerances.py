@@ -190,6 +190,13 @@ LOOSE = Tolerances(
 ORACLE = Tolerances(
     name="oracle", objective=1e-5, w=1e-3, decision=1e-3, b=1e-3, alpha=1e-2, kkt=1e-4, gap=1e-4
 )
+#: A ν-SVC answer over ``rho`` against the C-SVC at ``C = 1 / (rho l)`` (Chang & Lin 2001):
+#: TIGHT, but the scaled answer's own C-SVC relative gap is not judged. Its ``m - M`` is the ν
+#: answer's (in the units of ``f / rho``), so a certified ν answer meets TIGHT's ``kkt``; its
+#: relative gap in C units is not the ν answer's gap and is not implied by it.
+NU_C_TIGHT = Tolerances(
+    name="tight (nu -> C)", objective=TIGHT.objective, w=TIGHT.w, decision=TIGHT.decision,
+    b=TIGHT.b, alpha=TIGHT.alpha, kkt=TIGHT.kkt, gap=math.inf)
 
 PRESETS: dict[str, Tolerances] = {t.name: t for t in (TIGHT, MEDIUM, LOOSE, ORACLE)}
 

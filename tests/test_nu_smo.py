@@ -221,6 +221,21 @@ def test_nearly_meeting_hulls_are_finished_to_w_zero(index: int) -> None:
     assert s.rho == 0.0 and s.certificate.gap == 0.0
 
 
+def test_nearly_meeting_hulls_not_certified_give_the_better_answer_and_warn() -> None:
+    """Campaign case (seed 1, i3319; rho about 2e-9): at tol 1e-6 neither SMO nor Wolfe's finish
+    is certified; the answer is Wolfe's (the smaller violation), "inaccurate", with a warning
+    naming the cause; at tol 1e-3 Wolfe's answer is certified."""
+    from maxmargin.verification.campaign import random_case
+
+    case = random_case(1, 3319)
+    with pytest.warns(ConvergenceWarning, match="nearly meet"):
+        s = nu_smo(case.X, case.y, case.nu, kernel=case.kernel, tol=1e-6, **case.kernel_params)
+    assert s.status == "inaccurate" and s.method == "nu_smo"
+    assert 1e-6 <= s.certificate.kkt_violation < 1e-5
+    loose = nu_smo(case.X, case.y, case.nu, kernel=case.kernel, tol=1e-3, **case.kernel_params)
+    assert loose.status == "optimal" and "Wolfe" in loose.message
+
+
 @SETTINGS
 @given(seed=st.integers(0, 10**6), scale=st.sampled_from([1e-4, 1.0, 1e4]))
 def test_unresolved_rho_is_judged_by_the_gap_too(seed: int, scale: float) -> None:

@@ -192,6 +192,54 @@ def test_the_solver_rows_judge_the_certificate_and_the_oracle():
                                             TIGHT).reasons)
 
 
+@pytest.mark.parametrize("index,tol", [(1558, 1e-3), (2098, 1e-6)])
+def test_decisions_are_judged_within_what_the_certificates_allow(index: int, tol: float):
+    """Campaign one-class cases (seed 1) whose certified answers differ from the oracle's by
+    more than the preset's decision tolerance (7 % and 1.9e-4 of rho) but within the two
+    certificates' bound (strong convexity in w): they pass; the same answer with its offset
+    moved past that bound fails."""
+    from maxmargin.algorithms import one_class_smo
+    from maxmargin.tolerances import MEDIUM, TIGHT
+    from maxmargin.verification.nu_checks import certified_decision_bound, certify
+
+    case = random_case(1, index)
+    oracle, kernel = _oracle(case)
+    preset = MEDIUM if tol == 1e-3 else TIGHT
+    sol = one_class_smo(case.X, case.nu, kernel=kernel, tol=tol)
+    cmp = compare_nu(sol, oracle, case.X, case.y, kernel, tol, None, preset)
+    assert cmp.decision_error > preset.decision and not cmp.reasons
+    cert, co = certify(sol, case.X, case.y, kernel), certify(oracle, case.X, case.y, kernel)
+    bound = certified_decision_bound(cert, co, 0.0) / oracle.rho
+    assert cmp.decision_error <= bound
+    moved = dataclasses.replace(sol, b=sol.b - 2.0 * bound * oracle.rho)
+    reasons = compare_nu(moved, oracle, case.X, case.y, kernel, tol, None, preset).reasons
+    assert any("decision values" in r for r in reasons)
+
+
+def test_the_scaled_answers_c_gap_is_not_the_nu_answers():
+    """Campaign case (seed 1, i2824): the certified nu answer over rho has a C-SVC relative gap
+    of 1.3e-5, above TIGHT's 1e-5, while its decision values agree to 6e-11 of rho: the
+    theorem check judges decisions, objective and m - M, not that gap."""
+    from maxmargin.tolerances import TIGHT
+    from maxmargin.verification.crosscheck import cross_check
+    from maxmargin.verification.nu_checks import as_c_svc
+
+    case = random_case(1, 2824)
+    sol, kernel = _oracle(case)
+    check, cross = nu_c_equivalence(sol, case.X, case.y, kernel)
+    assert check.holds and cross.passed
+    scaled = as_c_svc(sol)
+    strict = cross_check(scaled, _c_svc_reference(scaled, case, kernel), case.X, case.y,
+                         tolerances=TIGHT)
+    assert any(r.startswith("duality gap") for r in strict.reasons)
+
+
+def _c_svc_reference(scaled, case: Case, kernel):
+    from maxmargin.algorithms import smo
+
+    return smo(case.X, case.y, C=scaled.C, kernel=kernel, tol=1e-6, precision="double")
+
+
 # --- the campaign -------------------------------------------------------------------------------
 def test_the_nu_draws_are_deterministic_by_seed_and_beside_the_c_svc_ones():
     a, b = random_cases(60, seed=5), random_cases(60, seed=5)

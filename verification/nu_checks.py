@@ -55,13 +55,21 @@ from maxmargin.formulations import (
 from maxmargin.formulations.nu import NuSolution
 from maxmargin.kernels import CallableKernel, Kernel
 from maxmargin.results import SVMSolution
-from maxmargin.tolerances import MEDIUM, ORACLE, ORACLE_GAP, ORACLE_KKT, TIGHT, Tolerances
+from maxmargin.tolerances import (
+    MEDIUM,
+    NU_C_TIGHT,
+    ORACLE,
+    ORACLE_GAP,
+    ORACLE_KKT,
+    TIGHT,
+    Tolerances,
+)
 from maxmargin.verification.bounds import BoundCheck, _check
 from maxmargin.verification.context import Context, Method, Outcome
 from maxmargin.verification.crosscheck import CrossCheck, cross_check
 
-__all__ = ["NU_METHODS", "certify", "compare_nu", "nu_property", "nu_c_equivalence",
-           "nu_refusal", "hulls_meet_reported", "one_class_centroid"]
+__all__ = ["NU_METHODS", "certify", "certified_decision_bound", "compare_nu", "nu_property",
+           "nu_c_equivalence", "nu_refusal", "hulls_meet_reported", "one_class_centroid"]
 
 #: The relative round-off allowed where a check recomputes an exact identity.
 IDENTITY_RTOL = 1e-9
@@ -157,11 +165,29 @@ def compare_nu(candidate: NuSolution, oracle: NuSolution | None, X: Any, y: np.n
                            f"{oracle.hulls_meet}")
     elif not oracle.hulls_meet:
         diff = candidate.decision_function(X) - oracle.decision_function(X)
-        out.decision_error = float(np.max(np.abs(diff))) / max(oracle.rho, TINY)
-        if out.decision_error > preset.decision:
+        rho = max(oracle.rho, TINY)
+        out.decision_error = float(np.max(np.abs(diff))) / rho
+        allowed = max(preset.decision, certified_decision_bound(cert, co, res) / rho)
+        if out.decision_error > allowed:
             out.reasons.append(f"decision values {out.decision_error:.3g} rho from the "
-                               f"oracle's > {preset.decision:g} rho")
+                               f"oracle's > {allowed:.3g} rho (the larger of {preset.decision:g} "
+                               "and the two certificates' bound)")
     return out
+
+
+def certified_decision_bound(cert: Certificate, oracle: Certificate, roundoff: float) -> float:
+    """How far two answers' decision values on the training points may lie apart, both
+    certificates being right: ``2 R (sqrt(2 (P_c - D_o + r)) + sqrt(2 (P_o - D_o + r)))``.
+
+    The primal is ``1/2 ||w||^2`` plus terms linear in the rest, so a feasible point has
+    ``1/2 ||w - w*||^2 <= P - P* <= P - D_o`` (``P`` its certificate's primal value, never above
+    the point's; ``r`` the objectives' round-off); ``|g(x_i) - g*(x_i)| <= ||w - w*|| R`` (``R``
+    the certificates' radius, from the data's centre for the linear ν-SVC), and the offsets,
+    order statistics of the margins, move by as much again."""
+    def dist(c: Certificate) -> float:
+        return math.sqrt(2.0 * max(c.primal_objective - oracle.dual_objective + roundoff, 0.0))
+
+    return 2.0 * cert.radius * (dist(cert) + dist(oracle))
 
 
 def _outcome(ctx: Context, sol: NuSolution, kkt: float, gap: float | None,
@@ -273,11 +299,12 @@ def nu_c_equivalence(sol: NuSolution, X: Any, y: np.ndarray, kernel: Kernel
                      ) -> tuple[BoundCheck, CrossCheck | None]:
     """Chang & Lin (2001): a ν-SVC answer with ``rho > 0`` over ``rho`` (:func:`as_c_svc`) is
     the C-SVC answer at ``C = 1 / (rho l)``: SMO (float64, tol 1e-6) at that ``C`` and the
-    cross-check against it (TIGHT: decision values, objective, the scaled answer's own C-SVC
-    KKT residuals). Where SMO does not certify that C-SVC at 1e-6 (``rho`` small: ``C max
-    K_ii`` beyond what float64 SMO certifies so tightly), the C-SVC oracle at that ``C`` is
-    the reference instead. ``value`` is the decision error, ``bound`` TIGHT's. With ``rho =
-    0`` no C is equivalent: the answer must say so (``C`` NaN)."""
+    cross-check against it (:data:`~maxmargin.tolerances.NU_C_TIGHT`: decision values,
+    objective, the scaled answer's own C-SVC KKT residuals). Where SMO does not certify that
+    C-SVC at 1e-6 (``rho`` small: ``C max K_ii`` beyond what float64 SMO certifies so tightly),
+    the C-SVC oracle at that ``C`` is the reference instead. ``value`` is the decision error,
+    ``bound`` TIGHT's. With ``rho = 0`` no C is equivalent: the answer must say so (``C``
+    NaN)."""
     if not sol.rho > 0.0:
         return _check("nu_c_equivalence", 0.0 if math.isnan(sol.C) else math.inf, 0.0,
                       "rho = 0: no equivalent C-SVC (C must be NaN)"), None
@@ -291,7 +318,7 @@ def nu_c_equivalence(sol: NuSolution, X: Any, y: np.ndarray, kernel: Kernel
         return _check("nu_c_equivalence", math.inf, TIGHT.decision,
                       f"neither smo nor the oracle at C = {scaled.C:.6g} is certified "
                       f"({ref.status!r})", C=scaled.C), None
-    check = cross_check(scaled, ref, X, y, tolerances=TIGHT)
+    check = cross_check(scaled, ref, X, y, tolerances=NU_C_TIGHT)
     return _check("nu_c_equivalence", check.decision_error, TIGHT.decision,
                   C=scaled.C, rho=sol.rho), check
 

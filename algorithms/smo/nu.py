@@ -33,7 +33,8 @@ little; the verdict then needs the gap too. Before any continuation such a run i
 Wolfe's method on the reduced hulls from their own start
 (:func:`~maxmargin.algorithms._reduced_hull.wolfe_nu_finish`), whose exact affine minimisations
 reach ``w = 0`` at the judge's resolution where the hulls meet; its certified answer is
-returned (the message says so), else the continuations go on as above. Not with
+returned (the message says so), else the continuations go on as above; when they end less
+accurate than Wolfe's answer, that answer is returned as "inaccurate" (with the warning). Not with
 ``sample_weight`` (the reduced hulls bound every weight alike).
 """
 
@@ -42,12 +43,14 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 import maxmargin._validation as valid
 import maxmargin.certificate_nu as nu_judge
+import maxmargin.exceptions as exceptions
 from maxmargin._threads import check_n_jobs
 from maxmargin.algorithms._reduced_hull import wolfe_nu_finish
 from maxmargin.algorithms.smo.api import default_max_iter, problem_of
@@ -210,6 +213,15 @@ def _result(solver: NuSolver, outcome: int, cert: Certificate, tol: float, preci
         message=message, runtime=time.perf_counter() - start, certificate=cert)
 
 
+def _finished(answer: NuSolution, start: float, note: str, status: str | None = None
+              ) -> NuSolution:
+    """Wolfe's answer (:func:`~maxmargin.algorithms._reduced_hull.wolfe_nu_finish`) as
+    ``nu_smo``'s, its message led by ``note``."""
+    return dataclasses.replace(answer, method="nu_smo", runtime=time.perf_counter() - start,
+                               status=answer.status if status is None else status,
+                               message=join_messages(note, answer.message))
+
+
 def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings: dict
          ) -> NuSolution:
     """Validate (``nu`` against ``nu_max`` before any kernel work), build the Q-matrix and the
@@ -249,15 +261,22 @@ def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings
     finish = weights is None  # Wolfe's reduced hulls have one bound for every point
     outcome, cert = _solve(solver, first, precision, options.tol, hold=finish)
     if finish and not cert.meets(options.tol) and solver.unresolved(cert):
+        rho = cert.margin
         answer = wolfe_nu_finish(solver.user_X, y, kern, nu, options.tol, WOLFE_FINISH_ITER)
-        if answer is not None:
-            return dataclasses.replace(
-                answer, method="nu_smo", runtime=time.perf_counter() - start,
-                message=join_messages(
-                    f"SMO stopped with rho = {cert.margin:.3g}, below the certificate's "
-                    "resolution (the reduced hulls nearly meet); Wolfe's method on the reduced "
-                    "hulls finished it", answer.message))
+        if answer is not None and (answer.hulls_meet or answer.certificate.meets(options.tol)):
+            return _finished(answer, start, f"SMO stopped with rho = {rho:.3g}, below the "
+                             "certificate's resolution (the reduced hulls nearly meet); Wolfe's "
+                             "method on the reduced hulls finished it")
         outcome, cert = _solve(solver, first, precision, options.tol)
+        if answer is not None and (answer.certificate.kkt_violation < cert.kkt_violation
+                                   or not math.isfinite(cert.kkt_violation)):
+            note = (f"not certified: the reduced hulls nearly meet (rho = {rho:.3g}, below the "
+                    f"certificate's resolution) and neither SMO nor Wolfe's method on the "
+                    f"reduced hulls reached tol = {options.tol:g}; this is Wolfe's answer, the "
+                    "better one. Raise nu (the hulls then stand further apart) or tol")
+            warnings.warn(f"nu_smo: {note}: {answer.certificate.summary()}",
+                          exceptions.ConvergenceWarning, stacklevel=3)
+            return _finished(answer, start, note, status="inaccurate")
     return _result(solver, outcome, cert, options.tol, precision, start)
 
 
