@@ -74,15 +74,18 @@ def shuffle(order: np.ndarray, active: int, rng: np.ndarray) -> None:
 
 
 @njit
-def row_dot(rows: tuple, i: int, w: np.ndarray) -> float:
-    """``x~_i . w`` (``rows = (X, indptr, indices, data, s)``; dense when ``indptr`` is
-    empty; ``w[-1]`` is the bias weight, ``s = 0`` without an intercept)."""
-    X, indptr, indices, data, s = rows
+def row_dot(X: Any, indptr: Any, indices: Any, data: Any, s: float, i: int,
+            w: np.ndarray) -> float:
+    """``x~_i . w`` (``w[-1]`` the bias weight, ``s = 0`` without an intercept): the dense row
+    ``X[i]`` when ``indptr`` is None, else the CSR row (``X`` None). Numba resolves a test
+    ``arg is None`` from the type of an argument that is None before compiling; the two tests
+    are written so that each layout's specialisation compiles its own loop alone."""
     d = w.shape[0] - 1
     total = s * w[d]
-    if indptr.shape[0] == 0:
-        for j in range(d):
-            total += X[i, j] * w[j]
+    if indptr is None:
+        if X is not None:
+            for j in range(d):
+                total += X[i, j] * w[j]
     else:
         for k in range(indptr[i], indptr[i + 1]):
             total += data[k] * w[indices[k]]
@@ -90,14 +93,15 @@ def row_dot(rows: tuple, i: int, w: np.ndarray) -> float:
 
 
 @njit
-def row_axpy(rows: tuple, i: int, step: float, w: np.ndarray) -> None:
-    """``w += step * x~_i``."""
-    X, indptr, indices, data, s = rows
+def row_axpy(X: Any, indptr: Any, indices: Any, data: Any, s: float, i: int, step: float,
+             w: np.ndarray) -> None:
+    """``w += step * x~_i`` (rows as :func:`row_dot`)."""
     d = w.shape[0] - 1
     w[d] += step * s
-    if indptr.shape[0] == 0:
-        for j in range(d):
-            w[j] += step * X[i, j]
+    if indptr is None:
+        if X is not None:
+            for j in range(d):
+                w[j] += step * X[i, j]
     else:
         for k in range(indptr[i], indptr[i + 1]):
             w[indices[k]] += step * data[k]
@@ -115,6 +119,7 @@ def dcd_loop(rows: tuple, y: np.ndarray, upper: np.ndarray, diag: np.ndarray, QD
     place (a later call goes on where this one stopped). Returns ``(passes, CONVERGED or
     MAX_ITER)``."""
     n = y.shape[0]
+    X, indptr, indices, data, s_col = rows
     active, pg_max_old, pg_min_old = int(shrunk[0]), shrunk[1], shrunk[2]
     passes, converged = 0, False
     while passes < max_passes and not converged:
@@ -123,7 +128,8 @@ def dcd_loop(rows: tuple, y: np.ndarray, upper: np.ndarray, diag: np.ndarray, QD
         s = 0
         while s < active:
             i = order[s]
-            G = y[i] * (row_dot(rows, i, w) + offset) - 1.0 + diag[i] * alpha[i]
+            G = y[i] * (row_dot(X, indptr, indices, data, s_col, i, w) + offset) - 1.0 + (
+                diag[i] * alpha[i])
             if alpha[i] == 0.0:
                 if shrinking and G > pg_max_old:  # stays at 0: set aside
                     active -= 1
@@ -143,7 +149,7 @@ def dcd_loop(rows: tuple, y: np.ndarray, upper: np.ndarray, diag: np.ndarray, QD
             if abs(PG) > PG_SKIP:
                 old = alpha[i]
                 alpha[i] = min(max(old - G / QD[i], 0.0), upper[i])
-                row_axpy(rows, i, (alpha[i] - old) * y[i], w)
+                row_axpy(X, indptr, indices, data, s_col, i, (alpha[i] - old) * y[i], w)
             s += 1
         passes += 1
         if pg_max - pg_min <= eps:
@@ -182,10 +188,10 @@ def duality_gap(X: Any, y: np.ndarray, alpha: np.ndarray, w: np.ndarray, s: floa
 
 @dataclass
 class Coordinates:
-    """The state of the coordinate descent on one problem: the rows (``(X, indptr, indices,
-    data, s)``, :func:`row_dot`), the box ``upper``, ``diag = D_ii``, ``QD = Q~_ii``, ``alpha``,
-    ``w`` (``w~``, bias weight last), the visiting ``order``, the generator ``rng`` and the
-    shrinking state ``shrunk`` (:func:`dcd_loop`)."""
+    """The state of the coordinate descent on one problem: the rows (``(X, None, None, None,
+    s)`` dense, ``(None, indptr, indices, data, s)`` CSR: :func:`row_dot`), the box ``upper``,
+    ``diag = D_ii``, ``QD = Q~_ii``, ``alpha``, ``w`` (``w~``, bias weight last), the visiting
+    ``order``, the generator ``rng`` and the shrinking state ``shrunk`` (:func:`dcd_loop`)."""
 
     X: Any
     y: np.ndarray
@@ -209,11 +215,10 @@ class Coordinates:
         diag = 0.5 / box if squared else np.zeros(n)
         if hasattr(X, "tocsr"):
             norms = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-            rows = (np.empty((0, 0)), X.indptr, X.indices, X.data, s)
+            rows = (None, X.indptr, X.indices, X.data, s)
         else:
             norms = np.einsum("ij,ij->i", X, X)
-            empty = np.empty(0, dtype=np.int32)
-            rows = (X, empty, empty, np.empty(0), s)
+            rows = (X, None, None, None, s)
         QD = diag + norms + s * s
         QD[QD <= 0.0] = TINY  # hinge, a zero row without intercept: one step puts it on C_i
         return cls(X, y, s, rows, np.full(n, math.inf) if squared else box, diag, QD,
