@@ -45,6 +45,13 @@ LATER = (
                    "`LinearSVC` on its hinge problem, dense and sparse, one thread"),
     ("hulls", "fastest of `gilbert_hulls`, `mdm_hulls`, `wolfe_hulls` vs Clarabel (through "
               "CVXPY): nearest points of two hulls to a relative gap of 1e-8"),
+    ("nu_svc", "`nu_smo` vs LIBSVM (`NuSVC`): RBF, nu = 0.1 and 0.5, n = 1,000 to 20,000, "
+               "tol 1e-3, one thread"),
+    ("one_class", "`one_class_smo` vs LIBSVM (`OneClassSVM`): RBF, nu = 0.1 and 0.5, n = "
+                  "1,000 to 20,000, tol 1e-3, one thread"),
+    ("reduced_hulls", "fastest of `gilbert_hulls`, `mdm_hulls`, `wolfe_hulls` with `mu` vs the "
+                      "faster of Clarabel and PIQP (through CVXPY): close reduced hulls to a "
+                      "relative gap of 1e-8"),
     ("perceptron", "`perceptron` vs scikit-learn `Perceptron`, same epochs"),
     ("estimator", "`MaxMarginClassifier().fit` vs `SVC().fit` (defaults; digits, 45 "
                   "one-vs-one pairs, and breast cancer; one thread)"),

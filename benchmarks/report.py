@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks import estimator, hulls, linear, perceptron, smo, smo_hard, startup, verify
+from benchmarks import estimator, hulls, linear, nu, perceptron, smo, smo_hard, startup, verify
 from benchmarks.harness import atomic_savefig, atomic_write, jsonable
 from benchmarks.tables import decorate, find_rows, fmt, md_multi, panel_grid, peak_delta
 
@@ -90,6 +90,10 @@ def _headlines(rows: list[dict]) -> list[str]:
     lines = []
     for family, title in (("smo_svc", "SMO / SVC"), ("smo_hard", "SMO / SVC, hard regimes"),
                           ("hulls", "fastest nearest-point method / Clarabel"),
+                          ("nu_svc", "nu_smo / NuSVC"),
+                          ("one_class", "one_class_smo / OneClassSVM"),
+                          ("reduced_hulls", "fastest reduced-hull method / faster of Clarabel, "
+                                            "PIQP"),
                           ("perceptron", "perceptron / sklearn Perceptron"),
                           ("estimator", "MaxMarginClassifier().fit / SVC().fit"),
                           ("grid_search", "GridSearchCV with MaxMarginClassifier / with SVC"),
@@ -147,7 +151,7 @@ def worst_and_best(rows: list[dict], family: str) -> tuple[dict, dict] | None:
         # smo(n_jobs=k) rows are compared with oneDAL on k threads, not with the family's peer
         ok = (r.get("time_ratio") is not None and r.get("reference") is not None
               and "n_jobs" not in r["params"])
-        if family == "hulls":
+        if family in ("hulls", "reduced_hulls"):
             ok = ok and r["params"].get("tol") == 1e-8 and (
                 r["extra"].get("gap_reached") or math.inf) <= 1e-8
         if ok and (r["case"] not in best_per_case
@@ -225,6 +229,7 @@ def render_markdown(results: dict, figures: Sequence[str] = ()) -> str:
     out += ["", "## Tables", ""]
     families = {r["benchmark"] for r in rows}
     families |= {"linear"} if "linear_svc" in families else set()  # one table for both
+    families |= {"nu"} if families & {"nu_svc", "one_class", "reduced_hulls"} else set()
     sections = [
         ("smo_svc", lambda: smo.markdown_svc(rows)),
         ("smo_hard", lambda: smo_hard.markdown(rows)),
@@ -256,6 +261,7 @@ def render_markdown(results: dict, figures: Sequence[str] = ()) -> str:
             ),
         ),
         ("linear", lambda: linear.markdown(rows)),  # both linear families' rows
+        ("nu", lambda: nu.markdown(rows)),  # the three families of benchmarks/nu.py
         ("perceptron", lambda: perceptron.markdown(rows)),
         ("estimator", lambda: estimator.markdown([r for r in rows
                                                   if r["benchmark"] == "estimator"])),

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from benchmarks import estimator, hulls, linear, perceptron, smo, smo_hard, startup, verify
+from benchmarks import estimator, hulls, linear, nu, perceptron, smo, smo_hard, startup, verify
 from benchmarks.harness import (
     SCHEMA,
     SETTINGS,
@@ -25,7 +25,7 @@ from maxmargin._validation import check_choice, check_positive_int
 
 SUITES = ("smoke", "standard", "scale")
 FAMILIES = ("smo_svc", "smo_hard", "smo_cvxpy", "hulls", "linear", "linear_svc",
-            "perceptron", "estimator",
+            "nu_svc", "one_class", "reduced_hulls", "perceptron", "estimator",
             "grid_search", "predict", "compile", "verify")
 
 
@@ -45,6 +45,9 @@ def plan_suite(suite: str, only: Sequence[str] | None = None) -> list[Case]:
         "hulls": hulls.cases,
         "linear": linear.cases,
         "linear_svc": linear.svc_cases,
+        "nu_svc": nu.nu_svc_cases,
+        "one_class": nu.one_class_cases,
+        "reduced_hulls": nu.reduced_hull_cases,
         "perceptron": perceptron.cases,
         "estimator": estimator.fit_cases,
         "grid_search": estimator.grid_cases,
@@ -75,6 +78,9 @@ RUNNERS: dict[str, Callable[[Case, int, float], list[dict]]] = {
     "hulls": hulls.run,
     "linear": linear.run,
     "linear_svc": linear.run,
+    "nu_svc": nu.run_nu_svc,
+    "one_class": nu.run_one_class,
+    "reduced_hulls": nu.run_reduced_hulls,
     "perceptron": perceptron.run,
     "estimator": estimator.run_fit,
     "grid_search": estimator.run_grid,
