@@ -334,3 +334,21 @@ def test_c_svc_driver_compiles_no_classwise_code() -> None:
         assert has == classwise
         seen[classwise] = True
     assert seen[False] and seen[True]
+
+
+@pytest.mark.parametrize("ulps", [1, 192, 10_000])
+def test_weights_a_few_roundings_below_the_bound_are_judged_at_it(ulps: int) -> None:
+    """Weights at ``1/l`` read back with some rounding (Wolfe's corral on reduced hulls left them
+    192 units below, LIBSVM's ``dual_coef_`` up to about 1e4) are the same answer: the judge puts
+    them on the bound, and m - M does not count them as free."""
+    X, y = _data(4, n=60)
+    s = nu_smo(X, y, nu=0.6, kernel="rbf", tol=1e-6)
+    alpha = np.array(s.alpha)
+    U = 1.0 / y.shape[0]
+    at = alpha == U
+    assert at.sum() >= 3
+    rounded = np.where(at, U * (1.0 - ulps * np.finfo(float).eps), alpha)
+    kernel = make_kernel("rbf", X=X)
+    assert certify_nu_svm(rounded, X, y, 0.6, kernel).kkt_violation < 1e-5
+    freed = np.where(at, U * (1.0 - 1e-6), alpha)  # really free: the violation shows
+    assert certify_nu_svm(freed, X, y, 0.6, kernel).kkt_violation > 1e-3
