@@ -138,7 +138,8 @@ def render(results: dict) -> str:
         f"{results['repeats']} timed calls after a warm-up, peer and maxmargin side by side in "
         f"one process) on {m['cpu']}, {m['cpu_count']} CPUs, {dates[0][:10]} to "
         f"{dates[-1][:10]}, git {results.get('git_commit')}; {threads_text(m)}. maxmargin's "
-        "times include its float64 certificate; the peers' answers are not certified.",
+        "times include its float64 certificate; the peers' accuracy is recomputed from their "
+        "answers outside their timed calls (reports/benchmarks.md).",
     ]
     verify = find_rows(rows, benchmark="verify", case="quick")
     if verify and verify[0].get("time_s") is not None:
