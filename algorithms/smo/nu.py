@@ -29,8 +29,10 @@ run and from the second continuation on. The precision policy of the first run i
 
 **Nearly meeting hulls.** Where the ν-SVC's ``rho`` falls below what the certificate resolves
 (the reduced hulls nearly meet), SMO's steps shrink with ``rho`` and ``m - M / rho`` says
-little; the verdict then needs the gap too. Before any continuation such a run is finished by
-Wolfe's method on the reduced hulls from their own start
+little; the verdict then needs the gap too. Such a run gets one short continuation
+(:func:`held_iterations`: where the hulls meet SMO often settles on ``w = 0`` in a few steps);
+if that does not certify it, it is finished by Wolfe's method on the reduced hulls from their
+own start
 (:func:`~maxmargin.algorithms._reduced_hull.wolfe_nu_finish`), whose exact affine minimisations
 reach ``w = 0`` at the judge's resolution where the hulls meet; its certified answer is
 returned (the message says so), else the continuations go on as above; when they end less
@@ -74,6 +76,10 @@ __all__ = ["nu_smo", "one_class_smo", "MAX_ROUNDS", "TOL_FRACTION", "initial_alp
 MAX_ROUNDS = 4
 #: A continuation stops at LIBSVM's ``m - M`` below this fraction of ``tol r``.
 TOL_FRACTION = 0.5
+#: A continuation held while ``rho`` is below the certificate's resolution runs at most this
+#: many iterations per variable, and at least :data:`HELD_MIN_ITER`.
+HELD_ITER_PER_POINT = 20
+HELD_MIN_ITER = 2_000
 #: Major cycles of Wolfe's finish (:func:`~maxmargin.algorithms._reduced_hull.wolfe_nu_finish`).
 WOLFE_FINISH_ITER = 10_000
 
@@ -142,6 +148,10 @@ class NuSolver(Solver):
         return not self.one_class and nu_judge.rho_unresolved(cert, self.schoelkopf(),
                                                               0.5 * self.nu)
 
+    def set_max_iter(self, max_iter: int) -> None:
+        """The cap on all iterations from now on."""
+        self.options = dataclasses.replace(self.options, max_iter=max_iter)
+
     def set_tol(self, tol: float) -> None:
         """The loop's stop ``m - M < tol`` (LIBSVM's scaling) from now on."""
         self.st = self.st._replace(tol=tol)
@@ -149,25 +159,39 @@ class NuSolver(Solver):
 
 
 def _solve(solver: NuSolver, first: str, precision: str, tol: float,
-           hold: bool = False) -> tuple[int, Certificate]:
+           hold: bool = False) -> tuple[int, Certificate, bool]:
     """The first run at LIBSVM's ``m - M < tol``, then continuations until the certificate
-    meets ``tol`` (module docstring); ``hold``: none while ``rho`` is below the certificate's
-    resolution (:meth:`NuSolver.unresolved`; the caller tries Wolfe's finish first)."""
+    meets ``tol`` (module docstring); ``hold``: while ``rho`` is below the certificate's
+    resolution (:meth:`NuSolver.unresolved`) one continuation of at most
+    :func:`held_iterations` more, then none. Returns ``(outcome, certificate, held)``,
+    ``held`` when the hold stopped it (the caller tries Wolfe's finish, then goes on)."""
     outcome = solver.solve(first)
     g, cert = solver.certify()
-    phase = first
+    phase, held, cap = first, False, solver.options.max_iter
     for rounds in range(MAX_ROUNDS):
-        if cert.meets(tol) or outcome == MAX_ITER or (hold and solver.unresolved(cert)):
+        unresolved = hold and solver.unresolved(cert)
+        if cert.meets(tol) or outcome == MAX_ITER or (held and unresolved):
+            held = held and not cert.meets(tol)
             break
+        held = held or unresolved
         r = cert.margin * solver.scale
         target = TOL_FRACTION * tol * r if r > 0.0 and math.isfinite(r) else 0.0
         solver.set_tol(max(min(target, 0.5 * solver.st.tol), 1e-15 * solver.problem.radius2))
+        solver.set_max_iter(min(cap, solver.iterations + held_iterations(solver)) if unresolved
+                            else cap)
         solver.restart_from(g)
         if precision == "auto" and (outcome == PRECISION or rounds > 0):
             phase = "double"  # the float32 floor, or a second continuation: float64
         outcome = solver.solve(phase, refine=True)  # the warm cache when of that dtype
         g, cert = solver.certify()
-    return outcome, cert
+    solver.set_max_iter(cap)
+    return outcome, cert, held and not cert.meets(tol)
+
+
+def held_iterations(solver: NuSolver) -> int:
+    """The iterations of a held continuation: ``HELD_ITER_PER_POINT`` per variable, at least
+    ``HELD_MIN_ITER`` (a run whose hulls meet settles on ``w = 0`` in a few)."""
+    return max(HELD_MIN_ITER, HELD_ITER_PER_POINT * solver.st.alpha.shape[0])
 
 
 def _result(solver: NuSolver, outcome: int, cert: Certificate, tol: float, precision: str,
@@ -259,15 +283,17 @@ def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings
     sv = np.flatnonzero(st.alpha > 0.0)
     solver.restart_from(solver.kernel_sums(sv, st.alpha[sv] * labels[sv]))
     finish = weights is None  # Wolfe's reduced hulls have one bound for every point
-    outcome, cert = _solve(solver, first, precision, options.tol, hold=finish)
-    if finish and not cert.meets(options.tol) and solver.unresolved(cert):
+    outcome, cert, held = _solve(solver, first, precision, options.tol, hold=finish)
+    if held:
         rho = cert.margin
-        answer = wolfe_nu_finish(solver.user_X, y, kern, nu, options.tol, WOLFE_FINISH_ITER)
+        answer = None
+        if solver.unresolved(cert):
+            answer = wolfe_nu_finish(solver.user_X, y, kern, nu, options.tol, WOLFE_FINISH_ITER)
         if answer is not None and (answer.hulls_meet or answer.certificate.meets(options.tol)):
             return _finished(answer, start, f"SMO stopped with rho = {rho:.3g}, below the "
                              "certificate's resolution (the reduced hulls nearly meet); Wolfe's "
                              "method on the reduced hulls finished it")
-        outcome, cert = _solve(solver, first, precision, options.tol)
+        outcome, cert, _ = _solve(solver, first, precision, options.tol)
         if answer is not None and (answer.certificate.kkt_violation < cert.kkt_violation
                                    or not math.isfinite(cert.kkt_violation)):
             note = (f"not certified: the reduced hulls nearly meet (rho = {rho:.3g}, below the "
