@@ -19,7 +19,17 @@ smo_cvxpy      ``smo`` vs the CVXPY dual oracle ``svm_dual`` with Clarabel and O
 hulls          ``gilbert_hulls``, ``mdm_hulls`` and ``wolfe_hulls`` vs ``hull_distance``
                solved by Clarabel and PIQP, at relative duality gaps 1e-3, 1e-6, 1e-8, on
                clouds far apart and on close hulls (d = 2, 50, 500).
+linear         ``dcd`` vs ``LinearSVC`` (LIBLINEAR) on its own problems, hinge and squared hinge,
+               dense and sparse, relative gaps 1e-3 and 1e-6 (:mod:`benchmarks.linear`).
+linear_svc     ``smo(kernel="linear")`` on SVC's problem (unregularised bias) vs ``LinearSVC``.
+nu_svc         ``nu_smo`` vs ``NuSVC``, and ``gilbert_svm(nu=...)`` by MDM and Wolfe vs
+               ``nu_smo`` (:mod:`benchmarks.nu`).
+one_class      ``one_class_smo`` vs ``OneClassSVM``.
+reduced_hulls  the nearest-point methods with ``mu`` vs ``hull_distance(mu=...)`` by Clarabel
+               and PIQP on close reduced hulls, relative gap 1e-8.
 perceptron     ``perceptron`` vs scikit-learn ``Perceptron`` run for the same number of epochs.
+estimator      ``MaxMarginClassifier().fit`` vs ``SVC().fit``; ``grid_search`` and ``predict``
+               the same in ``GridSearchCV`` and ``decision_function``.
 compile        first-call (Numba compile) time of each compiled algorithm, empty and warm cache.
 verify         ``maxmargin verify --suite quick`` end to end (wall time, exit code).
 =============  ===========================================================================
