@@ -185,7 +185,9 @@ def dcd_svc(
     ``alpha`` is moved onto ``y . alpha = 0`` (:func:`balanced`) and judged by
     :func:`~maxmargin.certificate.certify_svm`; the run stops when it meets ``tol``
     (``m - M < tol``, as ``smo``). A run not certified after ``DCD_SVC_FINISH_AFTER`` passes
-    (then 4, 16, ... times as many) is handed to the exact active-set finish
+    (then 4, 16, ... times as many), once an inner solve has sampled ``y . alpha(B)`` (before,
+    the bias may be far off and the finish rarely pays: from ``16 DCD_SVC_FINISH_AFTER`` passes
+    on regardless), is handed to the exact active-set finish
     (:func:`exact_finish`, counted work), kept only when certified.
 
     Parameters
@@ -230,7 +232,8 @@ def solve_svc(X: Any, y: Any, C: Any, sample_weight: Any, tol: Any, max_iter: An
             done, code = run.passes(eps, min(check_at - inner, max_iter - passes), offset=b)
             passes, inner = passes + done, inner + done
             a, w, g, cert = certify_svc(X, y, run.alpha, box)
-            if not cert.meets(tol) and passes >= finish_at:
+            located = bool(search.points) or passes >= 16 * DCD_SVC_FINISH_AFTER
+            if not cert.meets(tol) and passes >= finish_at and located:
                 while finish_at <= passes:
                     finish_at *= 4
                 finished = exact_finish(X, y, a, box, tol,
