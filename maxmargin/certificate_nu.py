@@ -125,10 +125,10 @@ def box_fill(a: np.ndarray, upper: float | np.ndarray, target: float) -> np.ndar
 
 #: Weights within this many units of round-off (relative to the bound ``U``) of 0 or ``U`` are
 #: put on the bound by the projections: an answer read back from another scaling (LIBSVM's
-#: ``dual_coef_ = y a / r``: up to about 1e4 units seen) or made of affine combinations (the
-#: weights of Wolfe's corral on reduced hulls: 192 units seen) carries that much, and the index
-#: sets ``a > 0``, ``a < U`` are not continuous there. The judged point moves by at most
-#: ``BOUND_ULPS eps U`` (4e-12 of ``U``) in a weight.
+#: ``dual_coef_ = y a / r``) or made of affine combinations (the weights of Wolfe's corral on
+#: reduced hulls) carries thousands of them, and the index sets ``a > 0``, ``a < U`` are not
+#: continuous there. The judged point moves by at most ``BOUND_ULPS eps U`` (4e-12 of ``U``)
+#: in a weight.
 BOUND_ULPS = 2**14
 
 
