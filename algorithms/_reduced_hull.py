@@ -48,7 +48,7 @@ from maxmargin.tolerances import HULL_CERT_FACTOR, HULLS_MEET_ATOL, WOLFE_TOL
 if TYPE_CHECKING:  # the result container lives beside the oracles (imported when solving)
     from maxmargin.formulations.nu import NuSolution
 
-__all__ = ["nu_mu", "nu_svm_from_run", "nu_zero_rtol", "wolfe_nu_finish"]
+__all__ = ["nu_mu", "nu_svm_by_hulls", "nu_svm_from_run", "nu_zero_rtol", "wolfe_nu_finish"]
 
 #: :func:`wolfe_nu_finish` runs on at most this many points (its corral holds a weight vector
 #: of length ``l`` per vertex).
@@ -118,6 +118,21 @@ def nu_svm_from_run(run: NearestPointRun, X: Any, y: np.ndarray, kernel: Kernel,
         message=join_messages(*notes, cert.summary()), runtime=run.runtime, certificate=cert)
 
 
+def nu_svm_by_hulls(loop: Any, method: str, X: Any, y: np.ndarray, kernel: Kernel, nu: float,
+                    tol: float, *, max_iter: int, every: int, gram: bool,
+                    loop_tol: float | None = None) -> NuSolution:
+    """The ν-SVC by a nearest-point ``loop`` on ``RCH(2 / (nu l))`` of the classes (the data
+    centred where that changes nothing: :func:`~maxmargin.algorithms._nearest_point.centred`),
+    stopped at the relative gap ``loop_tol`` (default ``tol``) and judged at ``tol`` by
+    :func:`nu_svm_from_run` in the user's units."""
+    l = y.shape[0]
+    Xc, _ = centred(X, kernel)
+    run = run_nearest_point(loop, Xc, y, kernel, tol if loop_tol is None else loop_tol,
+                            max_iter, every, gram=gram, mu=nu_mu(nu, l),
+                            zero_rtol=nu_zero_rtol(l))
+    return nu_svm_from_run(run, X, y, kernel, nu, method, tol)
+
+
 def wolfe_nu_finish(X: Any, y: np.ndarray, kernel: Kernel, nu: float, tol: float,
                     max_iter: int) -> NuSolution | None:
     """The ν-SVC by Wolfe's method on the reduced hulls (``gilbert_svm(nu=...,
@@ -129,12 +144,9 @@ def wolfe_nu_finish(X: Any, y: np.ndarray, kernel: Kernel, nu: float, tol: float
     reports its own); None for sparse data or more than :data:`FINISH_MAX_POINTS` points."""
     from maxmargin.algorithms.wolfe import wolfe_loop
 
-    l = y.shape[0]
-    if l > FINISH_MAX_POINTS or not isinstance(X, np.ndarray):
+    if y.shape[0] > FINISH_MAX_POINTS or not isinstance(X, np.ndarray):
         return None
-    Xc, _ = centred(X, kernel)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", exceptions.ConvergenceWarning)
-        run = run_nearest_point(wolfe_loop, Xc, y, kernel, WOLFE_TOL, max_iter, max_iter,
-                                gram=False, mu=nu_mu(nu, l), zero_rtol=nu_zero_rtol(l))
-        return nu_svm_from_run(run, X, y, kernel, nu, "wolfe", tol)
+        return nu_svm_by_hulls(wolfe_loop, "wolfe", X, y, kernel, nu, tol, max_iter=max_iter,
+                               every=max_iter, gram=False, loop_tol=WOLFE_TOL)

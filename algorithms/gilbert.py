@@ -50,7 +50,7 @@ from maxmargin.algorithms._nearest_point import (
     vertex_move,
     vertex_sqnorm,
 )
-from maxmargin.algorithms._reduced_hull import nu_mu, nu_svm_from_run, nu_zero_rtol
+from maxmargin.algorithms._reduced_hull import nu_svm_by_hulls
 from maxmargin.algorithms.mdm import MDM_MAX_ITER, mdm_loop
 from maxmargin.algorithms.wolfe import WOLFE_MAX_ITER, wolfe_loop
 from maxmargin.certificate import (
@@ -304,11 +304,10 @@ def gilbert_svm(
         nu = check_nu(nu, y)
     finish = check_bool(finish, "finish")
     kern = make_kernel(kernel, gamma=gamma, degree=degree, coef0=coef0, X=X)
-    Xc, mean = centred(X, kern)
     if nu is not None:
-        run = run_nearest_point(loop, Xc, y, kern, tol, max_iter, every, gram=gram,
-                                mu=nu_mu(nu, y.shape[0]), zero_rtol=nu_zero_rtol(y.shape[0]))
-        return nu_svm_from_run(run, X, y, kern, nu, method, tol)
+        return nu_svm_by_hulls(loop, method, X, y, kern, nu, tol, max_iter=max_iter,
+                               every=every, gram=gram)
+    Xc, mean = centred(X, kern)
     clash = opposite_duplicates(X, y)
     if clash is not None:
         weights = np.zeros(X.shape[0])

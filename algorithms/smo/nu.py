@@ -171,7 +171,6 @@ def _solve(solver: NuSolver, first: str, precision: str, tol: float,
     for rounds in range(MAX_ROUNDS):
         unresolved = hold and solver.unresolved(cert)
         if cert.meets(tol) or outcome == MAX_ITER or (held and unresolved):
-            held = held and not cert.meets(tol)
             break
         held = held or unresolved
         r = cert.margin * solver.scale
