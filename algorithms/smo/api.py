@@ -22,14 +22,19 @@ from maxmargin._validation import (
 from maxmargin.algorithms._kernel_cache import block_size
 from maxmargin.algorithms.smo.precision import PRECISIONS, first_precision, solve_certified
 from maxmargin.algorithms.smo.result import make_result
-from maxmargin.algorithms.smo.routing import dcd_pays, dcd_settings, solve_by_dcd
+from maxmargin.algorithms.smo.routing import (
+    dcd_pays,
+    dcd_settings,
+    far_from_origin,
+    solve_by_dcd,
+)
 from maxmargin.algorithms.smo.solver import Options, Problem, Solver
 from maxmargin.algorithms.smo.state import new_state
 from maxmargin.kernels import Kernel, make_kernel, own_points, precomputed
 from maxmargin.kernels.formulas import KIND_LINEAR
 from maxmargin.kernels.qmatrix import diagonal, make_qmatrix, with_rounded_features
 from maxmargin.results import SVMSolution
-from maxmargin.tolerances import CENTRE_OFFSET_RATIO, SMO_TOL
+from maxmargin.tolerances import SMO_TOL
 
 __all__ = ["smo", "WORKING_SETS", "default_max_iter", "problem_of", "solve_checked"]
 
@@ -47,10 +52,7 @@ def _centred_if_offset(X: Any, always: bool = False) -> Any:
     changes no verdict; sparse data keep the origin)."""
     if not isinstance(X, np.ndarray):
         return X
-    centre = X.mean(axis=0)
-    Xc = X - centre
-    spread = float(np.einsum("ij,ij->", Xc, Xc)) / max(1, X.shape[0])
-    return Xc if always or float(centre @ centre) > CENTRE_OFFSET_RATIO * spread else X
+    return X - X.mean(axis=0) if always or far_from_origin(X) else X
 
 
 def smo(

@@ -40,11 +40,17 @@ DCD_MAX_PASSES = 20_000
 
 
 def far_from_origin(X: np.ndarray) -> bool:
-    """``||mean||^2 > CENTRE_OFFSET_RATIO`` times the mean squared distance to the mean
-    (``mean ||x||^2 - ||mean||^2``, without a centred copy): SMO's rule for centring."""
+    """SMO's rule for centring dense data: ``||mean||^2 > CENTRE_OFFSET_RATIO`` times the mean
+    squared distance to the mean, that distance summed over blocks of centred rows (no centred
+    copy of the data, and no cancellation of ``mean ||x||^2 - ||mean||^2``)."""
+    n = X.shape[0]
     centre = X.mean(axis=0)
-    c2 = float(centre @ centre)
-    return c2 > CENTRE_OFFSET_RATIO * (float(np.einsum("ij,ij->", X, X)) / X.shape[0] - c2)
+    rows = max(1, 2**16 // max(1, X.shape[1]))  # blocks of 512 KB
+    spread = 0.0
+    for start in range(0, n, rows):
+        block = X[start:start + rows] - centre
+        spread += float(np.einsum("ij,ij->", block, block))
+    return float(centre @ centre) > CENTRE_OFFSET_RATIO * spread / max(1, n)
 
 
 def dcd_settings(kernel: Kernel, C: float | None, working_set: str, precision: str,
