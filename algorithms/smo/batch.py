@@ -112,9 +112,10 @@ class SMOBatch:
         """:meth:`solve` on arguments its checks would pass unchanged (the estimator's: 1-D
         integer ``idx``, float64 -1/+1 labels holding both, ``C`` a positive float or None,
         ``sample_weight`` None or positive float64, one per label)."""
+        X = self.X[idx]  # this problem's rows, a fresh copy
         if dcd_settings(self.kernel, C, self.options.working_set, self.precision,
-                        self._cap is None, self.options.exact_finish) and dcd_pays(
-                X := self.X[idx]):  # as smo (:mod:`.routing`)
+                        self._cap is None, self.options.exact_finish) and dcd_pays(X):
+            # as smo (:mod:`.routing`)
             sol = solve_by_dcd(X, y, C, sample_weight, self.options.tol)
             if sol is not None:
                 return sol
@@ -126,7 +127,7 @@ class SMOBatch:
                 options = dataclasses.replace(options, max_iter=cap)
             self._options[cap] = options
         start = time.perf_counter()
-        problem, QD, first = problem_of(self.X[idx], y, C, sample_weight, self.kernel, options,
+        problem, QD, first = problem_of(X, y, C, sample_weight, self.kernel, options,
                                         self.precision)
         box = None if C is None else (C if sample_weight is None else C * sample_weight)
         state = new_state(problem.kd, QD, box, options.tol, self.history_every)
