@@ -286,7 +286,7 @@ def full_hull_vertex(g: np.ndarray, vidx: np.ndarray, vw: np.ndarray, fp: int,
     """The convex hulls' linear-minimisation step: the vertex ``x_fp - x_fq`` of ``P - Q``
     (:func:`scan`) and ``min_{m in P - Q} <z, m> = g_fp - g_fq``. Returns ``(nv, lower)``."""
     vidx[0], vw[0], vidx[1], vw[1] = fp, 1.0, fq, 1.0
-    return 2, g[fp] - g[fq]
+    return np.int64(2), g[fp] - g[fq]  # not a literal: see start
 
 
 @njit
@@ -297,7 +297,7 @@ def reduced_hull_vertex(y: np.ndarray, g: np.ndarray, mu: float, vidx: np.ndarra
     and of ``-g`` on ``Q``, and ``lower = min_{RCH(P)} <z, p> - max_{RCH(Q)} <z, q>``.
     Returns ``(nv, lower)``."""
     values, ids = side_values(y, g, 1.0)
-    nv, low_p, _ = smallest_mass(values, ids, mu, vidx, vw, 0)
+    nv, low_p, _ = smallest_mass(values, ids, mu, vidx, vw, np.int64(0))  # not a literal
     values, ids = side_values(y, g, -1.0)
     nv, low_q, _ = smallest_mass(values, ids, mu, vidx, vw, nv)
     return nv, low_p + low_q
@@ -432,17 +432,21 @@ def start(data: tuple, state: tuple, mu: float | None) -> None:
     """
     kd, y = data[1], data[2]
     lam, g, z, col, vidx, vw, _ = state
-    bound = np.inf if mu is None else mu
     a = 0
     while y[a] > 0:
         a += 1
-    nv = 0
+    nv = np.int64(0)  # not a literal: a literal argument compiles a callee once more
     for side in (1.0, -1.0):
         kernel_column(data, a, col)
         for i in range(col.shape[0]):
             col[i] = (kd[i] - 2.0 * col[i]) * side  # side_values flips the sign back
         values, ids = side_values(y, col, side)
-        nv, _, a = smallest_mass(values, ids, bound, vidx, vw, nv)
+        if mu is None:  # the nearest point (no selection compiled for the convex hulls)
+            a = ids[np.argmin(values)]
+            vidx[nv], vw[nv] = a, 1.0
+            nv += 1
+        else:
+            nv, _, a = smallest_mass(values, ids, mu, vidx, vw, nv)
     lam[:] = 0.0
     for i in range(nv):
         lam[vidx[i]] = vw[i]

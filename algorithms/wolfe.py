@@ -403,8 +403,8 @@ def _start_corral(data: tuple, lam: np.ndarray, scale: float) -> Corral:
     cap = _FIRST_CAP
     while cap <= s:
         cap *= 2
-    c = _empty_corral(cap, n, linear, False)
-    s = 0
+    c = _empty_corral(cap, n, linear, np.bool_(False))  # no literals: see _start_reduced_corral
+    s = np.int64(0)  # not a literal: a literal argument compiles a callee once more
     for i in range(n):
         if lam[i] > 0.0:
             c.index[s], c.weight[s], c.in_p[s] = i, lam[i], 1.0 if y[i] > 0 else 0.0
@@ -579,7 +579,7 @@ def _add_atom(c: Corral, data: tuple, col: np.ndarray, vidx: np.ndarray, vw: np.
     """The vertex ``vidx[lo:hi]``, ``vw[lo:hi]`` of one reduced hull (``side`` 1.0 for ``P``,
     0.0 for ``Q``) joins the corral at weight 0: its weights and column in a slot, its rows of
     the Gram block and of the factor. Returns the corral (in larger arrays when it was full)."""
-    c = _with_room(c, False)
+    c = _with_room(c, np.bool_(False))  # not a literal (see _start_reduced_corral)
     s = c.counts[0].n_points
     c.index[s], c.weight[s], c.in_p[s] = -1, 0.0, side
     r = _claim_slot(c, s)
@@ -622,16 +622,17 @@ def _start_reduced_corral(data: tuple, state: tuple, scale: float) -> Corral:
     y = data[2]
     lam, col, vidx, vw = state[0], state[3], state[4], state[5]
     n = y.shape[0]
-    c = _empty_corral(_FIRST_CAP, n, False, True)
+    # the arguments are not literals (constants): a literal argument compiles a callee once more
+    c = _empty_corral(np.int64(_FIRST_CAP), n, np.bool_(False), np.bool_(True))
     for side in (1.0, 0.0):
-        m = 0
+        m = np.int64(0)
         for i in range(n):
             if lam[i] > 0.0 and (y[i] > 0) == (side > 0.0):
                 vidx[m], vw[m] = i, lam[i]
                 m += 1
-        c = _add_atom(c, data, col, vidx, vw, 0, m, side, scale)
+        c = _add_atom(c, data, col, vidx, vw, np.int64(0), m, side, scale)
         c.weight[c.counts[0].n_points - 1] = 1.0
-    c.counts[0].factored = _factor_build(c.factor, c.gram, c.in_p, scale, 2)
+    c.counts[0].factored = _factor_build(c.factor, c.gram, c.in_p, scale, np.int64(2))
     return c
 
 

@@ -161,3 +161,35 @@ def test_the_package_uses_numbas_public_api_only() -> None:
             if re.match(r"(from|import) numba\b", stripped):
                 assert any(stripped.startswith(ok) for ok in _NUMBA_IMPORTS), (path, line)
         assert not _PRIVATE.search(text), (path, _PRIVATE.search(text))
+
+
+_LITERALS = """
+import gc, warnings
+import numpy as np, scipy.sparse as sp
+from numba.core.registry import CPUDispatcher
+import maxmargin.algorithms as A
+from maxmargin.verification.warmup import warm_up
+warnings.simplefilter("ignore")
+warm_up()
+rng = np.random.default_rng(0)
+X = rng.normal(size=(40, 3)); y = np.where(X[:, 0] + 0.5 * rng.normal(size=40) > 0, 1.0, -1.0)
+for method in ("gilbert", "mdm", "wolfe"):
+    A.gilbert_svm(X, y, nu=0.3, method=method, kernel="rbf")
+A.nu_smo(X, y, 0.05, kernel="linear")
+A.dcd(sp.csr_matrix(X), y, C=1.0)
+A.dcd_svc(X, y, C=1.0)
+for o in gc.get_objects():
+    if isinstance(o, CPUDispatcher) and o.py_func.__module__.startswith("maxmargin"):
+        for sig in o.signatures:
+            bad = [str(a) for a in sig if "Literal" in str(a) or "Omitted" in str(a)]
+            if bad:
+                print(o.py_func.__module__ + "." + o.py_func.__qualname__, bad)
+"""
+
+
+def test_no_compiled_function_is_specialised_on_a_literal_argument() -> None:
+    # A constant argument (``f(x, 0)``, or a counter that starts at a literal 0) is typed as a
+    # literal, and Numba compiles the callee once more for it: the same machine code twice.
+    out = subprocess.run([sys.executable, "-c", _LITERALS], capture_output=True, text=True,
+                         check=True).stdout
+    assert out == ""

@@ -669,7 +669,7 @@ def _blas_fill(qm: QMatrix, cols: np.ndarray, nb: int, L: int, data: np.ndarray,
         i = cols[b]
         values = D[b, :L]
         if qm.kind == KIND_RBF and _rbf_distances(qm.sqT, qm.pos[i], 0, L, values) > 0:
-            _near_distances(qm, qm.XT, qm.sqT, qm.pos[i], 0, L, values)
+            _near_distances(qm, qm.XT, qm.sqT, qm.pos[i], np.int64(0), L, values)  # no literal
         finish_values(qm.kind, qm.gamma, qm.coef0, qm.degree, values, qm.bits[:L])
         out = data[offsets[b] : offsets[b] + L]
         y_i = qm.y[i]
