@@ -7,7 +7,7 @@ Each lives in its own module and returns the result types of :mod:`maxmargin.res
 from __future__ import annotations
 
 from maxmargin.algorithms.dcd import dcd, dcd_svc
-from maxmargin.algorithms.gilbert import gilbert, gilbert_hulls, gilbert_svm
+from maxmargin.algorithms.gilbert import gilbert, gilbert_hulls, gilbert_svm, one_class_hull
 from maxmargin.algorithms.kernel_perceptron import kernel_perceptron
 from maxmargin.algorithms.mdm import mdm_hulls
 from maxmargin.algorithms.perceptron import perceptron
@@ -23,6 +23,7 @@ __all__ = [
     "kernel_perceptron",
     "mdm_hulls",
     "nu_smo",
+    "one_class_hull",
     "one_class_smo",
     "perceptron",
     "smo",

@@ -299,6 +299,8 @@ def reduced_hull_vertex(y: np.ndarray, g: np.ndarray, mu: float, vidx: np.ndarra
     values, ids = side_values(y, g, 1.0)
     nv, low_p, _ = smallest_mass(values, ids, mu, vidx, vw, np.int64(0))  # not a literal
     values, ids = side_values(y, g, -1.0)
+    if values.shape[0] == 0:  # one set: Q is the origin, <z, 0> = 0
+        return nv, low_p
     nv, low_q, _ = smallest_mass(values, ids, mu, vidx, vw, nv)
     return nv, low_p + low_q
 
@@ -428,25 +430,32 @@ def start(data: tuple, state: tuple, mu: float | None) -> None:
     distances through ``K``).
 
     For the polytope (``Q = {0}``) this is the seed's start: the vertex nearest the origin.
-    Sets ``lam`` to the vertex's weights, ``z`` to the vertex and ``g``.
+    With no point of ``Q`` (one set, whose nearest point to the origin is sought: ``RCH(mu)``
+    only) the start is the sorted partial sum of the squared norms ``K_ii``. Sets ``lam`` to
+    the vertex's weights, ``z`` to the vertex and ``g``.
     """
     kd, y = data[1], data[2]
     lam, g, z, col, vidx, vw, _ = state
     a = 0
-    while y[a] > 0:
+    while a < y.shape[0] and y[a] > 0:
         a += 1
     nv = np.int64(0)  # not a literal: a literal argument compiles a callee once more
-    for side in (1.0, -1.0):
-        kernel_column(data, a, col)
-        for i in range(col.shape[0]):
-            col[i] = (kd[i] - 2.0 * col[i]) * side  # side_values flips the sign back
-        values, ids = side_values(y, col, side)
-        if mu is None:  # the nearest point (no selection compiled for the convex hulls)
-            a = ids[np.argmin(values)]
-            vidx[nv], vw[nv] = a, 1.0
-            nv += 1
-        else:
-            nv, _, a = smallest_mass(values, ids, mu, vidx, vw, nv)
+    if a == y.shape[0]:  # one set, Q the origin (reduced hulls only): P's points nearest 0
+        if mu is not None:
+            values, ids = side_values(y, kd, 1.0)
+            nv, _, _ = smallest_mass(values, ids, mu, vidx, vw, nv)
+    else:
+        for side in (1.0, -1.0):
+            kernel_column(data, a, col)
+            for i in range(col.shape[0]):
+                col[i] = (kd[i] - 2.0 * col[i]) * side  # side_values flips the sign back
+            values, ids = side_values(y, col, side)
+            if mu is None:  # the nearest point (no selection compiled for the convex hulls)
+                a = ids[np.argmin(values)]
+                vidx[nv], vw[nv] = a, 1.0
+                nv += 1
+            else:
+                nv, _, a = smallest_mass(values, ids, mu, vidx, vw, nv)
     lam[:] = 0.0
     for i in range(nv):
         lam[vidx[i]] = vw[i]
@@ -548,7 +557,9 @@ def run_nearest_point(
     lam, g, col = np.zeros(n), np.zeros(n), np.zeros(n)
     z = np.zeros(d)
     vidx, vw, img = np.zeros(n, dtype=np.int64), np.zeros(n), np.zeros(d if linear else n)
-    hull = None if mu >= 1.0 else float(mu)  # the hull kind as a type (module docstring)
+    one_set = not bool(np.any(y < 0))  # the nearest point of RCH(mu) of P to the origin
+    # the hull kind as a type (module docstring); one set takes the reduced hulls' steps
+    hull = None if mu >= 1.0 and not one_set else float(min(mu, 1.0))
     bound = math.inf if hull is None else hull
     size = max_iter // every + 2 + LOG_GRID * (max_iter.bit_length() + 1)
     hist_it = np.zeros(size, dtype=np.int64)
@@ -572,7 +583,8 @@ def run_nearest_point(
         np.clip(lam, 0.0, bound, out=lam)
     g = exact_g(X, y, lam, kernel)
     zz = float(np.dot(y * lam, g))
-    lower = reduced_support(g[y > 0], bound) + reduced_support(-g[y < 0], bound)
+    lower = reduced_support(g[y > 0], bound) + (0.0 if one_set else
+                                                 reduced_support(-g[y < 0], bound))
     gap = (zz - lower) / zz if zz > 0 else math.nan
     dist = math.sqrt(max(zz, 0.0))
     if code == INTERSECT:

@@ -39,7 +39,7 @@ from maxmargin.algorithms._nearest_point import (
     run_nearest_point,
     status_of,
 )
-from maxmargin.certificate_nu import below_resolution, certify_nu_svm
+from maxmargin.certificate_nu import below_resolution, certify_nu_svm, certify_one_class
 from maxmargin.kernels import Kernel
 from maxmargin.kernels.formulas import KIND_LINEAR
 from maxmargin.results import join_messages
@@ -60,22 +60,25 @@ def nu_mu(nu: float, l: int) -> float:
     return 2.0 / (nu * l)
 
 
-def nu_zero_rtol(l: int) -> float:
-    """The loops' zero tolerance on ``||z||`` over ``R`` for the ν-SVC of ``l`` points: the judge's
-    resolution :func:`~maxmargin.certificate_nu.w_floor` in the units of ``z = (2 / nu) w``,
-    ``max(HULLS_MEET_ATOL, 2 sqrt(gamma_N))`` with ``N = l + 8`` (the judge's ``N`` counts the
-    support too, so its floor is never below this): a run stopped there is ``w = 0`` to the
-    judge as well."""
+def nu_zero_rtol(l: int, sets: int = 2) -> float:
+    """The loops' zero tolerance on ``||z||`` over ``R`` for the ν-SVC of ``l`` points (``sets =
+    2``; the one-class SVM: 1): the judge's resolution :func:`~maxmargin.certificate_nu.w_floor`
+    in the units of ``z = (2 / nu) w`` (one-class: ``z = w``), ``max(HULLS_MEET_ATOL, sets
+    sqrt(gamma_N))`` with ``N = l + 8`` (the judge's ``N`` counts the support too, so its floor
+    is never below this): a run stopped there is ``w = 0`` to the judge as well."""
     u = 0.5 * np.finfo(np.float64).eps
     N = l + 8
-    return max(HULLS_MEET_ATOL, 2.0 * math.sqrt(N * u / (1.0 - N * u)))
+    return max(HULLS_MEET_ATOL, sets * math.sqrt(N * u / (1.0 - N * u)))
 
 
-def nu_svm_from_run(run: NearestPointRun, X: Any, y: np.ndarray, kernel: Kernel, nu: float,
-                    method: str, tol: float) -> NuSolution:
+def nu_svm_from_run(run: NearestPointRun, X: Any, y: np.ndarray | None, kernel: Kernel,
+                    nu: float, method: str, tol: float) -> NuSolution:
     """The ν-SVC answer (a :class:`~maxmargin.formulations.nu.NuSolution`, as ``nu_smo``'s) from
     the nearest points of ``RCH(2 / (nu l))`` (module docstring), judged by
-    :func:`~maxmargin.certificate_nu.certify_nu_svm` in the user's units (``X`` the user's data).
+    :func:`~maxmargin.certificate_nu.certify_nu_svm` in the user's units (``X`` the user's data);
+    ``y`` None: the one-class SVM's (as ``one_class_smo``'s) from the nearest point of ``RCH(1 /
+    (nu l))`` to the origin, ``alpha = lam``, judged by
+    :func:`~maxmargin.certificate_nu.certify_one_class`.
 
     ``alpha = (nu / 2) lam``; ``b``, ``rho`` the judge's best offsets; ``C = 1 / (rho l)``.
     ``||w||`` below the judge's resolution (:func:`~maxmargin.certificate_nu.below_resolution`;
@@ -87,16 +90,19 @@ def nu_svm_from_run(run: NearestPointRun, X: Any, y: np.ndarray, kernel: Kernel,
     """
     from maxmargin.formulations.nu import NuSolution
 
-    l = y.shape[0]
-    alpha = 0.5 * nu * run.lam
-    cert = certify_nu_svm(alpha, X, y, nu, kernel)
-    meet = below_resolution(cert, alpha, 0.5 * nu)
+    l, one_class = X.shape[0], y is None
+    hull = 1.0 if one_class else 0.5 * nu
+    alpha = hull * run.lam
+    cert = (certify_one_class(alpha, X, nu, kernel) if one_class
+            else certify_nu_svm(alpha, X, y, nu, kernel))
+    meet = below_resolution(cert, alpha, hull)
     status = status_of(run, method, warn=False)
     ok = meet or cert.meets(math.inf, HULL_CERT_FACTOR * tol)
     notes = [run.message]
     if meet:
-        notes.append("||w|| is below the certificate's float64 resolution (the reduced hulls "
-                     "meet): w = 0, rho = 0, no equivalent C")
+        notes.append("||w|| is below the certificate's float64 resolution (the reduced "
+                     + ("hull holds the origin): w = 0, rho = 0" if one_class else
+                        "hulls meet): w = 0, rho = 0, no equivalent C"))
     if ok:  # the certificate, not the loop's own stop, decides
         if status != "optimal":
             notes.append("the float64 certificate confirms the answer as it is")
@@ -104,32 +110,39 @@ def nu_svm_from_run(run: NearestPointRun, X: Any, y: np.ndarray, kernel: Kernel,
     elif status == "optimal":
         status = "inaccurate"
     if status != "optimal":
-        warnings.warn(f"{method}: the nu-SVC answer is not certified ({status}): "
-                      f"{cert.summary()}", exceptions.ConvergenceWarning, stacklevel=3)
+        warnings.warn(f"{method}: the {'one-class SVM' if one_class else 'nu-SVC'} answer is "
+                      f"not certified ({status}): {cert.summary()}",
+                      exceptions.ConvergenceWarning, stacklevel=3)
     rho, b = (0.0, 0.0) if meet else (cert.margin, cert.b)
     w = None
     if kernel.kind == KIND_LINEAR:
-        rows = X - X.mean(axis=0) if isinstance(X, np.ndarray) else X
-        w = np.zeros(X.shape[1]) if meet else np.asarray(rows.T @ (alpha * y)).ravel()
-    C = 1.0 / (rho * l) if rho > 0.0 else math.nan
+        v = alpha if one_class else alpha * y
+        rows = X - X.mean(axis=0) if isinstance(X, np.ndarray) and not one_class else X
+        w = np.zeros(X.shape[1]) if meet else np.asarray(rows.T @ v).ravel()
+    C = 1.0 / (rho * l) if rho > 0.0 and not one_class else math.nan
     return NuSolution(
         alpha, b, rho, w, cert.primal_objective, cert.dual_objective, status, run.iterations,
-        method, nu, "nu_svc", C=C, hulls_meet=bool(meet), X_train=X, y_train=y, kernel=kernel,
-        message=join_messages(*notes, cert.summary()), runtime=run.runtime, certificate=cert)
+        method, nu, "one_class" if one_class else "nu_svc", C=C, hulls_meet=bool(meet),
+        X_train=X, y_train=y, kernel=kernel, message=join_messages(*notes, cert.summary()),
+        runtime=run.runtime, certificate=cert)
 
 
-def nu_svm_by_hulls(loop: Any, method: str, X: Any, y: np.ndarray, kernel: Kernel, nu: float,
-                    tol: float, *, max_iter: int, every: int, gram: bool,
+def nu_svm_by_hulls(loop: Any, method: str, X: Any, y: np.ndarray | None, kernel: Kernel,
+                    nu: float, tol: float, *, max_iter: int, every: int, gram: bool,
                     loop_tol: float | None = None) -> NuSolution:
     """The ν-SVC by a nearest-point ``loop`` on ``RCH(2 / (nu l))`` of the classes (the data
     centred where that changes nothing: :func:`~maxmargin.algorithms._nearest_point.centred`),
     stopped at the relative gap ``loop_tol`` (default ``tol``) and judged at ``tol`` by
-    :func:`nu_svm_from_run` in the user's units."""
-    l = y.shape[0]
-    Xc, _ = centred(X, kernel)
-    run = run_nearest_point(loop, Xc, y, kernel, tol if loop_tol is None else loop_tol,
-                            max_iter, every, gram=gram, mu=nu_mu(nu, l),
-                            zero_rtol=nu_zero_rtol(l))
+    :func:`nu_svm_from_run` in the user's units. ``y`` None: the one-class SVM, the nearest
+    point of ``RCH(1 / (nu l))`` of the points to the origin (not centred: the origin is part
+    of the problem)."""
+    l = X.shape[0]
+    one_class = y is None
+    Xc = X if one_class else centred(X, kernel)[0]
+    run = run_nearest_point(loop, Xc, np.ones(l) if one_class else y, kernel,
+                            tol if loop_tol is None else loop_tol, max_iter, every, gram=gram,
+                            mu=1.0 / (nu * l) if one_class else nu_mu(nu, l),
+                            zero_rtol=nu_zero_rtol(l, 1 if one_class else 2))
     return nu_svm_from_run(run, X, y, kernel, nu, method, tol)
 
 

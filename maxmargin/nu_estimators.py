@@ -11,13 +11,15 @@ is ``f / rho``, NuSVC's. :class:`MaxMarginOneClass` reports the one-class answer
 
 ``solver=``: ``"nu_smo"`` (LIBSVM's ν and one-class solvers on the SMO package,
 :func:`maxmargin.algorithms.nu_smo`, :func:`~maxmargin.algorithms.one_class_smo`; the default,
-``"auto"``) or ``"cvxpy"`` (the oracles, certified; small and medium data). Each problem's
+``"auto"``) or ``"cvxpy"`` (the oracles, certified; small and medium data); the one-class
+model also takes ``"mdm"``, ``"wolfe"`` or ``"gilbert"`` (the nearest point of a reduced hull
+to the origin, :func:`maxmargin.algorithms.one_class_hull`). Each problem's
 certified answer is kept in ``solutions_`` (a :class:`~maxmargin.formulations.NuSolution`).
 Sample weights are LIBSVM's per-sample bounds ``C_i = W_i`` (``alpha_i <= w_i / sum w`` in
 Schölkopf's scaling; ``nu_max`` of the class sums of the weights; OneClassSVM's scaling ``nu
-sum w``), by ``nu_smo`` (the oracles have one bound: unequal weights are refused there); zero
-and negative weights leave samples out. Unequal class weights are refused: LIBSVM's ν solvers
-ignore them silently (scikit-learn issue 30332).
+sum w``), by ``nu_smo`` (the oracles and the hulls have one bound: unequal weights are refused
+there); zero and negative weights leave samples out. Unequal class weights are refused:
+LIBSVM's ν solvers ignore them silently (scikit-learn issue 30332).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from sklearn.utils.validation import check_is_fitted
 
 import maxmargin.exceptions as exceptions
 from maxmargin._validation import check_choice, check_estimator_X, check_positive
-from maxmargin.algorithms import nu_smo, one_class_smo
+from maxmargin.algorithms import nu_smo, one_class_hull, one_class_smo
 from maxmargin.certificate import decision_values
 from maxmargin.estimators import (
     _PROBABILITY_DEFAULT,
@@ -45,10 +47,13 @@ from maxmargin.formulations.nu import NuSolution, check_nu, nu_svm_dual, one_cla
 from maxmargin.kernels.objects import training_kernel
 from maxmargin.tolerances import SMO_TOL
 
-__all__ = ["MaxMarginNuClassifier", "MaxMarginOneClass", "NU_SOLVERS", "NuPair"]
+__all__ = ["MaxMarginNuClassifier", "MaxMarginOneClass", "NU_SOLVERS", "ONE_CLASS_SOLVERS",
+           "NuPair"]
 
 #: The solvers of ``solver=`` (besides ``"auto"``).
 NU_SOLVERS = ("nu_smo", "cvxpy")
+#: :class:`MaxMarginOneClass`'s: also the methods of :func:`~maxmargin.algorithms.one_class_hull`.
+ONE_CLASS_SOLVERS = (*NU_SOLVERS, "mdm", "wolfe", "gilbert")
 
 
 @dataclass(frozen=True)
@@ -94,8 +99,8 @@ def _sample_bounds(weights: np.ndarray, solver: str) -> np.ndarray | None:
     kept = weights[weights > 0]
     if not kept.size or np.all(kept == kept[0]):
         return None
-    if solver == "cvxpy":
-        raise ValueError("`sample_weight`: solver='cvxpy' has one bound for every sample; "
+    if solver not in ("auto", "nu_smo"):
+        raise ValueError(f"`sample_weight`: solver={solver!r} has one bound for every sample; "
                          "unequal weights (LIBSVM's C_i = W_i) need solver='nu_smo'.")
     return weights
 
@@ -247,7 +252,9 @@ class MaxMarginOneClass(OutlierMixin, BaseEstimator):
     ----------
     kernel, degree, gamma, coef0, tol, nu, shrinking, cache_size, verbose, max_iter
         OneClassSVM's, with its defaults (``kernel="rbf"``, ``nu=0.5``).
-    solver : {"auto", "nu_smo", "cvxpy"}
+    solver : {"auto", "nu_smo", "cvxpy", "mdm", "wolfe", "gilbert"}
+        The last three: :func:`~maxmargin.algorithms.one_class_hull`'s methods (``tol`` its
+        relative gap).
 
     Attributes
     ----------
@@ -287,7 +294,7 @@ class MaxMarginOneClass(OutlierMixin, BaseEstimator):
         -------
         self
         """
-        check_choice(self.solver, "solver", ("auto", *NU_SOLVERS))
+        check_choice(self.solver, "solver", ("auto", *ONE_CLASS_SOLVERS))
         nu = check_nu(self.nu, None)
         if not (isinstance(self.kernel, str) and self.kernel in ("linear", "rbf", "poly",
                                                                   "sigmoid")):
@@ -305,10 +312,13 @@ class MaxMarginOneClass(OutlierMixin, BaseEstimator):
         points = X.toarray() if sp.issparse(X) else X
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", exceptions.ConvergenceWarning)
+            cap = None if self.max_iter in (-1, None) else int(self.max_iter)
             if self.solver == "cvxpy":
                 sol = one_class_dual(points[keep], nu, kernel=self._kernel).solve()
+            elif self.solver not in ("auto", "nu_smo"):
+                sol = one_class_hull(points[keep], nu, kernel=self._kernel, tol=self.tol,
+                                     max_iter=cap, method=self.solver)
             else:
-                cap = None if self.max_iter in (-1, None) else int(self.max_iter)
                 sol = one_class_smo(points[keep], nu, kernel=self._kernel, tol=self.tol,
                                     max_iter=cap, cache_size=self.cache_size,
                                     shrinking=self.shrinking,
