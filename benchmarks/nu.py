@@ -8,7 +8,10 @@ thread.
   ``gilbert_svm(X, y, nu=..., method="mdm" | "wolfe")`` (the nearest points of the reduced hulls
   ``RCH(2 / (nu l))``) against ``nu_smo``, at relative hull gaps 1e-4 and 1e-8 (the ν-SVC gap
   is about twice the hull gap: 1e-4 is about what ``nu_smo`` reaches at ``tol = 1e-3``);
-* ``one_class``: ``one_class_smo(X, nu, kernel="rbf")`` against ``OneClassSVM``;
+* ``one_class``: ``one_class_smo(X, nu, kernel="rbf")`` against ``OneClassSVM``; and, in cases
+  of their own, ``one_class_hull(X, nu, method="mdm" | "wolfe")`` (the nearest point of the
+  reduced hull ``RCH(1 / (nu l))`` to the origin) against ``one_class_smo``, at relative hull
+  gaps 1e-3 and 1e-6 (the one-class gap is about the hull gap);
 * ``reduced_hulls``: ``gilbert_hulls``, ``mdm_hulls`` and ``wolfe_hulls`` with ``mu`` against
   ``hull_distance(P, Q, mu=mu)`` solved by Clarabel and PIQP through CVXPY (as the ``hulls``
   family), on close hulls (:func:`~benchmarks.data.make_close_hulls`, 0.1 apart) at a relative
@@ -44,6 +47,10 @@ HULL_SVM = {"smoke": ([300], (0.5,)), "standard": ([1000, 5000], (0.1, 0.5, 0.9)
             "scale": ([1000, 5000], (0.1, 0.5, 0.9))}
 #: Relative hull gaps of ``gilbert_svm(nu=...)`` in those cases.
 HULL_SVM_TOLS = (1e-4, 1e-8)
+#: The reduced-hull-vs-SMO cases of ``one_class`` (``one_class_hull`` against
+#: ``one_class_smo``): ``n`` and ``nu`` by suite, and the relative hull gaps.
+HULL_ONE_CLASS = HULL_SVM
+HULL_ONE_CLASS_TOLS = (1e-3, 1e-6)
 #: The ``reduced_hulls`` cases: ``(m per hull, d)`` by suite, each with every ``mu`` of
 #: :data:`MUS` of the suite (the weight bound: a reduced hull's face is the mean of ``1 / mu``
 #: points).
@@ -66,19 +73,26 @@ def _svm_cases(family: str, suite: str) -> list[Case]:
             for n in SIZES[suite] for nu in NUS]
 
 
+def _hull_cases(family: str, label: str, plan: tuple[list[int], tuple[float, ...]],
+                tols: tuple[float, ...]) -> list[Case]:
+    """A reduced-hull-vs-SMO case (kind ``"hulls"``) per ``n`` and ``nu`` of ``plan``."""
+    sizes, nus = plan
+    return [Case(family, f"{label} rbf n={n} nu={nu:g}",
+                 {"n": n, "d": D, "nu": nu, "tol": TOL, "kind": "hulls", "hull_tols": list(tols)})
+            for n in sizes for nu in nus]
+
+
 def nu_svc_cases(suite: str) -> list[Case]:
     """Family ``nu_svc``: ``nu_smo`` vs ``NuSVC``, then ``gilbert_svm(nu=...)`` vs ``nu_smo``."""
-    sizes, nus = HULL_SVM[suite]
-    hull_cases = [Case("nu_svc", f"reduced hulls rbf n={n} nu={nu:g}",
-                       {"n": n, "d": D, "nu": nu, "tol": TOL, "kind": "hulls",
-                        "hull_tols": list(HULL_SVM_TOLS)})
-                  for n in sizes for nu in nus]
-    return _svm_cases("nu_svc", suite) + hull_cases
+    return _svm_cases("nu_svc", suite) + _hull_cases("nu_svc", "reduced hulls", HULL_SVM[suite],
+                                                     HULL_SVM_TOLS)
 
 
 def one_class_cases(suite: str) -> list[Case]:
-    """Family ``one_class``: ``one_class_smo`` vs ``OneClassSVM``."""
-    return _svm_cases("one_class", suite)
+    """Family ``one_class``: ``one_class_smo`` vs ``OneClassSVM``, then ``one_class_hull`` vs
+    ``one_class_smo``."""
+    return _svm_cases("one_class", suite) + _hull_cases(
+        "one_class", "reduced hull", HULL_ONE_CLASS[suite], HULL_ONE_CLASS_TOLS)
 
 
 def reduced_hull_cases(suite: str) -> list[Case]:
@@ -110,6 +124,25 @@ def _certified_row(case: Case, method: str, role: str, m: Measured, cert: Any, t
                     extra=extra, **fields)
 
 
+def _clouds(case: Case) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+    """The case's clouds ``X, y``, the warm-up clouds ``Xw, yw`` and SVC's ``scale`` gamma."""
+    p = case.params
+    X, y = make_clouds(p["n"], p["d"], seed=p["n"])
+    Xw, yw = make_clouds(200, p["d"], seed=1)
+    return X, y, Xw, yw, _gamma_scale(X)
+
+
+def _certify_alpha(one: bool, alpha: np.ndarray, X: np.ndarray, y: np.ndarray, nu: float,
+                   gamma: float) -> Any:
+    """maxmargin's ``alpha`` judged by ``certify_one_class`` (``one``) or ``certify_nu_svm``."""
+    from maxmargin.certificate_nu import certify_nu_svm, certify_one_class
+    from maxmargin.kernels import make_kernel
+
+    kernel = make_kernel("rbf", gamma=gamma)
+    return (certify_one_class(alpha, X, nu, kernel) if one
+            else certify_nu_svm(alpha, X, y, nu, kernel))
+
+
 def _run_peer(case: Case, repeats: int, budget: float) -> list[dict]:
     """LIBSVM (``NuSVC`` / ``OneClassSVM``), then maxmargin, interleaved; both certified
     afterwards."""
@@ -118,14 +151,10 @@ def _run_peer(case: Case, repeats: int, budget: float) -> list[dict]:
 
     from maxmargin import certify
     from maxmargin.algorithms import nu_smo, one_class_smo
-    from maxmargin.certificate_nu import certify_nu_svm, certify_one_class
-    from maxmargin.kernels import make_kernel
 
     p = case.params
     one = case.family == "one_class"
-    X, y = make_clouds(p["n"], p["d"], seed=p["n"])
-    Xw, yw = make_clouds(200, p["d"], seed=1)
-    gamma = _gamma_scale(X)
+    X, y, Xw, yw, gamma = _clouds(case)
     nu, tol = p["nu"], p["tol"]
     kw = {"kernel": "rbf", "gamma": gamma, "tol": tol, "cache_size": 200.0, "shrinking": True}
 
@@ -157,9 +186,7 @@ def _run_peer(case: Case, repeats: int, budget: float) -> list[dict]:
         rows[0]["extra"]["n_sv"] = int(len(model.support_))
     if m_ours.value is not None:
         sol = m_ours.value
-        kernel = make_kernel("rbf", gamma=gamma)
-        cert = (certify_one_class(sol.alpha, X, nu, kernel) if one
-                else certify_nu_svm(sol.alpha, X, y, nu, kernel))
+        cert = _certify_alpha(one, sol.alpha, X, y, nu, gamma)
         rows[1] = _certified_row(case, names[1], "maxmargin", m_ours, cert, tol, X, labels,
                                  sol.predict, params=params, status=sol.status,
                                  iterations=sol.iterations,
@@ -171,41 +198,47 @@ def _run_peer(case: Case, repeats: int, budget: float) -> list[dict]:
 
 
 def _run_hulls_vs_smo(case: Case, repeats: int, budget: float) -> list[dict]:
-    """``nu_smo`` (the reference, ``tol = 1e-3``) and ``gilbert_svm(nu=...)`` with MDM and Wolfe
-    at each relative hull gap of the case, every answer judged by ``certify_nu_svm``."""
+    """The family's SMO (the reference, ``tol = 1e-3``: ``nu_smo`` / ``one_class_smo``) and the
+    nearest points of reduced hulls with MDM and Wolfe at each relative hull gap of the case
+    (``gilbert_svm(nu=...)`` / ``one_class_hull``), every answer judged by ``certify_nu_svm`` /
+    ``certify_one_class``."""
     from threadpoolctl import threadpool_limits
 
-    from maxmargin.algorithms import gilbert_svm, nu_smo
-    from maxmargin.certificate_nu import certify_nu_svm
-    from maxmargin.kernels import make_kernel
+    from maxmargin.algorithms import gilbert_svm, nu_smo, one_class_hull, one_class_smo
 
     p = case.params
-    X, y = make_clouds(p["n"], p["d"], seed=p["n"])
-    Xw, yw = make_clouds(200, p["d"], seed=1)
-    gamma = _gamma_scale(X)
+    one = case.family == "one_class"
+    X, y, Xw, yw, gamma = _clouds(case)
     nu = p["nu"]
-    kernel = make_kernel("rbf", gamma=gamma)
+    kw = {"kernel": "rbf", "gamma": gamma}
 
     def fit(method: str, tol: float, A: np.ndarray, b: np.ndarray) -> Callable[[], Any]:
-        if method == "nu_smo":
-            return lambda: nu_smo(A, b, nu=nu, kernel="rbf", gamma=gamma, tol=tol)
-        return lambda: gilbert_svm(A, b, tol=tol, method=method, kernel="rbf", gamma=gamma, nu=nu)
+        if method == "smo":
+            if one:
+                return lambda: one_class_smo(A, nu=nu, tol=tol, **kw)
+            return lambda: nu_smo(A, b, nu=nu, tol=tol, **kw)
+        if one:
+            return lambda: one_class_hull(A, nu, tol=tol, method=method, **kw)
+        return lambda: gilbert_svm(A, b, tol=tol, method=method, nu=nu, **kw)
 
-    methods = [("nu_smo", p["tol"])] + [(name, t) for name in ("mdm", "wolfe")
-                                        for t in p["hull_tols"]]
+    methods = [("smo", p["tol"])] + [(name, t) for name in ("mdm", "wolfe")
+                                     for t in p["hull_tols"]]
     with threadpool_limits(1):
         measured = measure_many([(fit(k, t, X, y), fit(k, t, Xw, yw)) for k, t in methods],
                                 repeats, budget)
+    smo_name, hull_name = (("one_class_smo", "one_class_hull") if one
+                           else ("nu_smo", "gilbert_svm(nu)"))
+    labels = None if one else y
     rows = []
     for (name, tol), m in zip(methods, measured, strict=True):
-        method = "maxmargin.nu_smo" if name == "nu_smo" else f"maxmargin.gilbert_svm(nu)/{name}"
+        method = f"maxmargin.{smo_name}" if name == "smo" else f"maxmargin.{hull_name}/{name}"
         params = {"tol": tol, "nu": nu, "kernel": "rbf", "gamma": gamma}
         sol = m.value
         if sol is None:
             rows.append(make_row(case, method, "maxmargin", m, params=params))
             continue
-        cert = certify_nu_svm(sol.alpha, X, y, nu, kernel)
-        rows.append(_certified_row(case, method, "maxmargin", m, cert, p["tol"], X, y,
+        cert = _certify_alpha(one, sol.alpha, X, y, nu, gamma)
+        rows.append(_certified_row(case, method, "maxmargin", m, cert, p["tol"], X, labels,
                                    sol.predict, params=params, status=sol.status,
                                    iterations=sol.iterations,
                                    message=join_messages(m.message, sol.message)))
@@ -222,7 +255,9 @@ def run_nu_svc(case: Case, repeats: int, budget: float) -> list[dict]:
 
 
 def run_one_class(case: Case, repeats: int, budget: float) -> list[dict]:
-    """``one_class_smo`` vs ``OneClassSVM``."""
+    """``one_class_smo`` vs ``OneClassSVM``, or ``one_class_hull`` vs ``one_class_smo``."""
+    if case.params["kind"] == "hulls":
+        return _run_hulls_vs_smo(case, repeats, budget)
     return _run_peer(case, repeats, budget)
 
 
@@ -299,24 +334,38 @@ def _peer_table(rows: list[dict], family: str, title: str, peer: str, note: str)
                             "status", "maxmargin peak MB"], body, note)
 
 
-def _hull_svm_table(rows: list[dict]) -> str:
-    """Where ``gilbert_svm(nu=...)`` with MDM and Wolfe beats or loses to ``nu_smo``."""
+#: The reduced-hull-vs-SMO table of each family: (title, reference, note).
+HULL_TABLES = {
+    "nu_svc": (
+        "nu-SVC by the nearest points of reduced hulls (MDM, Wolfe) vs nu_smo", "nu_smo",
+        "RBF clouds (d = 20, Bayes error 10%), gamma `scale`. `gilbert_svm(X, y, nu=nu, "
+        "method=...)` solves the nearest points of RCH(2 / (nu l)); its tol is the relative "
+        "hull gap (the nu-SVC gap is about twice it), nu_smo's is LIBSVM's m - M < 1e-3. "
+        "ratio < 1: the hull method is faster. Every answer judged by the same certificate."),
+    "one_class": (
+        "One-class SVM by the nearest point of a reduced hull (MDM, Wolfe) vs one_class_smo",
+        "one_class_smo",
+        "The nu_svc family's clouds without labels, gamma `scale`, one thread. `one_class_hull("
+        "X, nu, method=...)` solves the nearest point of RCH(1 / (nu l)) to the origin; its "
+        "tol is the relative hull gap (about the one-class gap), one_class_smo's is LIBSVM's "
+        "m - M < 1e-3. ratio < 1: the hull method is faster. Every answer judged by "
+        "`certify_one_class`."),
+}
+
+
+def _hull_svm_table(rows: list[dict], family: str) -> str:
+    """Where the nearest points of reduced hulls with MDM and Wolfe (``gilbert_svm(nu=...)`` /
+    ``one_class_hull``) beat or lose to the family's SMO."""
+    title, ref, note = HULL_TABLES[family]
     body = []
-    for r in find_rows(rows, benchmark="nu_svc", role="maxmargin"):
-        if not r["case"].startswith("reduced hulls"):
+    for r in find_rows(rows, benchmark=family, role="maxmargin"):
+        if not r["case"].startswith("reduced hull"):
             continue
         body.append([r["case"], r["method"].replace("maxmargin.", ""), r["params"].get("tol"),
                      r["status"], r["iterations"], fmt(r["time_s"]),
                      fmt(r["time_ratio"]), _verdict(r), fmt(r["rel_objective_diff"], ".1e")])
-    return md_table(
-        "nu-SVC by the nearest points of reduced hulls (MDM, Wolfe) vs nu_smo",
-        ["case", "method", "tol", "status", "iter", "time s", "ratio to nu_smo",
-         "certificate (m - M < 1e-3)", "rel dD"], body,
-        "RBF clouds (d = 20, Bayes error 10%), gamma `scale`. `gilbert_svm(X, y, nu=nu, "
-        "method=...)` solves the nearest points of RCH(2 / (nu l)); its tol is the relative "
-        "hull gap (the nu-SVC gap is about twice it), nu_smo's is LIBSVM's m - M < 1e-3. "
-        "ratio < 1: the hull method is faster. Every answer judged by the same certificate.",
-    )
+    return md_table(title, ["case", "method", "tol", "status", "iter", "time s",
+                            f"ratio to {ref}", "certificate (m - M < 1e-3)", "rel dD"], body, note)
 
 
 def _reduced_hulls_table(rows: list[dict]) -> str:
@@ -351,7 +400,7 @@ def markdown(rows: list[dict]) -> str:
             "200 MB both. certificate: `maxmargin.certify` (NuSVC) and `certify_nu_svm` "
             "(nu_smo), the same judge, verdict m - M < 1e-3 in the units of LIBSVM's decision "
             "function; rel dD relative to NuSVC's dual objective."))
-        out.append(_hull_svm_table(rows))
+        out.append(_hull_svm_table(rows, "nu_svc"))
     if "one_class" in families:
         out.append(_peer_table(
             rows, "one_class",
@@ -359,6 +408,7 @@ def markdown(rows: list[dict]) -> str:
             "OneClassSVM",
             "The nu_svc family's clouds without labels, same gamma, tol = 1e-3, cache 200 MB. "
             "certificate: `maxmargin.certify` (OneClassSVM) and `certify_one_class`."))
+        out.append(_hull_svm_table(rows, "one_class"))
     if "reduced_hulls" in families:
         out.append(_reduced_hulls_table(rows))
     return "\n".join(out)
