@@ -24,7 +24,8 @@ linear         ``dcd`` vs ``LinearSVC`` (LIBLINEAR) on its own problems, hinge a
 linear_svc     ``smo(kernel="linear")`` on SVC's problem (unregularised bias) vs ``LinearSVC``.
 nu_svc         ``nu_smo`` vs ``NuSVC``, and ``gilbert_svm(nu=...)`` by MDM and Wolfe vs
                ``nu_smo`` (:mod:`benchmarks.nu`).
-one_class      ``one_class_smo`` vs ``OneClassSVM``.
+one_class      ``one_class_smo`` vs ``OneClassSVM``, and ``one_class_hull`` by MDM and Wolfe vs
+               ``one_class_smo``.
 reduced_hulls  the nearest-point methods with ``mu`` vs ``hull_distance(mu=...)`` by Clarabel
                and PIQP on close reduced hulls, relative gap 1e-8.
 perceptron     ``perceptron`` vs scikit-learn ``Perceptron`` run for the same number of epochs.
