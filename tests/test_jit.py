@@ -175,6 +175,7 @@ rng = np.random.default_rng(0)
 X = rng.normal(size=(40, 3)); y = np.where(X[:, 0] + 0.5 * rng.normal(size=40) > 0, 1.0, -1.0)
 for method in ("gilbert", "mdm", "wolfe"):
     A.gilbert_svm(X, y, nu=0.3, method=method, kernel="rbf")
+    A.one_class_hull(X, 0.3, method=method, kernel="rbf")
 A.nu_smo(X, y, 0.05, kernel="linear")
 A.dcd(sp.csr_matrix(X), y, C=1.0)
 A.dcd_svc(X, y, C=1.0)
