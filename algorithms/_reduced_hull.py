@@ -26,6 +26,7 @@ phi(x_i)>``, ``min_{b, rho} (-nu rho + sum_i (rho - m_i - y_i b)_+ / l) = -(nu /
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,7 @@ import numpy as np
 
 import maxmargin.exceptions as exceptions
 from maxmargin.algorithms._nearest_point import (
+    INTERSECT,
     NearestPointRun,
     centred,
     run_nearest_point,
@@ -72,7 +74,7 @@ def nu_zero_rtol(l: int, sets: int = 2) -> float:
 
 
 def nu_svm_from_run(run: NearestPointRun, X: Any, y: np.ndarray | None, kernel: Kernel,
-                    nu: float, method: str, tol: float) -> NuSolution:
+                    nu: float, method: str, tol: float, warn: bool = True) -> NuSolution:
     """The ν-SVC answer (a :class:`~maxmargin.formulations.nu.NuSolution`, as ``nu_smo``'s) from
     the nearest points of ``RCH(2 / (nu l))`` (module docstring), judged by
     :func:`~maxmargin.certificate_nu.certify_nu_svm` in the user's units (``X`` the user's data);
@@ -86,7 +88,7 @@ def nu_svm_from_run(run: NearestPointRun, X: Any, y: np.ndarray | None, kernel: 
     ``nu_smo`` reports it. ``"optimal"`` exactly when the certificate is feasible with relative
     gap ``<= HULL_CERT_FACTOR * tol`` (or ``w = 0`` at its resolution), however the loop
     stopped; else ``"inaccurate"`` or ``"max_iter"`` with a
-    :class:`~maxmargin.exceptions.ConvergenceWarning`.
+    :class:`~maxmargin.exceptions.ConvergenceWarning` (unless not ``warn``).
     """
     from maxmargin.formulations.nu import NuSolution
 
@@ -109,10 +111,8 @@ def nu_svm_from_run(run: NearestPointRun, X: Any, y: np.ndarray | None, kernel: 
         status = "optimal"
     elif status == "optimal":
         status = "inaccurate"
-    if status != "optimal":
-        warnings.warn(f"{method}: the {'one-class SVM' if one_class else 'nu-SVC'} answer is "
-                      f"not certified ({status}): {cert.summary()}",
-                      exceptions.ConvergenceWarning, stacklevel=3)
+    if status != "optimal" and warn:
+        _not_certified(method, one_class, status, cert.summary())
     rho, b = (0.0, 0.0) if meet else (cert.margin, cert.b)
     w = None
     if kernel.kind == KIND_LINEAR:
@@ -127,6 +127,11 @@ def nu_svm_from_run(run: NearestPointRun, X: Any, y: np.ndarray | None, kernel: 
         runtime=run.runtime, certificate=cert)
 
 
+def _not_certified(method: str, one_class: bool, status: str, summary: str) -> None:
+    warnings.warn(f"{method}: the {'one-class SVM' if one_class else 'nu-SVC'} answer is not "
+                  f"certified ({status}): {summary}", exceptions.ConvergenceWarning, stacklevel=4)
+
+
 def nu_svm_by_hulls(loop: Any, method: str, X: Any, y: np.ndarray | None, kernel: Kernel,
                     nu: float, tol: float, *, max_iter: int, every: int, gram: bool,
                     loop_tol: float | None = None) -> NuSolution:
@@ -135,7 +140,13 @@ def nu_svm_by_hulls(loop: Any, method: str, X: Any, y: np.ndarray | None, kernel
     stopped at the relative gap ``loop_tol`` (default ``tol``) and judged at ``tol`` by
     :func:`nu_svm_from_run` in the user's units. ``y`` None: the one-class SVM, the nearest
     point of ``RCH(1 / (nu l))`` of the points to the origin (not centred: the origin is part
-    of the problem)."""
+    of the problem).
+
+    A Gilbert or MDM run stopped at the loops' zero tolerance (:data:`INTERSECT`: ``||z||``
+    within ``10 sqrt(eps) R``, their resolution through kernel columns) that the judge does not
+    confirm as ``w = 0`` (its resolution is finer) is finished by Wolfe's method
+    (:func:`wolfe_nu_finish`), whose exact affine steps reach ``w = 0`` where the hulls meet:
+    kept when certified, said in the message."""
     l = X.shape[0]
     one_class = y is None
     Xc = X if one_class else centred(X, kernel)[0]
@@ -143,10 +154,21 @@ def nu_svm_by_hulls(loop: Any, method: str, X: Any, y: np.ndarray | None, kernel
                             tol if loop_tol is None else loop_tol, max_iter, every, gram=gram,
                             mu=1.0 / (nu * l) if one_class else nu_mu(nu, l),
                             zero_rtol=nu_zero_rtol(l, 1 if one_class else 2))
-    return nu_svm_from_run(run, X, y, kernel, nu, method, tol)
+    finish = method != "wolfe" and run.code == INTERSECT
+    answer = nu_svm_from_run(run, X, y, kernel, nu, method, tol, warn=not finish)
+    if not finish or answer.status == "optimal":
+        return answer
+    wolfe = wolfe_nu_finish(X, y, kernel, nu, tol, max_iter)
+    if wolfe is not None and wolfe.status == "optimal":
+        note = (f"{method} stopped at its zero tolerance ({run.message}), which the "
+                "certificate does not confirm; finished by Wolfe's method on the reduced hulls")
+        return dataclasses.replace(wolfe, method=method,
+                                   message=join_messages(note, wolfe.message))
+    _not_certified(method, one_class, answer.status, answer.certificate.summary())
+    return answer
 
 
-def wolfe_nu_finish(X: Any, y: np.ndarray, kernel: Kernel, nu: float, tol: float,
+def wolfe_nu_finish(X: Any, y: np.ndarray | None, kernel: Kernel, nu: float, tol: float,
                     max_iter: int) -> NuSolution | None:
     """The ν-SVC by Wolfe's method on the reduced hulls (``gilbert_svm(nu=...,
     method="wolfe")``), for a run whose ``rho`` is below the certificate's resolution
@@ -154,10 +176,11 @@ def wolfe_nu_finish(X: Any, y: np.ndarray, kernel: Kernel, nu: float, tol: float
     shrink with ``rho``). Wolfe's affine minimisations reach ``||w||`` below the judge's
     resolution (hulls that meet: ``w = 0``) in a few major cycles. Returns its answer, judged
     by the ν certificate (:func:`nu_svm_from_run`), its warnings not passed on (the caller
-    reports its own); None for sparse data or more than :data:`FINISH_MAX_POINTS` points."""
+    reports its own); None for sparse data or more than :data:`FINISH_MAX_POINTS` points.
+    ``y`` None: the one-class SVM's."""
     from maxmargin.algorithms.wolfe import wolfe_loop
 
-    if y.shape[0] > FINISH_MAX_POINTS or not isinstance(X, np.ndarray):
+    if X.shape[0] > FINISH_MAX_POINTS or not isinstance(X, np.ndarray):
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", exceptions.ConvergenceWarning)

@@ -140,3 +140,16 @@ def test_the_estimator_takes_the_hull_solvers(solver: str) -> None:
     np.testing.assert_array_equal(ours.predict(X)[clear], smo.predict(X)[clear])
     with pytest.raises(ValueError, match="sample_weight"):
         MaxMarginOneClass(solver=solver).fit(X, sample_weight=np.arange(1.0, 41.0))
+
+
+@pytest.mark.parametrize("method", ["mdm", "gilbert"])
+def test_a_run_stopped_at_the_loops_zero_tolerance_is_finished_by_wolfe(method: str) -> None:
+    # a reduced hull that holds the origin (poly kernel, centred points): MDM and Gilbert creep
+    # towards 0 and stop at the loops' zero tolerance, above the judge's resolution; Wolfe's
+    # exact affine steps reach w = 0, as the oracle and one_class_smo say
+    X = np.random.default_rng(0).standard_normal((8, 2))
+    sol = one_class_hull(X, 0.25, kernel="poly", method=method, tol=1e-9)
+    oracle = one_class_dual(X, nu=0.25, kernel="poly").solve()
+    assert oracle.hulls_meet and one_class_smo(X, 0.25, kernel="poly", tol=1e-9).hulls_meet
+    assert sol.status == "optimal" and sol.hulls_meet and sol.method == method
+    assert "finished by Wolfe's method" in sol.message
