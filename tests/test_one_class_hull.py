@@ -54,14 +54,19 @@ def test_one_class_hull_matches_the_oracle_and_smo(method: str, kernel: str, see
     upper = 1.0 / (nu * l)
     assert np.all(alpha >= 0.0) and np.all(alpha <= upper * (1 + 1e-12))
     assert abs(alpha.sum() - 1.0) <= 1e-12
-    assert sol.status == "optimal", sol.message
     cert = certify_one_class(alpha, X, nu, sol.kernel)
-    assert sol.hulls_meet or cert.meets(math.inf, HULL_CERT_FACTOR * 1e-9), cert.summary()
+    if sol.status == "optimal":
+        assert sol.hulls_meet or cert.meets(math.inf, HULL_CERT_FACTOR * 1e-9), cert.summary()
+    else:  # honest only where float64 cannot resolve a gap of 1e-9: ||w||^2 at round-off
+        # level of the kernel's scale (the reduced hull nearly holds the origin)
+        R2 = float(np.max(sol.kernel.diag(X)))
+        assert abs(oracle.dual_objective) <= 1e-6 * R2, (sol.status, sol.message)
+        assert not cert.meets(math.inf, HULL_CERT_FACTOR * 1e-9)
     # the dual optimum 1/2 alpha^T K alpha (its sign as the oracle's) from three solvers
     scale = max(abs(oracle.dual_objective), 1e-12)
     assert abs(sol.dual_objective - oracle.dual_objective) <= 1e-6 * scale + 1e-12
     assert abs(sol.dual_objective - ref.dual_objective) <= 1e-6 * scale + 1e-12
-    if not sol.hulls_meet and ref.status == "optimal":
+    if sol.status == ref.status == "optimal" and not sol.hulls_meet:
         f, g = sol.decision_function(X), ref.decision_function(X)
         assert np.max(np.abs(f - g)) <= 1e-3 * max(1.0, float(np.max(np.abs(g))))
 
