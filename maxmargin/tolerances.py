@@ -136,6 +136,12 @@ DCD_SVC_FINISH_AFTER = 100
 #: ``dcd_svc``: a finish may do as many floating-point operations as the passes so far
 #: (``2 (nnz + n)`` each), and at least this many.
 DCD_SVC_FINISH_MIN_WORK = 1e7
+#: ``dcd_svc``: the finish holds about this many float64 ``(k + 1) x (k + 1)`` matrices at its
+#: peak (``k`` free variables: the KKT matrix, its factor or eigendecomposition, the Gram
+#: block); it is tried only while they take at most the data's own bytes, and at least
+#: ``DCD_SVC_FINISH_MIN_BYTES``.
+DCD_SVC_FINISH_MATRICES = 8
+DCD_SVC_FINISH_MIN_BYTES = 32 * 2**20
 
 # --- numerical thresholds ----------------------------------------------------------------------
 

@@ -389,3 +389,30 @@ def test_property_svc_is_certified_and_matches_smo(seed, n, d, C, sparse):
     # both within their certified gaps of the optimum
     gaps = (res.certificate.gap + ref.certificate.gap) * max(abs(ref.primal_objective), 1e-12)
     assert abs(res.certificate.dual_objective - ref.certificate.dual_objective) <= gaps + 1e-9
+
+
+
+def test_the_exact_finish_is_not_tried_when_its_matrices_outgrow_the_data(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from maxmargin.tolerances import DCD_SVC_FINISH_MATRICES, DCD_SVC_FINISH_MIN_BYTES
+
+    svc = sys.modules["maxmargin.algorithms.dcd.svc"]
+    calls: list[int] = []
+    finish = svc.finish_alpha
+    monkeypatch.setattr(svc, "finish_alpha", lambda *a, **k: calls.append(1) or finish(*a, **k))
+    rng = np.random.default_rng(0)
+    limit = math.isqrt(DCD_SVC_FINISH_MIN_BYTES // (8 * DCD_SVC_FINISH_MATRICES)) - 1
+    n = limit + 50
+    X = rng.standard_normal((n, 3))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    box = np.ones(n)
+    # every variable free: (n + 1)^2 entries per matrix, more than the data's bytes allow
+    assert svc.exact_finish(X, y, np.full(n, 0.5), box, 1e-3, 1e30) is None
+    assert calls == []
+    few = np.zeros(n)  # four free variables: tried (its own judge decides what it returns)
+    few[:4] = 0.5
+    for data in (X, sp.csr_matrix(X)):
+        svc.exact_finish(data, y, few, box, 1e-3, 1e30)
+    assert calls == [1, 1]

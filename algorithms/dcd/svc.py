@@ -27,6 +27,8 @@ from maxmargin.tolerances import (
     DCD_PG_TOL,
     DCD_SVC_EPS,
     DCD_SVC_FINISH_AFTER,
+    DCD_SVC_FINISH_MATRICES,
+    DCD_SVC_FINISH_MIN_BYTES,
     DCD_SVC_FINISH_MIN_WORK,
     DCD_SVC_GROWTH,
     DCD_SVC_SCALING,
@@ -149,9 +151,14 @@ def exact_finish(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, tol:
     """The active-set method (:func:`~maxmargin.algorithms.active_set.finish_alpha`) from the
     balanced ``alpha``, within ``budget`` floating-point operations, kept when its certificate
     has ``m - M < tol``; not tried (None) when the first factorisation of the free set,
-    ``|F|^3``, would already exceed the budget (the active set is still far off)."""
+    ``|F|^3``, would already exceed the budget (the active set is still far off), or when its
+    dense matrices, ``DCD_SVC_FINISH_MATRICES`` of ``(|F| + 1)^2`` float64, would take more
+    than the data's own bytes (at least ``DCD_SVC_FINISH_MIN_BYTES``)."""
     free = int(np.count_nonzero((alpha > 0.0) & (alpha < box)))
-    if float(free) ** 3 > budget:
+    data = (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if hasattr(X, "indptr")
+            else X.nbytes)
+    if (float(free) ** 3 > budget or DCD_SVC_FINISH_MATRICES * 8.0 * (free + 1) ** 2
+            > max(data, DCD_SVC_FINISH_MIN_BYTES)):
         return None
     return finish_alpha(alpha, X, y, box, LinearKernel(), accept=lambda c: c.meets(tol),
                         max_work=budget, kkt_tol=0.25 * tol)
