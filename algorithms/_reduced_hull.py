@@ -55,6 +55,8 @@ __all__ = ["nu_mu", "nu_svm_by_hulls", "nu_svm_from_run", "nu_zero_rtol", "wolfe
 #: :func:`wolfe_nu_finish` runs on at most this many points (its corral holds a weight vector
 #: of length ``l`` per vertex).
 FINISH_MAX_POINTS = 5000
+#: Major cycles of :func:`wolfe_nu_finish`, whichever solver it finishes.
+WOLFE_FINISH_ITER = 10_000
 
 
 def nu_mu(nu: float, l: int) -> float:
@@ -74,7 +76,7 @@ def nu_zero_rtol(l: int, sets: int = 2) -> float:
 
 
 def nu_svm_from_run(run: NearestPointRun, X: Any, y: np.ndarray | None, kernel: Kernel,
-                    nu: float, method: str, tol: float, warn: bool = True) -> NuSolution:
+                    nu: float, method: str, tol: float) -> NuSolution:
     """The ν-SVC answer (a :class:`~maxmargin.formulations.nu.NuSolution`, as ``nu_smo``'s) from
     the nearest points of ``RCH(2 / (nu l))`` (module docstring), judged by
     :func:`~maxmargin.certificate_nu.certify_nu_svm` in the user's units (``X`` the user's data);
@@ -87,8 +89,7 @@ def nu_svm_from_run(run: NearestPointRun, X: Any, y: np.ndarray | None, kernel: 
     the reduced hulls meet): ``w = 0``, ``rho = b = 0``, ``C`` NaN and ``hulls_meet``, as
     ``nu_smo`` reports it. ``"optimal"`` exactly when the certificate is feasible with relative
     gap ``<= HULL_CERT_FACTOR * tol`` (or ``w = 0`` at its resolution), however the loop
-    stopped; else ``"inaccurate"`` or ``"max_iter"`` with a
-    :class:`~maxmargin.exceptions.ConvergenceWarning` (unless not ``warn``).
+    stopped; else ``"inaccurate"`` or ``"max_iter"`` (the caller warns).
     """
     from maxmargin.formulations.nu import NuSolution
 
@@ -111,8 +112,6 @@ def nu_svm_from_run(run: NearestPointRun, X: Any, y: np.ndarray | None, kernel: 
         status = "optimal"
     elif status == "optimal":
         status = "inaccurate"
-    if status != "optimal" and warn:
-        _not_certified(method, one_class, status, cert.summary())
     rho, b = (0.0, 0.0) if meet else (cert.margin, cert.b)
     w = None
     if kernel.kind == KIND_LINEAR:
@@ -146,7 +145,9 @@ def nu_svm_by_hulls(loop: Any, method: str, X: Any, y: np.ndarray | None, kernel
     within ``10 sqrt(eps) R``, their resolution through kernel columns) that the judge does not
     confirm as ``w = 0`` (its resolution is finer) is finished by Wolfe's method
     (:func:`wolfe_nu_finish`), whose exact affine steps reach ``w = 0`` where the hulls meet:
-    kept when certified, said in the message."""
+    kept when certified, said in the message. An answer not certified warns
+    (:class:`~maxmargin.exceptions.ConvergenceWarning`, pointing at the public function's
+    caller)."""
     l = X.shape[0]
     one_class = y is None
     Xc = X if one_class else centred(X, kernel)[0]
@@ -155,10 +156,10 @@ def nu_svm_by_hulls(loop: Any, method: str, X: Any, y: np.ndarray | None, kernel
                             mu=1.0 / (nu * l) if one_class else nu_mu(nu, l),
                             zero_rtol=nu_zero_rtol(l, 1 if one_class else 2))
     finish = method != "wolfe" and run.code == INTERSECT
-    answer = nu_svm_from_run(run, X, y, kernel, nu, method, tol, warn=not finish)
-    if not finish or answer.status == "optimal":
+    answer = nu_svm_from_run(run, X, y, kernel, nu, method, tol)
+    if answer.status == "optimal":
         return answer
-    wolfe = wolfe_nu_finish(X, y, kernel, nu, tol, max_iter)
+    wolfe = wolfe_nu_finish(X, y, kernel, nu, tol) if finish else None
     if wolfe is not None and wolfe.status == "optimal":
         note = (f"{method} stopped at its zero tolerance ({run.message}), which the "
                 "certificate does not confirm; finished by Wolfe's method on the reduced hulls")
@@ -168,10 +169,11 @@ def nu_svm_by_hulls(loop: Any, method: str, X: Any, y: np.ndarray | None, kernel
     return answer
 
 
-def wolfe_nu_finish(X: Any, y: np.ndarray | None, kernel: Kernel, nu: float, tol: float,
-                    max_iter: int) -> NuSolution | None:
+def wolfe_nu_finish(X: Any, y: np.ndarray | None, kernel: Kernel, nu: float,
+                    tol: float) -> NuSolution | None:
     """The ν-SVC by Wolfe's method on the reduced hulls (``gilbert_svm(nu=...,
-    method="wolfe")``), for a run whose ``rho`` is below the certificate's resolution
+    method="wolfe")``, at most :data:`WOLFE_FINISH_ITER` major cycles), for a run whose
+    ``rho`` is below the certificate's resolution
     (:func:`~maxmargin.certificate_nu.rho_unresolved`: the hulls nearly meet, where SMO's steps
     shrink with ``rho``). Wolfe's affine minimisations reach ``||w||`` below the judge's
     resolution (hulls that meet: ``w = 0``) in a few major cycles. Returns its answer, judged
@@ -184,5 +186,6 @@ def wolfe_nu_finish(X: Any, y: np.ndarray | None, kernel: Kernel, nu: float, tol
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", exceptions.ConvergenceWarning)
-        return nu_svm_by_hulls(wolfe_loop, "wolfe", X, y, kernel, nu, tol, max_iter=max_iter,
-                               every=max_iter, gram=False, loop_tol=WOLFE_TOL)
+        return nu_svm_by_hulls(wolfe_loop, "wolfe", X, y, kernel, nu, tol,
+                               max_iter=WOLFE_FINISH_ITER, every=WOLFE_FINISH_ITER, gram=False,
+                               loop_tol=WOLFE_TOL)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from maxmargin._jit import njit
-from maxmargin._validation import check_bool, check_choice, check_points, check_Xy
+from maxmargin._validation import check_bool, check_choice, check_points, check_X, check_Xy
 from maxmargin.algorithms._nearest_point import (
     INTERSECT,
     SVM_HULL_EPS,
@@ -373,7 +373,7 @@ def one_class_hull(
     from maxmargin.formulations.nu import check_nu
 
     kernel, X = precomputed(kernel, X)
-    X = check_points(X, "X") if own_points(kernel) is None else own_points(kernel)(X, "X")
+    X = check_X(X, points=own_points(kernel))
     nu = check_nu(nu, None)
     method = check_choice(method, "method", tuple(NEAREST_POINT_METHODS))
     loop, default_tol, default_iter, gram, _ = NEAREST_POINT_METHODS[method]

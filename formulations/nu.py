@@ -46,7 +46,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from maxmargin._validation import check_array, check_positive, check_Xy
+from maxmargin._validation import check_positive, check_X, check_Xy
 from maxmargin.certificate import Certificate, decision_values
 from maxmargin.certificate_nu import (
     below_resolution,
@@ -359,8 +359,7 @@ def _setup(X: Any, y: Any, nu: Any, kernel: Any, gamma: Any, degree: int, coef0:
                          f"got {kernel!r}: use the dual oracle for other kernels.")
     kernel, X = precomputed(kernel, X)
     if y is None:
-        points = own_points(kernel)
-        X = check_array(X, "X", ndim=2, sparse=True) if points is None else points(X, "X")
+        X = check_X(X, sparse=True, points=own_points(kernel))
         labels = None
     else:
         X, labels = check_Xy(X, y, sparse=True, points=own_points(kernel))

@@ -160,6 +160,15 @@ def check_magnitude(arr: np.ndarray, name: str) -> None:
         )
 
 
+def check_X(X: Any, *, sparse: bool = False, points: Any = None, copy: bool = True) -> Any:
+    """Validate the data of a problem: a finite ``(n, d)`` array (a copy unless ``copy=False``;
+    with ``sparse=True`` a scipy.sparse matrix is accepted and returned as CSR), or whatever
+    ``points(X, "X")`` accepts when the kernel validates its own points (``own_points``)."""
+    if points is not None:
+        return points(X, "X")
+    return check_array(X, "X", ndim=2, sparse=sparse, copy=copy)
+
+
 def check_Xy(
     X: Any, y: Any, *, sparse: bool = False, points: Any = None
 ) -> tuple[Any, np.ndarray]:
@@ -170,7 +179,7 @@ def check_Xy(
     of strings) and ``y`` a length-``n`` array whose values are exactly -1 and +1, with both
     classes present. Returns copies ``(X, y)``.
     """
-    X = check_array(X, "X", ndim=2, sparse=sparse) if points is None else points(X, "X")
+    X = check_X(X, sparse=sparse, points=points)
     if y is None:
         raise ValueError("`y` must be an array of -1/+1 labels; got None.")
     _reject_complex(y, "y")

@@ -36,6 +36,7 @@ from sklearn.utils.validation import check_is_fitted
 import maxmargin.exceptions as exceptions
 from maxmargin._validation import check_choice, check_estimator_X, check_positive
 from maxmargin.algorithms import nu_smo, one_class_hull, one_class_smo
+from maxmargin.algorithms.gilbert import NEAREST_POINT_METHODS
 from maxmargin.certificate import decision_values
 from maxmargin.estimators import (
     _PROBABILITY_DEFAULT,
@@ -53,7 +54,9 @@ __all__ = ["MaxMarginNuClassifier", "MaxMarginOneClass", "NU_SOLVERS", "ONE_CLAS
 #: The solvers of ``solver=`` (besides ``"auto"``).
 NU_SOLVERS = ("nu_smo", "cvxpy")
 #: :class:`MaxMarginOneClass`'s: also the methods of :func:`~maxmargin.algorithms.one_class_hull`.
-ONE_CLASS_SOLVERS = (*NU_SOLVERS, "mdm", "wolfe", "gilbert")
+ONE_CLASS_SOLVERS = (*NU_SOLVERS, *NEAREST_POINT_METHODS)
+#: The choices of ``solver=`` that run LIBSVM's solvers (the only ones with per-sample bounds).
+_LIBSVM_SOLVERS = ("auto", "nu_smo")
 
 
 @dataclass(frozen=True)
@@ -99,7 +102,7 @@ def _sample_bounds(weights: np.ndarray, solver: str) -> np.ndarray | None:
     kept = weights[weights > 0]
     if not kept.size or np.all(kept == kept[0]):
         return None
-    if solver not in ("auto", "nu_smo"):
+    if solver not in _LIBSVM_SOLVERS:
         raise ValueError(f"`sample_weight`: solver={solver!r} has one bound for every sample; "
                          "unequal weights (LIBSVM's C_i = W_i) need solver='nu_smo'.")
     return weights
@@ -315,7 +318,7 @@ class MaxMarginOneClass(OutlierMixin, BaseEstimator):
             cap = None if self.max_iter in (-1, None) else int(self.max_iter)
             if self.solver == "cvxpy":
                 sol = one_class_dual(points[keep], nu, kernel=self._kernel).solve()
-            elif self.solver not in ("auto", "nu_smo"):
+            elif self.solver not in _LIBSVM_SOLVERS:
                 sol = one_class_hull(points[keep], nu, kernel=self._kernel, tol=self.tol,
                                      max_iter=cap, method=self.solver)
             else:

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from maxmargin import MaxMarginOneClass
-from maxmargin.algorithms import one_class_hull, one_class_smo
+from maxmargin.algorithms import gilbert_svm, one_class_hull, one_class_smo
 from maxmargin.certificate_nu import certify_one_class
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.formulations import one_class_dual
@@ -95,9 +95,14 @@ def test_a_reduced_hull_holding_the_origin_gives_w_zero(method: str) -> None:
 
 def test_gilbert_reports_what_it_has_not_certified() -> None:
     X = _points(1, 60, 3, 2.0)
-    with pytest.warns(ConvergenceWarning, match="one-class SVM answer is not certified"):
+    with pytest.warns(ConvergenceWarning, match="one-class SVM answer is not certified") as rec:
         sol = one_class_hull(X, 0.05, kernel="rbf", method="gilbert", max_iter=200)
     assert sol.status == "max_iter"
+    assert [w.filename for w in rec] == [__file__]  # the warning points at the caller
+    y = np.where(np.arange(60) % 2 == 0, 1.0, -1.0)
+    with pytest.warns(ConvergenceWarning, match="nu-SVC answer is not certified") as rec:
+        gilbert_svm(X, y, nu=0.05, kernel="rbf", method="gilbert", max_iter=50)
+    assert [w.filename for w in rec] == [__file__]
     cert = certify_one_class(np.asarray(sol.alpha), X, 0.05, sol.kernel)
     assert not cert.meets(math.inf, HULL_CERT_FACTOR * 1e-6)
 

@@ -22,11 +22,11 @@ from maxmargin._validation import (
     check_bool,
     check_C,
     check_choice,
-    check_kernel_input,
     check_max_iter,
     check_positive,
     check_positive_int,
     check_sample_weight,
+    check_X,
 )
 from maxmargin.algorithms.smo.api import WORKING_SETS, default_max_iter, problem_of
 from maxmargin.algorithms.smo.precision import PRECISIONS, solve_certified
@@ -74,8 +74,7 @@ class SMOBatch:
             raise TypeError(f"`kernel` must be a maxmargin Kernel object; got "
                             f"{type(kernel).__name__}.")
         if not checked:  # the caller's word that X and K(x, x) are valid (the estimator's)
-            points = own_points(kernel)
-            X = check_kernel_input(X, "X") if points is None else points(X, "X")
+            X = check_X(X, sparse=True, points=own_points(kernel), copy=False)
             kernel.diag(X)  # as smo's make_kernel: finite kernel values on the data
         self.X = X
         self.kernel = kernel

@@ -80,8 +80,6 @@ TOL_FRACTION = 0.5
 #: many iterations per variable, and at least :data:`HELD_MIN_ITER`.
 HELD_ITER_PER_POINT = 20
 HELD_MIN_ITER = 2_000
-#: Major cycles of Wolfe's finish (:func:`~maxmargin.algorithms._reduced_hull.wolfe_nu_finish`).
-WOLFE_FINISH_ITER = 10_000
 
 
 def initial_alpha(l: int, nu: float, y: np.ndarray | None = None,
@@ -256,7 +254,7 @@ def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings
     points = own_points(kernel)
     one_class = y is None
     if one_class:
-        X = valid.check_array(X, "X", ndim=2, sparse=True) if points is None else points(X, "X")
+        X = valid.check_X(X, sparse=True, points=points)
     else:
         X, y = valid.check_Xy(X, y, sparse=True, points=points)
     labels = np.ones(X.shape[0]) if one_class else y
@@ -287,7 +285,7 @@ def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings
         rho = cert.margin
         answer = None
         if solver.unresolved(cert):
-            answer = wolfe_nu_finish(solver.user_X, y, kern, nu, options.tol, WOLFE_FINISH_ITER)
+            answer = wolfe_nu_finish(solver.user_X, y, kern, nu, options.tol)
         if answer is not None and (answer.hulls_meet or answer.certificate.meets(options.tol)):
             return _finished(answer, start, f"SMO stopped with rho = {rho:.3g}, below the "
                              "certificate's resolution (the reduced hulls nearly meet); Wolfe's "
