@@ -4,10 +4,11 @@ The ν-SVC and one-class duals and the reduced-hull distances are one problem,
 
 .. math::
 
-    \min_a \tfrac12 v^T K v, \quad v = y \circ a, \quad 0 \le a_i \le U, \quad
+    \min_a \tfrac12 v^T K v, \quad v = y \circ a, \quad 0 \le a_i \le U_i, \quad
     \textstyle\sum_{i \in G_k} a_i = t_k \; (k = 1, \dots),
 
-with groups ``G_k`` (the classes, or all points). On a face -- ``a_i = 0`` or ``U`` fixed, the
+with groups ``G_k`` (the classes, or all points) and one bound ``U`` for every point or one per
+point (sample weights). On a face -- ``a_i = 0`` or ``U_i`` fixed, the
 free set ``F`` open -- the optimum solves the KKT system
 
 .. math::
@@ -28,10 +29,13 @@ import numpy as np
 
 __all__ = ["face_polish", "face_active_set", "FACE_CUTS"]
 
-#: Relative cuts tried for the free set: ``cut U < a_i < (1 - cut) U`` is free, above it at
-#: ``U``, below it at 0 (an interior point is never exactly on a bound).
+Bound = float | np.ndarray
+
+#: Relative cuts tried for the free set: ``cut U_i < a_i < (1 - cut) U_i`` is free, above it
+#: at ``U_i``, below it at 0 (an interior point is never exactly on a bound).
 FACE_CUTS = (1e-10, 1e-8, 1e-6, 1e-4)
-#: A face solve whose free weights leave ``[0, U]`` by more than this times ``U`` is rejected.
+#: A face solve whose free weights leave ``[0, U_i]`` by more than this times ``U_i`` is
+#: rejected.
 FACE_BOX_RTOL = 1e-12
 #: The active set's steps (each one face solve) at most, and its largest free set.
 ACTIVE_SET_STEPS = 60
@@ -42,9 +46,10 @@ RELEASE_RTOL = 1e-13
 
 
 class _Face:
-    """The data of one problem: ``Q`` through ``K`` or the points ``X`` (with ``offset``)."""
+    """The data of one problem: ``Q`` through ``K`` or the points ``X`` (with ``offset``);
+    ``upper`` one bound per point."""
 
-    def __init__(self, y: np.ndarray, upper: float, groups: list[np.ndarray],
+    def __init__(self, y: np.ndarray, upper: np.ndarray, groups: list[np.ndarray],
                  targets: list[float], K: np.ndarray | None, X: np.ndarray | None,
                  offset: np.ndarray | None) -> None:
         self.y, self.upper, self.targets = y, upper, np.asarray(targets, dtype=np.float64)
@@ -92,7 +97,7 @@ class _Face:
         worst, pair = tol, []
         for k in range(self.ng):
             idx = np.flatnonzero(self.label == k)
-            up, low = idx[a[idx] > 0.0], idx[a[idx] < self.upper]
+            up, low = idx[a[idx] > 0.0], idx[a[idx] < self.upper[idx]]
             if up.size == 0 or low.size == 0:
                 continue
             i, j = up[np.argmax(G[up])], low[np.argmin(G[low])]
@@ -101,15 +106,22 @@ class _Face:
         return pair
 
 
-def face_polish(alpha: np.ndarray, y: np.ndarray, upper: float, groups: list[np.ndarray],
+def _per_point(upper: Bound, alpha: np.ndarray) -> np.ndarray:
+    """The bounds as one per point (a read-only view for a common bound)."""
+    return np.broadcast_to(np.asarray(upper, dtype=np.float64), alpha.shape)
+
+
+def face_polish(alpha: np.ndarray, y: np.ndarray, upper: Bound, groups: list[np.ndarray],
                 targets: list[float], *, K: np.ndarray | None = None,
                 X: np.ndarray | None = None, offset: np.ndarray | None = None
                 ) -> list[np.ndarray]:
     """The distinct exact face solutions (module docstring) for the free sets of
-    :data:`FACE_CUTS`; ``K`` the Gram matrix, or ``X`` the points of a linear kernel, with
+    :data:`FACE_CUTS`; ``upper`` one bound or one per point; ``K`` the Gram matrix, or ``X``
+    the points of a linear kernel, with
     ``offset``: the objective ``1/2 ||X^T v + offset||^2`` (points moved by a centre ``c``
     that the fixed sums turn into the constant ``offset = sum_k t_k y_k c``: the same problem,
     better conditioned far from the origin)."""
+    upper = _per_point(upper, alpha)
     face = _Face(y, upper, groups, targets, K, X, offset)
     out: list[np.ndarray] = []
     seen: set[bytes] = set()
@@ -128,15 +140,16 @@ def face_polish(alpha: np.ndarray, y: np.ndarray, upper: float, groups: list[np.
             continue
         F = np.flatnonzero(free)
         solution = face.solve(F, a)
-        if solution is None or np.any(solution < -FACE_BOX_RTOL * upper) or (
-                np.any(solution > (1.0 + FACE_BOX_RTOL) * upper)):
+        cap = upper[F]
+        if solution is None or np.any(solution < -FACE_BOX_RTOL * cap) or (
+                np.any(solution > (1.0 + FACE_BOX_RTOL) * cap)):
             continue
-        a[F] = np.clip(solution, 0.0, upper)
+        a[F] = np.clip(solution, 0.0, cap)
         out.append(a)
     return out
 
 
-def face_active_set(alpha: np.ndarray, y: np.ndarray, upper: float, groups: list[np.ndarray],
+def face_active_set(alpha: np.ndarray, y: np.ndarray, upper: Bound, groups: list[np.ndarray],
                     targets: list[float], *, K: np.ndarray | None = None,
                     X: np.ndarray | None = None, offset: np.ndarray | None = None
                     ) -> np.ndarray | None:
@@ -144,7 +157,8 @@ def face_active_set(alpha: np.ndarray, y: np.ndarray, upper: float, groups: list
     box, the step to the first bound (that weight fixed there); else the bound pair of
     :meth:`_Face.release` freed, until none is left (at most :data:`ACTIVE_SET_STEPS` solves,
     free sets up to :data:`ACTIVE_SET_MAX_FREE`). The objective never rises. None when it
-    cannot start (a free set too large)."""
+    cannot start (a free set too large); ``upper`` as :func:`face_polish`'s."""
+    upper = _per_point(upper, alpha)
     face = _Face(y, upper, groups, targets, K, X, offset)
     a = np.asarray(alpha, dtype=np.float64).copy()
     free = (a > 0.0) & (a < upper)
@@ -157,15 +171,16 @@ def face_active_set(alpha: np.ndarray, y: np.ndarray, upper: float, groups: list
             return a
         d = target - a[F]
         with np.errstate(divide="ignore", invalid="ignore"):
-            limits = np.where(d < 0.0, -a[F] / d, np.where(d > 0.0, (upper - a[F]) / d, np.inf))
+            limits = np.where(d < 0.0, -a[F] / d,
+                              np.where(d > 0.0, (upper[F] - a[F]) / d, np.inf))
         tau = min(1.0, float(np.min(limits))) if F.size else 1.0
         a[F] = a[F] + tau * d
         if tau < 1.0:  # the blocking weight(s) leave the free set, exactly on their bound
             hit = F[limits <= tau]
-            a[hit] = np.where(d[limits <= tau] < 0.0, 0.0, upper)
+            a[hit] = np.where(d[limits <= tau] < 0.0, 0.0, upper[hit])
             free[hit] = False
             continue
-        a[F] = np.clip(a[F], 0.0, upper)
+        a[F] = np.clip(a[F], 0.0, upper[F])
         pair = face.release(a, free)
         if not pair:
             return a

@@ -34,9 +34,10 @@ def simplex_clean(weights: np.ndarray) -> np.ndarray:
 
 
 def hulls_meet(blocks: list[np.ndarray], atol: float = 1e-10,
-               mu: float = 1.0) -> list[np.ndarray] | None:
+               mu: float | np.ndarray = 1.0) -> list[np.ndarray] | None:
     """Convex weights with ``||sum_k sign_k B_k^T w_k||_inf <= atol`` (first block +, others -),
-    or None; with ``mu < 1`` the weights are also at most ``mu`` (reduced convex hulls).
+    or None; with ``mu < 1`` the weights are also at most ``mu`` (reduced convex hulls; ``mu``
+    one bound, or one per row of the blocks in their order).
 
     Solves the linear programme ``min t`` s.t. ``-t <= B_1^T w_1 - B_2^T w_2 <= t``,
     ``1^T w_k = 1``, ``w_k >= 0`` with HiGHS (simplex, tolerances 1e-10): the smallest
@@ -61,9 +62,11 @@ def hulls_meet(blocks: list[np.ndarray], atol: float = 1e-10,
         start += size
     cost = np.zeros(total + 1)
     cost[-1] = 1.0
+    mu = np.broadcast_to(np.asarray(mu, dtype=np.float64), (total,))
+    hard = bool(np.all(mu >= 1.0))
     lp = linprog(
         cost, A_ub=A_ub, b_ub=np.zeros(2 * d), A_eq=A_eq, b_eq=np.ones(len(blocks)),
-        bounds=(0.0, None) if mu >= 1.0 else [(0.0, mu)] * total + [(0.0, None)],
+        bounds=(0.0, None) if hard else [(0.0, float(m)) for m in mu] + [(0.0, None)],
         method="highs-ds",
         options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10,
                  "maxiter": LP_ITERATIONS_PER_VARIABLE * (total + 2 * d)},
@@ -73,6 +76,7 @@ def hulls_meet(blocks: list[np.ndarray], atol: float = 1e-10,
     out, start = [], 0
     for size in sizes:
         w = lp.x[start : start + size]
-        out.append(simplex_clean(w) if mu >= 1.0 else np.clip(w, 0.0, mu) / np.sum(w))
+        cap = mu[start : start + size]
+        out.append(simplex_clean(w) if hard else np.clip(w, 0.0, cap) / np.sum(w))
         start += size
     return out

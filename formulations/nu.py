@@ -24,12 +24,18 @@ l``. One-class (Schölkopf et al. 2001; LIBSVM works with ``nu l alpha``):
 ``(nu / 2)`` times the nearest points of the classes' reduced hulls ``RCH(2 / (nu l))`` and the
 one-class dual the point of ``RCH(1 / (nu l))`` nearest the origin.
 
+``sample_weight`` (positive ``W``) gives LIBSVM's per-sample bounds ``C_i = W_i``: ``1 / l``
+becomes ``W_i / sum W`` in the bound of ``alpha_i`` and in the weight of ``xi_i`` (one-class:
+``W_i / (nu sum W)``), ``nu_max = 2 * min(W_+, W_-) / W`` of the class sums
+(:func:`~maxmargin.certificate_nu.bounds_of`); integer weights are repeated samples.
+
 Every answer is read as ``alpha`` (the variable, or the margin constraints' duals), snapped onto
 its bounds, projected onto the feasible set (:func:`~maxmargin.certificate_nu.project_nu`),
 polished on its face (:func:`~maxmargin.formulations._face.face_polish`) and judged by
 :func:`~maxmargin.certificate_nu.certify_nu_svm` / :func:`certify_one_class`, which also give
 ``b`` and ``rho`` (the order statistics of LIBSVM's ``calculate_rho``). ``C = 1 / (rho l)`` is
-the C-SVC whose solution is ``alpha / rho`` (Chang & Lin 2001). When ``w`` is within
+the C-SVC whose solution is ``alpha / rho`` (Chang & Lin 2001; with weights its boxes are ``C l
+W_i / sum W``, as :func:`~maxmargin.algorithms.nu_smo`'s). When ``w`` is within
 ``ZERO_RTOL R`` of 0 the HiGHS LP decides whether the reduced hulls meet; then ``w = 0``, ``rho
 = b = 0`` and ``C`` is NaN (``hulls_meet`` on the result): no division by ``rho``. The same
 below the certificate's resolution (:func:`~maxmargin.certificate_nu.w_floor`: float64 cannot
@@ -46,10 +52,11 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from maxmargin._validation import check_positive, check_X, check_Xy
+from maxmargin._validation import check_positive, check_sample_weight, check_X, check_Xy
 from maxmargin.certificate import Certificate, decision_values
 from maxmargin.certificate_nu import (
     below_resolution,
+    bounds_of,
     certify_nu_svm,
     certify_one_class,
     nu_max,
@@ -149,21 +156,22 @@ def check_nu(nu: Any, y: np.ndarray | None, weights: np.ndarray | None = None) -
 
 
 class _Problem:
-    """One ν-SVC (``y`` given) or one-class (``y`` None) instance: data, bounds, factor."""
+    """One ν-SVC (``y`` given) or one-class (``y`` None) instance: data, bounds (one, or one
+    per sample with ``weights``), factor."""
 
-    def __init__(self, X: Any, y: np.ndarray | None, nu: float, kern: Kernel) -> None:
+    def __init__(self, X: Any, y: np.ndarray | None, nu: float, kern: Kernel,
+                 weights: np.ndarray | None = None) -> None:
         self.kind = ONE_CLASS if y is None else NU_SVC
-        self.X, self.nu, self.kernel = X, nu, kern
+        self.X, self.nu, self.kernel, self.weights = X, nu, kern, weights
         self.l = X.shape[0]
         self.y = np.ones(self.l) if y is None else y
         self.linear = isinstance(kern, LinearKernel)
+        self.upper = bounds_of(weights, self.l, 1.0 if self.kind == NU_SVC else nu)
         if self.kind == NU_SVC:
-            self.upper = 1.0 / self.l
             self.groups = [np.flatnonzero(self.y > 0), np.flatnonzero(self.y < 0)]
             self.targets = [0.5 * nu, 0.5 * nu]
             F, self.K, _ = gram_factor(kern, X)
         else:
-            self.upper = 1.0 / (nu * self.l)
             self.groups, self.targets = [np.arange(self.l)], [1.0]
             # one-class is not translation invariant: the points themselves, never centred
             F, self.K = (X, None) if self.linear else gram_factor(kern, X)[:2]
@@ -172,13 +180,14 @@ class _Problem:
 
     def certify(self, alpha: np.ndarray) -> Certificate:
         if self.kind == NU_SVC:
-            return certify_nu_svm(alpha, self.X, self.y, self.nu, self.kernel)
-        return certify_one_class(alpha, self.X, self.nu, self.kernel)
+            return certify_nu_svm(alpha, self.X, self.y, self.nu, self.kernel,
+                                  weights=self.weights)
+        return certify_one_class(alpha, self.X, self.nu, self.kernel, weights=self.weights)
 
     def project(self, alpha: np.ndarray) -> np.ndarray:
         if self.kind == NU_SVC:
-            return project_nu(alpha, self.y, self.nu)
-        return project_one_class(alpha, self.nu)
+            return project_nu(alpha, self.y, self.nu, self.weights)
+        return project_one_class(alpha, self.nu, self.weights)
 
     def hulls_meet(self, alpha: np.ndarray) -> np.ndarray | None:
         """``alpha`` of a point where the reduced hulls meet (one-class: hold the origin),
@@ -189,20 +198,21 @@ class _Problem:
             return None
         Fs = self.F / self.scale
         blocks = [Fs[idx] for idx in self.groups]
-        mu = self.upper / self.targets[0]
+        upper = np.broadcast_to(self.upper, (self.l,))
+        mu = np.concatenate([upper[idx] for idx in self.groups]) / self.targets[0]
         weights = hulls_meet(blocks, HULLS_MEET_ATOL, mu=mu)
         if weights is None:
             return None
         out = np.zeros(self.l)
         for idx, wk, t in zip(self.groups, weights, self.targets, strict=True):
-            out[idx] = t * wk
+            out[idx] = np.minimum(t * wk, upper[idx])  # (t mu_i may round above U_i)
         return out
 
     def candidates(self, alpha: np.ndarray, polish: bool) -> list[np.ndarray]:
         """The snapped and projected ``alpha`` and its face solutions."""
         a = np.clip(np.asarray(alpha, dtype=np.float64), 0.0, self.upper)
         a[a < SNAP_RTOL * self.upper] = 0.0
-        a[a > (1.0 - SNAP_RTOL) * self.upper] = self.upper
+        a = np.where(a > (1.0 - SNAP_RTOL) * self.upper, self.upper, a)
         a = self.project(a)
         if not polish:
             return [a]
@@ -335,15 +345,18 @@ def _primal_build(prob: _Problem) -> Any:
         rho = cp.Variable(name="rho")
         xi = cp.Variable(n, name="xi")
         variables = {"w": w, "rho": rho, "xi": xi}
+        # the slacks weighted as the bounds: 1 / l, 1 / (nu l), or W_i / sum W (/ nu)
+        slack = (cp.sum(xi) * prob.upper if prob.weights is None
+                 else cp.sum(cp.multiply(prob.upper, xi)))
         if prob.kind == NU_SVC:
             b = cp.Variable(name="b")
             variables["b"] = b
             margin = cp.multiply(prob.y, Fs @ w + b) >= rho - xi
-            objective = 0.5 * cp.sum_squares(w) - prob.nu * rho + cp.sum(xi) / n
+            objective = 0.5 * cp.sum_squares(w) - prob.nu * rho + slack
             constraints = [margin, xi >= 0, rho >= 0]
         else:
             margin = Fs @ w >= rho - xi
-            objective = 0.5 * cp.sum_squares(w) + cp.sum(xi) / (prob.nu * n) - rho
+            objective = 0.5 * cp.sum_squares(w) + slack - rho
             constraints = [margin, xi >= 0]
         problem = cp.Problem(cp.Minimize(objective), constraints)
         return problem, variables, _extractor(prob, lambda: margin.dual_value)
@@ -352,8 +365,9 @@ def _primal_build(prob: _Problem) -> Any:
 
 
 def _setup(X: Any, y: Any, nu: Any, kernel: Any, gamma: Any, degree: int, coef0: float,
-           primal: bool) -> _Problem:
-    """Validated data, ``nu`` checked against its bound before any kernel work, the kernel."""
+           primal: bool, sample_weight: Any = None) -> _Problem:
+    """Validated data and weights, ``nu`` checked against its bound (of the weights) before
+    any kernel work, the kernel."""
     if primal and not (kernel == "linear" or isinstance(kernel, LinearKernel)):
         raise ValueError("`kernel` of a primal oracle must be 'linear' (explicit features); "
                          f"got {kernel!r}: use the dual oracle for other kernels.")
@@ -363,44 +377,53 @@ def _setup(X: Any, y: Any, nu: Any, kernel: Any, gamma: Any, degree: int, coef0:
         labels = None
     else:
         X, labels = check_Xy(X, y, sparse=True, points=own_points(kernel))
-    nu = check_nu(nu, labels)
+    weights = check_sample_weight(sample_weight, np.ones(X.shape[0]) if labels is None
+                                  else labels)
+    nu = check_nu(nu, labels, weights)
     if not (kernel == "linear" or isinstance(kernel, LinearKernel)) and hasattr(X, "toarray"):
         X = X.toarray()
     kern = make_kernel(kernel, gamma=gamma, degree=degree, coef0=coef0, X=X)
-    return _Problem(X, labels, nu, kern)
+    return _Problem(X, labels, nu, kern, weights)
 
 
 def nu_svm_dual(X: Any, y: Any, nu: float = 0.5, kernel: str | Kernel = "linear",
-                gamma: float | str = "scale", degree: int = 3, coef0: float = 0.0
-                ) -> Formulation:
+                gamma: float | str = "scale", degree: int = 3, coef0: float = 0.0, *,
+                sample_weight: Any = None) -> Formulation:
     """The ν-SVC dual (module docstring), any kernel, as scikit-learn's NuSVC takes it.
 
-    ``solve()`` returns a :class:`NuSolution`. Raises ``ValueError`` naming ``nu_max`` when
-    ``nu > 2 * min(l_+, l_-) / l``, before any kernel is evaluated.
+    ``solve()`` returns a :class:`NuSolution`. ``sample_weight`` (positive): bounds ``alpha_i
+    <= W_i / sum W``. Raises ``ValueError`` naming ``nu_max`` when ``nu > 2 * min(l_+, l_-) /
+    l`` (of the class sums of the weights), before any kernel is evaluated.
     """
     return _formulation("nu_svm_dual", prob := _setup(X, y, nu, kernel, gamma, degree, coef0,
-                                                      False), _dual_build(prob))
+                                                      False, sample_weight), _dual_build(prob))
 
 
-def nu_svm_primal(X: Any, y: Any, nu: float = 0.5, kernel: str | Kernel = "linear"
-                  ) -> Formulation:
+def nu_svm_primal(X: Any, y: Any, nu: float = 0.5, kernel: str | Kernel = "linear", *,
+                  sample_weight: Any = None) -> Formulation:
     """The ν-SVC primal (module docstring) with the linear kernel (explicit features); variables
-    ``w``, ``b``, ``rho``, ``xi``. ``alpha`` is the dual of the margin constraints."""
-    return _formulation("nu_svm_primal", prob := _setup(X, y, nu, kernel, "scale", 3, 0.0, True),
-                        _primal_build(prob))
+    ``w``, ``b``, ``rho``, ``xi``. ``alpha`` is the dual of the margin constraints.
+    ``sample_weight`` (positive): the slack ``xi_i`` weighs ``W_i / sum W``."""
+    return _formulation("nu_svm_primal", prob := _setup(X, y, nu, kernel, "scale", 3, 0.0, True,
+                                                        sample_weight), _primal_build(prob))
 
 
 def one_class_dual(X: Any, nu: float = 0.5, kernel: str | Kernel = "linear",
-                   gamma: float | str = "scale", degree: int = 3, coef0: float = 0.0
-                   ) -> Formulation:
+                   gamma: float | str = "scale", degree: int = 3, coef0: float = 0.0, *,
+                   sample_weight: Any = None) -> Formulation:
     """The one-class SVM dual (module docstring), any kernel, as scikit-learn's OneClassSVM
-    takes it (which defaults to ``kernel="rbf"``); ``solve()`` returns a :class:`NuSolution`."""
+    takes it (which defaults to ``kernel="rbf"``); ``solve()`` returns a :class:`NuSolution`.
+    ``sample_weight`` (positive): bounds ``alpha_i <= W_i / (nu sum W)``."""
     return _formulation("one_class_dual", prob := _setup(X, None, nu, kernel, gamma, degree,
-                                                         coef0, False), _dual_build(prob))
+                                                         coef0, False, sample_weight),
+                        _dual_build(prob))
 
 
-def one_class_primal(X: Any, nu: float = 0.5, kernel: str | Kernel = "linear") -> Formulation:
+def one_class_primal(X: Any, nu: float = 0.5, kernel: str | Kernel = "linear", *,
+                     sample_weight: Any = None) -> Formulation:
     """The one-class SVM primal (module docstring), linear kernel; variables ``w``, ``rho``,
-    ``xi``. ``alpha`` is the dual of the constraints ``w . x_i >= rho - xi_i``."""
+    ``xi``. ``alpha`` is the dual of the constraints ``w . x_i >= rho - xi_i``.
+    ``sample_weight`` (positive): the slack ``xi_i`` weighs ``W_i / (nu sum W)``."""
     return _formulation("one_class_primal", prob := _setup(X, None, nu, kernel, "scale", 3, 0.0,
-                                                           True), _primal_build(prob))
+                                                           True, sample_weight),
+                        _primal_build(prob))

@@ -299,7 +299,7 @@ def certify(model: Any, X: Any, y: Any = None, sample_weight: Any = None, *,
                          "and SVC-like models).")
     tol = check_positive(tol, "tol")
     if impl == "one_class":
-        return _one_class_certificate(model, X, tol)
+        return _one_class_certificate(model, X, sample_weight, tol)
     if impl == "nu_svc":
         certs = list(_nu_certificates(model, X, y, sample_weight, tol))
     elif _is_liblinear(model):
@@ -426,33 +426,46 @@ def _svc_certificates(model: Any, X: Any, labels: Any, sample_weight: Any, tol: 
 
 def _nu_certificates(model: Any, X: Any, labels: Any, sample_weight: Any, tol: float
                      ) -> Iterator[ModelCertificate]:
-    """NuSVC-like fits: LIBSVM's ``dual_coef_`` is ``y alpha / r`` with ``sum alpha = nu l``,
-    so Schölkopf's ``alpha = nu |coef| / sum |coef|`` per pair, judged by
-    :func:`~maxmargin.certificate_nu.certify_nu_svm`."""
+    """NuSVC-like fits: LIBSVM's ``dual_coef_`` is ``y alpha / r`` with ``sum alpha = nu l``
+    (``nu sum W`` with sample weights, ``alpha_i <= W_i``; class weights are not applied), so
+    Schölkopf's ``alpha = nu |coef| / sum |coef|`` per pair, judged by
+    :func:`~maxmargin.certificate_nu.certify_nu_svm` with the pair's positive weights."""
     from maxmargin.certificate_nu import certify_nu_svm
 
     nu = check_positive(model.nu, "model.nu")
+    weights = (None if sample_weight is None
+               else _sample_weights(sample_weight, np.asarray(labels).shape[0]))
     for label, _, members, y_pair, alpha, points, kern, _w in _pair_problems(
             model, X, labels, sample_weight):
         total = float(np.abs(alpha).sum())
         a = nu * np.abs(alpha) / total if total > 0 else np.zeros_like(alpha)
-        cert = certify_nu_svm(a, points[members], y_pair, nu, kern)
+        cert = certify_nu_svm(a, points[members], y_pair, nu, kern,
+                              weights=None if weights is None else weights[members])
         yield ModelCertificate(**dataclasses.asdict(cert), label=label, problem="nu_svc",
                                tol=tol)
 
 
-def _one_class_certificate(model: Any, X: Any, tol: float) -> ModelCertificate:
-    """OneClassSVM-like fits: ``dual_coef_`` is ``alpha`` with ``sum alpha = nu l``; judged by
-    :func:`~maxmargin.certificate_nu.certify_one_class` in Schölkopf's scaling."""
+def _one_class_certificate(model: Any, X: Any, sample_weight: Any, tol: float
+                           ) -> ModelCertificate:
+    """OneClassSVM-like fits: ``dual_coef_`` is ``alpha`` with ``sum alpha = nu l`` (``nu sum
+    W`` over the samples of positive weight, ``alpha_i <= W_i``, with sample weights); judged
+    by :func:`~maxmargin.certificate_nu.certify_one_class` in Schölkopf's scaling on those
+    samples, with their weights."""
     from maxmargin.certificate_nu import certify_one_class
 
     kern, points = _svc_kernel(model, X)
     nu = check_positive(model.nu, "model.nu")
     n = points.shape[0]
-    support = _support(model, points, np.ones(n), isinstance(kern, PrecomputedKernel))
+    weights = _sample_weights(sample_weight, n)
+    kept = np.flatnonzero(weights > 0)
+    if kept.size == 0:
+        raise ValueError("`sample_weight`: every weight is zero; the model was fitted on none.")
+    support = _support(model, points, weights, isinstance(kern, PrecomputedKernel))
     alpha = np.zeros(n)
-    alpha[support] = np.abs(fitted_array(model.dual_coef_).ravel()) / (nu * n)
-    cert = certify_one_class(alpha, points, nu, kern)
+    alpha[support] = np.abs(fitted_array(model.dual_coef_).ravel())
+    alpha /= nu * float(weights[kept].sum())
+    cert = certify_one_class(alpha[kept], points[kept], nu, kern,
+                             weights=None if sample_weight is None else weights[kept])
     return ModelCertificate(**dataclasses.asdict(cert), label="one class", problem="one_class",
                             tol=tol)
 

@@ -17,8 +17,9 @@ to the origin, :func:`maxmargin.algorithms.one_class_hull`). Each problem's
 certified answer is kept in ``solutions_`` (a :class:`~maxmargin.formulations.NuSolution`).
 Sample weights are LIBSVM's per-sample bounds ``C_i = W_i`` (``alpha_i <= w_i / sum w`` in
 Schölkopf's scaling; ``nu_max`` of the class sums of the weights; OneClassSVM's scaling ``nu
-sum w``), by ``nu_smo`` (the oracles and the hulls have one bound: unequal weights are refused
-there); zero and negative weights leave samples out. Unequal class weights are refused:
+sum w``), by ``nu_smo`` and the oracles (``"cvxpy"``); the nearest-point methods of the one-class
+model (``"mdm"``, ``"wolfe"``, ``"gilbert"``) have one bound for every sample and refuse
+unequal weights; zero and negative weights leave samples out. Unequal class weights are refused:
 LIBSVM's ν solvers ignore them silently (scikit-learn issue 30332).
 """
 
@@ -55,8 +56,10 @@ __all__ = ["MaxMarginNuClassifier", "MaxMarginOneClass", "NU_SOLVERS", "ONE_CLAS
 NU_SOLVERS = ("nu_smo", "cvxpy")
 #: :class:`MaxMarginOneClass`'s: also the methods of :func:`~maxmargin.algorithms.one_class_hull`.
 ONE_CLASS_SOLVERS = (*NU_SOLVERS, *NEAREST_POINT_METHODS)
-#: The choices of ``solver=`` that run LIBSVM's solvers (the only ones with per-sample bounds).
+#: The choices of ``solver=`` that run LIBSVM's solvers.
 _LIBSVM_SOLVERS = ("auto", "nu_smo")
+#: The choices of ``solver=`` with per-sample bounds (the nearest-point methods have one).
+_WEIGHTED_SOLVERS = (*_LIBSVM_SOLVERS, "cvxpy")
 
 
 @dataclass(frozen=True)
@@ -98,13 +101,15 @@ class NuPair:
 
 def _sample_bounds(weights: np.ndarray, solver: str) -> np.ndarray | None:
     """The weights as per-sample bounds (positive where kept), or None when the kept ones are
-    all equal (the problem of one bound); refused for the oracles (module docstring)."""
+    all equal (the problem of one bound); refused for the nearest-point methods (module
+    docstring)."""
     kept = weights[weights > 0]
     if not kept.size or np.all(kept == kept[0]):
         return None
-    if solver not in _LIBSVM_SOLVERS:
-        raise ValueError(f"`sample_weight`: solver={solver!r} has one bound for every sample; "
-                         "unequal weights (LIBSVM's C_i = W_i) need solver='nu_smo'.")
+    if solver not in _WEIGHTED_SOLVERS:
+        raise ValueError(f"`sample_weight`: solver={solver!r} (a nearest point of a reduced "
+                         "hull) has one bound for every sample; unequal weights (LIBSVM's C_i "
+                         "= W_i) need solver='nu_smo' or 'cvxpy'.")
     return weights
 
 
@@ -201,12 +206,13 @@ class MaxMarginNuClassifier(MaxMarginClassifier):
         def solve(idx: np.ndarray, y_pair: np.ndarray) -> NuPair:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", exceptions.ConvergenceWarning)  # one, below
+                weights = None if bounds is None else bounds[idx]
                 if oracle:
-                    return NuPair(nu_svm_dual(points[idx], y_pair, nu, kernel=kern).solve())
+                    return NuPair(nu_svm_dual(points[idx], y_pair, nu, kernel=kern,
+                                              sample_weight=weights).solve())
                 return NuPair(nu_smo(points[idx], y_pair, nu, kernel=kern, tol=self.tol,
                                      max_iter=cap, cache_size=self.cache_size,
-                                     shrinking=self.shrinking,
-                                     sample_weight=None if bounds is None else bounds[idx]))
+                                     shrinking=self.shrinking, sample_weight=weights))
 
         rng = LibsvmRandom(seed) if probability else None
         solutions, prob_a, prob_b = [], [], []
@@ -311,21 +317,22 @@ class MaxMarginOneClass(OutlierMixin, BaseEstimator):
                              "negative weights.")
         bounds = _sample_bounds(weights, self.solver)
         keep = np.flatnonzero(weights > 0)
+        kept_bounds = None if bounds is None else bounds[keep]
         self._kernel = training_kernel(self.kernel, self.gamma, self.degree, self.coef0, X)
         points = X.toarray() if sp.issparse(X) else X
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", exceptions.ConvergenceWarning)
             cap = None if self.max_iter in (-1, None) else int(self.max_iter)
             if self.solver == "cvxpy":
-                sol = one_class_dual(points[keep], nu, kernel=self._kernel).solve()
+                sol = one_class_dual(points[keep], nu, kernel=self._kernel,
+                                     sample_weight=kept_bounds).solve()
             elif self.solver not in _LIBSVM_SOLVERS:
                 sol = one_class_hull(points[keep], nu, kernel=self._kernel, tol=self.tol,
                                      max_iter=cap, method=self.solver)
             else:
                 sol = one_class_smo(points[keep], nu, kernel=self._kernel, tol=self.tol,
                                     max_iter=cap, cache_size=self.cache_size,
-                                    shrinking=self.shrinking,
-                                    sample_weight=None if bounds is None else bounds[keep])
+                                    shrinking=self.shrinking, sample_weight=kept_bounds)
         self.solution_ = sol
         self._constant = bool(sol.hulls_meet)  # w = 0 at the certificate's resolution
         scale = nu * float(np.sum(weights[keep]))  # LIBSVM's scaling of alpha and rho

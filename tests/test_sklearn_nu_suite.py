@@ -127,8 +127,9 @@ def test_weighted_problems_agree_with_libsvm(kernel: str, seed: int) -> None:
                                    atol=AGREE * np.max(np.abs(expected)))
 
 
-def test_the_oracles_refuse_unequal_weights() -> None:
+def test_the_nearest_point_methods_refuse_unequal_weights() -> None:
+    """One bound for every sample (the oracles take per-sample bounds: tests/test_nu_weights)."""
     X, y, w = _weighted_data(0)
-    for estimator in (MaxMarginNuClassifier(solver="cvxpy"), MaxMarginOneClass(solver="cvxpy")):
+    for method in ("mdm", "wolfe", "gilbert"):
         with pytest.raises(ValueError, match="sample_weight"):
-            _fitted(estimator, X, y, w)
+            _fitted(MaxMarginOneClass(solver=method), X, y, w)
