@@ -23,6 +23,12 @@ LinearSVC                      LIBLINEAR's primal (:func:`~maxmargin.certificate
                                weight). Verdict: relative weak-duality gap ``<= tol`` (a proof
                                that the objective is that close to the optimum; LIBLINEAR's own
                                stopping quantities need its dual point, which LinearSVC drops).
+NuSVC, OneClassSVM,            Schölkopf's ν-SVC, one problem per pair of classes as for SVC,
+MaxMarginNuClassifier,         and the one-class problem (:mod:`maxmargin.certificate_nu`), with
+MaxMarginOneClass              the bounds ``W_i / sum W`` (one-class ``W_i / (nu sum W)``) of the
+                               positive ``sample_weight`` (class weights are not applied:
+                               LIBSVM's ν solvers ignore them).
+                               Verdict: ``m - M`` over ``rho`` ``< tol``, feasibility ``<= 1e-9``.
 =============================  =================================================================
 
 The verdict's tolerance is 1e-3 unless given. :func:`certify_dual` judges raw solver
