@@ -227,15 +227,17 @@ def make_case(
     )
 
 
-def nu_methods(problem: str, kernel: str, nu: float, tags: tuple[str, ...] = ()
-               ) -> tuple[str, ...]:
+def nu_methods(problem: str, kernel: str, nu: float, tags: tuple[str, ...] = (),
+               hulls: bool = True) -> tuple[str, ...]:
     """The checks of a ν case (:mod:`maxmargin.verification.nu_checks`): the oracle's own
-    certificate, the primal oracle (linear kernel), the SMO solver at tol 1e-3 and 1e-6, the
-    ν-property and the refusal of an infeasible ``nu``; ν-SVC also the ν <-> C equivalence
-    and, tagged ``hulls_meet``, ``w = 0`` reported; one-class at ``nu = 1`` the centroid."""
+    certificate, the primal oracle (linear kernel), the SMO solver at tol 1e-3 and 1e-6, with
+    ``hulls`` MDM and Wolfe on the reduced hulls, the ν-property and the refusal of an
+    infeasible ``nu``; ν-SVC also the ν <-> C equivalence and, tagged ``hulls_meet``, ``w = 0``
+    reported; one-class at ``nu = 1`` the centroid."""
     solver = "one_class_smo" if problem == "one_class" else "nu_smo"
     methods = ["nu/oracle"] + (["nu/primal"] if kernel == "linear" else [])
-    methods += [solver, f"{solver}/tight", "nu_property", "nu_refuses"]
+    methods += [solver, f"{solver}/tight"] + (["nu/mdm", "nu/wolfe"] if hulls else [])
+    methods += ["nu_property", "nu_refuses"]
     if problem == "nu_svc":
         methods.append("nu_c_equivalence")
         if "hulls_meet" in tags:
@@ -250,12 +252,14 @@ def make_nu_case(
     kernel: str = "linear", tags: tuple[str, ...] = (), area: str = "nu", **kernel_params: Any,
 ) -> Case:
     """A ν-SVC case (labels ``y``) or a one-class case (``y`` None) with the checks of
-    :func:`nu_methods`."""
+    :func:`nu_methods` (the reduced hulls' outside the quick suite: their compiled loops
+    would double the first run's compile)."""
     problem = "one_class" if y is None else "nu_svc"
     labels = np.ones(X.shape[0]) if y is None else y
+    methods = nu_methods(problem, kernel, nu, tags, hulls=not quick)
     return Case(name=name, area=area, X=X, y=labels, C=None, kernel=kernel,
-                kernel_params=kernel_params, methods=nu_methods(problem, kernel, nu, tags),
-                quick=quick, tags=(problem, *tags), problem=problem, nu=nu)
+                kernel_params=kernel_params, methods=methods, quick=quick,
+                tags=(problem, *tags), problem=problem, nu=nu)
 
 
 def select(cases: tuple[Case, ...], pattern: str | None) -> tuple[Case, ...]:

@@ -17,6 +17,10 @@ nu_smo, ...          ``nu_smo`` / ``one_class_smo`` at tol 1e-3 (MEDIUM) and ``/
                      (TIGHT): "optimal" only with the recomputed certificate below ``tol``; weak
                      duality both ways with the oracle; objective, decision values and
                      ``hulls_meet`` against the oracle's
+nu/mdm, nu/wolfe     the nearest points of the reduced hulls (``gilbert_svm(nu=...)``,
+                     ``one_class_hull``) by MDM and Wolfe at their default relative gap
+                     ``tol``: "optimal" only with the certificate's gap <= ``HULL_CERT_FACTOR
+                     tol``; against the oracle as ``/tight`` (TIGHT)
 nu_property          Schölkopf et al. (2000): margin errors / l <= nu <= support vectors / l,
                      on the oracle's answer and on the tight solver's (:func:`nu_property`)
 nu_c_equivalence     Chang & Lin (2001): with ``rho > 0`` the ν answer over ``rho`` is the C-SVC
@@ -41,7 +45,8 @@ from typing import Any
 
 import numpy as np
 
-from maxmargin.algorithms import nu_smo, one_class_smo, smo
+from maxmargin.algorithms import gilbert_svm, nu_smo, one_class_hull, one_class_smo, smo
+from maxmargin.algorithms.gilbert import NEAREST_POINT_METHODS
 from maxmargin.certificate import TINY, Certificate, weak_duality
 from maxmargin.certificate_nu import certify_nu_svm, certify_one_class, nu_max, w_floor
 from maxmargin.exceptions import ConvergenceWarning
@@ -56,6 +61,7 @@ from maxmargin.formulations.nu import NuSolution
 from maxmargin.kernels import CallableKernel, Kernel
 from maxmargin.results import SVMSolution
 from maxmargin.tolerances import (
+    HULL_CERT_FACTOR,
     MEDIUM,
     NU_C_TIGHT,
     ORACLE,
@@ -205,6 +211,22 @@ def _run_solver(ctx: Context, tol: float) -> NuSolution:
     if c.problem == "one_class":
         return one_class_smo(c.X, c.nu, kernel=ctx.kernel, tol=tol)
     return nu_smo(c.X, c.y, c.nu, kernel=ctx.kernel, tol=tol)
+
+
+def _hull_solver(method: str) -> Callable[[Context], Outcome]:
+    """``method`` on the reduced hulls at its default tol, judged at the gap its "optimal"
+    promises."""
+    tol = NEAREST_POINT_METHODS[method][1]
+
+    def run(ctx: Context) -> Outcome:
+        c = ctx.case
+        sol = (one_class_hull(c.X, c.nu, kernel=ctx.kernel, method=method)
+               if c.problem == "one_class"
+               else gilbert_svm(c.X, c.y, nu=c.nu, kernel=ctx.kernel, method=method))
+        gap = HULL_CERT_FACTOR * tol
+        return _outcome(ctx, sol, math.inf, gap, TIGHT, f"gap<={gap:g}")
+
+    return run
 
 
 def _oracle_self(ctx: Context) -> Outcome:
@@ -470,6 +492,8 @@ NU_METHODS: tuple[Method, ...] = (
     Method("nu_smo/tight", "nu", _solver(TIGHT_TOL, TIGHT), warm=_NU),
     Method("one_class_smo", "nu", _solver(1e-3, MEDIUM), warm=_NU),
     Method("one_class_smo/tight", "nu", _solver(TIGHT_TOL, TIGHT), warm=_NU),
+    Method("nu/mdm", "nu", _hull_solver("mdm"), warm=("nu_hulls",)),
+    Method("nu/wolfe", "nu", _hull_solver("wolfe"), warm=("nu_hulls",)),
     Method("nu_property", "theorems", _property, warm=_NU),
     Method("nu_c_equivalence", "theorems", _equivalence, warm=("smo",)),
     Method("nu_refuses", "theorems", _refuses, needs_oracle=False),

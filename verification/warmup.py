@@ -16,6 +16,7 @@ from maxmargin.algorithms import (
     kernel_perceptron,
     mdm_hulls,
     nu_smo,
+    one_class_hull,
     one_class_smo,
     perceptron,
     smo,
@@ -63,6 +64,13 @@ def _warm_nu() -> None:
         one_class_smo(_WARM_X, 0.5, kernel=kernel)
 
 
+def _warm_nu_hulls() -> None:
+    for kernel in _KERNELS:  # nu = 0.9 and 0.5: bounds below 1, the reduced hulls' loops
+        for method in ("mdm", "wolfe"):
+            gilbert_svm(_WARM_X, _WARM_Y, nu=0.9, method=method, kernel=kernel)
+            one_class_hull(_WARM_X, 0.5, method=method, kernel=kernel)
+
+
 def _warm_perceptrons() -> None:
     for kernel in _KERNELS:
         kernel_perceptron(_WARM_X, _WARM_Y, kernel=kernel)
@@ -78,6 +86,7 @@ WARM_UPS: dict[str, Callable[[], None]] = {
     "nearest": _warm_nearest,
     "perceptron": _warm_perceptrons,
     "nu": _warm_nu,  # nu_smo and one_class_smo (the nu checks, verification/nu_checks.py)
+    "nu_hulls": _warm_nu_hulls,  # MDM and Wolfe on reduced hulls (the same)
 }
 _WARMED: set[str] = set()
 
