@@ -48,8 +48,8 @@ LATER: tuple[tuple[str, ...], ...] = (
               "CVXPY): nearest points of two hulls to a relative gap of 1e-8"),
     ("nu_svc", "`nu_smo` vs LIBSVM (`NuSVC`): RBF, nu = 0.1 and 0.5, n = 1,000 to 20,000, "
                "tol 1e-3, one thread"),
-    ("nu_svc", "the same at equal accuracy: `NuSVC` at the first tol from 1e-3 down whose "
-               "answer the certificate accepts at 1e-3, as `nu_smo`'s is", "certified_peer"),
+    ("nu_svc", "the same at equal accuracy: LIBSVM's `NuSVC` at the first tol from 1e-3 down "
+               "whose answer the certificate accepts at 1e-3, as `nu_smo`'s is", "certified_peer"),
     ("one_class", "`one_class_smo` vs LIBSVM (`OneClassSVM`): RBF, nu = 0.1 and 0.5, n = "
                   "1,000 to 20,000, tol 1e-3, one thread"),
     ("reduced_hulls", "fastest of `gilbert_hulls`, `mdm_hulls`, `wolfe_hulls` with `mu` vs the "
