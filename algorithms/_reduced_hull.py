@@ -36,6 +36,7 @@ import numpy as np
 import maxmargin.exceptions as exceptions
 from maxmargin.algorithms._nearest_point import (
     INTERSECT,
+    MAX_ITER,
     NearestPointRun,
     centred,
     run_nearest_point,
@@ -143,7 +144,9 @@ def nu_svm_by_hulls(loop: Any, method: str, X: Any, y: np.ndarray | None, kernel
 
     A Gilbert or MDM run stopped at the loops' zero tolerance (:data:`INTERSECT`: ``||z||``
     within ``10 sqrt(eps) R``, their resolution through kernel columns) that the judge does not
-    confirm as ``w = 0`` (its resolution is finer) is finished by Wolfe's method
+    confirm as ``w = 0`` (its resolution is finer), or stopped at ``max_iter`` with no positive
+    lower bound (nothing shows the hulls apart: they may meet, where the relative gap of MDM's
+    and Gilbert's steps does not shrink), is finished by Wolfe's method
     (:func:`wolfe_nu_finish`), whose exact affine steps reach ``w = 0`` where the hulls meet:
     kept when certified, said in the message. An answer not certified warns
     (:class:`~maxmargin.exceptions.ConvergenceWarning`, pointing at the public function's
@@ -155,14 +158,17 @@ def nu_svm_by_hulls(loop: Any, method: str, X: Any, y: np.ndarray | None, kernel
                             tol if loop_tol is None else loop_tol, max_iter, every, gram=gram,
                             mu=1.0 / (nu * l) if one_class else nu_mu(nu, l),
                             zero_rtol=nu_zero_rtol(l, 1 if one_class else 2))
-    finish = method != "wolfe" and run.code == INTERSECT
+    may_meet = run.code == INTERSECT or (run.code == MAX_ITER and not run.lower > 0.0)
+    finish = method != "wolfe" and may_meet
     answer = nu_svm_from_run(run, X, y, kernel, nu, method, tol)
     if answer.status == "optimal":
         return answer
     wolfe = wolfe_nu_finish(X, y, kernel, nu, tol) if finish else None
     if wolfe is not None and wolfe.status == "optimal":
-        note = (f"{method} stopped at its zero tolerance ({run.message}), which the "
-                "certificate does not confirm; finished by Wolfe's method on the reduced hulls")
+        why = ("at its zero tolerance" if run.code == INTERSECT
+               else "at max_iter with nothing showing the hulls apart")
+        note = (f"{method} stopped {why} ({run.message}), which the certificate does not "
+                "confirm; finished by Wolfe's method on the reduced hulls")
         return dataclasses.replace(wolfe, method=method,
                                    message=join_messages(note, wolfe.message))
     _not_certified(method, one_class, answer.status, answer.certificate.summary())
