@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 from maxmargin.algorithms import gilbert_hulls, gilbert_svm, mdm_hulls, nu_smo, wolfe_hulls
 from maxmargin.algorithms._nearest_point import smallest_mass
 from maxmargin.certificate_nu import certify_reduced_hulls, nu_max, reduced_support
-from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.formulations import hull_distance, nu_svm_dual
 from maxmargin.tolerances import HULL_CERT_FACTOR
 
