@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from maxmargin._jit import njit
-from maxmargin.algorithms.active_set import _best_multiplier
+from maxmargin.algorithms.active_set import STEP_WORK, _best_multiplier
 
 __all__ = ["feature_finish", "drop_steps", "finish_work", "refresh_steps", "KKT_RTOL",
            "NULL_RTOL", "RANK_RTOL", "REFINE_STEPS",
@@ -74,10 +74,11 @@ def finish_work(k: int, d: int, nnz: int, n: int) -> float:
     steps, the ``j``-th ``2 (k - j) (d + 1) + 4 k + 4 (d + 1)^2`` (:func:`drop_steps`), with a
     recomputation of ``G``, ``2 k (d + 1)^2``, every :func:`refresh_steps`: about ``k^2 (d + 5
     + (d + 1)^2 / refresh_steps(d))`` in all; then a Newton step and a stationary check,
-    ``EIGH_WORK (d + 1)^3 + 6 nnz + 4 n``."""
-    m = d + 1
+    ``EIGH_WORK (d + 1)^3 + 6 nnz + 4 n``; and ``STEP_WORK`` (a call's fixed cost, as
+    :mod:`~maxmargin.algorithms.active_set` counts it) for each call."""
+    m, calls = d + 1, 2.0 + k / refresh_steps(d)
     per_step = m + 4.0 + m * m / refresh_steps(d) + 4.0 * m * m / max(k, 1)
-    return float(k) * k * per_step + 6.0 * nnz + 4.0 * n + EIGH_WORK * m**3
+    return float(k) * k * per_step + 6.0 * nnz + 4.0 * n + EIGH_WORK * m**3 + STEP_WORK * calls
 
 
 @njit
@@ -87,9 +88,10 @@ def drop_steps(Z: np.ndarray, yF: np.ndarray, a: np.ndarray, upper: np.ndarray,
     """Drop steps (module docstring) on the rows ``alive`` of ``Z`` while ``max |r| > null_tol``,
     at most ``max_steps`` of them, each dropping the alpha it blocks on (``alive`` set False,
     ``a`` put on its bound). ``a``, ``alive``, ``G`` and ``r`` are updated in place. Returns
-    ``(steps, work, consistent)``."""
+    ``(steps, work, consistent, moved)`` (``moved``: a step whose blocking alpha travelled
+    more than ``KKT_RTOL`` times its bound)."""
     k, m = Z.shape
-    steps, work, consistent = 0, 0.0, False
+    steps, work, consistent, moved = 0, 0.0, False, False
     while steps < max_steps:
         worst = 0.0
         for i in range(k):
@@ -108,6 +110,7 @@ def drop_steps(Z: np.ndarray, yF: np.ndarray, a: np.ndarray, upper: np.ndarray,
                 t, j = room, i
         if j < 0 or not math.isfinite(t):
             break
+        moved = moved or t * abs(yF[j] * r[j]) > KKT_RTOL * upper[j]
         for i in range(k):
             if alive[i]:
                 a[i] += t * yF[i] * r[i]
@@ -128,7 +131,7 @@ def drop_steps(Z: np.ndarray, yF: np.ndarray, a: np.ndarray, upper: np.ndarray,
         for p in range(m):
             for q in range(m):
                 G[p, q] += gz[p] * gz[q] * inv
-    return steps, work, consistent
+    return steps, work, consistent, moved
 
 
 def _dense_rows(X: Any, idx: np.ndarray) -> np.ndarray:
@@ -193,15 +196,20 @@ def feature_finish(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, kk
     while work <= max_work:
         k = free.size
         if k > d + 1:
-            work += _drop_phase(Z, y[free], a, free, box, d)
-            kept = (a[free] > 0.0) & (a[free] < box[free])
-            at0[free[a[free] <= 0.0]] = True
-            atC[free[a[free] >= box[free]]] = True
+            spent, moved, kept = _drop_phase(Z, y[free], a, free, box, d)
+            work += spent
+            if moved:
+                stuck[:] = False
+            elif released >= 0 and not kept[np.searchsorted(free, released)]:
+                stuck[released] = True  # dropped again at once: not released again until a
+                released = -1           # step moves (no cycling)
+            gone = free[~kept]
+            at0[gone], atC[gone] = a[gone] <= 0.0, a[gone] >= box[gone]
             free, Z = free[kept], Z[kept]
             k = free.size
         w = np.asarray(X.T @ (a * y), dtype=np.float64).ravel()
         u, newton = _subproblem(Z, y[free], w, float(y @ a))
-        work += EIGH_WORK * (d + 1) ** 3 + 4.0 * k * (d + 1) ** 2 + 2.0 * nnz
+        work += STEP_WORK + EIGH_WORK * (d + 1) ** 3 + 4.0 * k * (d + 1) ** 2 + 2.0 * nnz
         step = y[free] * u
         with np.errstate(divide="ignore", invalid="ignore"):
             room = np.where(step < 0.0, -a[free] / step, (box[free] - a[free]) / step)
@@ -213,18 +221,19 @@ def feature_finish(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, kk
         if not math.isfinite(length):
             return good
         a[free] += length * step
+        if length * float(np.max(np.abs(step), initial=0.0)) > KKT_RTOL * float(
+                np.max(box[free], initial=0.0)):
+            stuck[:] = False  # a step that moves alpha (not by round-off): progress
         if block >= 0:  # the blocking alpha leaves F
             j = free[block]
             (at0 if step[block] < 0.0 else atC)[j] = True
             a[j] = 0.0 if step[block] < 0.0 else box[j]
             if length == 0.0 and j == released:
                 stuck[j] = True  # degenerate: not released again until a step moves
-            elif length > 0.0:
-                stuck[:] = False
+            released = -1
             free, Z = np.delete(free, block), np.delete(Z, block, axis=0)
             refined = 0
             continue
-        stuck[:] = False
         w = np.asarray(X.T @ (a * y), dtype=np.float64).ravel()
         g = np.asarray(X @ w, dtype=np.float64).ravel()
         work += 4.0 * nnz + 4.0 * n
@@ -255,23 +264,26 @@ def _drop_phase(Z: np.ndarray, yF: np.ndarray, a: np.ndarray, free: np.ndarray,
                 box: np.ndarray, d: int) -> float:
     """:func:`drop_steps` on the free rows (equilibrated, :func:`_equilibrated`) while their
     ``M`` is well conditioned, ``G`` recomputed (and the dropped rows removed) every
-    :func:`refresh_steps`; ``a[free]`` updated. Returns the work."""
+    :func:`refresh_steps`; ``a[free]`` updated. Returns ``(work, moved, kept)`` (``moved``: as
+    :func:`drop_steps`; ``kept``: which of ``free`` the steps did not drop)."""
     pos = np.arange(free.size)  # the rows still free, as positions in ``free``
     Z, aF, upper = _equilibrated(Z)[0], a[free], box[free]
-    work = 0.0
+    work, moved = 0.0, False
     while pos.size > d + 1:
         lam, V = np.linalg.eigh(Z.T @ Z)
-        work += EIGH_WORK * (d + 1) ** 3 + 2.0 * pos.size * (d + 1) ** 2
+        work += STEP_WORK + EIGH_WORK * (d + 1) ** 3 + 2.0 * pos.size * (d + 1) ** 2
         if float(lam[0]) <= RANK_RTOL**2 * max(float(lam[-1]), 1e-300):
             break  # rank-deficient: the singular value decomposition's steps
         G = (V / lam) @ V.T
         r = yF - Z @ (G @ (Z.T @ yF))
         alive = np.ones(pos.size, dtype=bool)
-        steps, spent, consistent = drop_steps(Z, yF, aF, upper, alive, G, r, NULL_RTOL,
-                                              refresh_steps(d))
-        work += spent
+        steps, spent, consistent, went = drop_steps(Z, yF, aF, upper, alive, G, r, NULL_RTOL,
+                                                    refresh_steps(d))
+        work, moved = work + spent, moved or went
         a[free[pos]] = aF
         pos, Z, yF, aF, upper = pos[alive], Z[alive], yF[alive], aF[alive], upper[alive]
         if consistent or steps == 0:
             break
-    return work
+    kept = np.zeros(free.size, dtype=bool)
+    kept[pos] = True
+    return work, moved, kept
