@@ -39,7 +39,7 @@ from maxmargin._jit import njit
 from maxmargin.algorithms.active_set import STEP_WORK, _best_multiplier
 
 __all__ = ["feature_finish", "drop_steps", "finish_work", "refresh_steps", "KKT_RTOL",
-           "NULL_RTOL", "RANK_RTOL", "REFINE_STEPS",
+           "NULL_RTOL", "PEAK_COPIES", "RANK_RTOL", "REFINE_STEPS",
            "REFRESH_STEPS", "LEVERAGE_MAX"]
 
 #: ``r`` counts as zero (the subproblem consistent) when ``max |r_i|`` is at most this
@@ -57,6 +57,9 @@ REFRESH_STEPS = 64
 LEVERAGE_MAX = 1.0 - 1e-8
 #: The finish ends where no bound margin is wrong by more than this times ``max(1, max |m_i|)``.
 KKT_RTOL = 1e-12
+#: The finish holds at most about this many ``k x (d + 1)`` float64 arrays at its peak (the free
+#: rows, their equilibrated copy, its compaction or singular vectors).
+PEAK_COPIES = 4
 #: Newton steps of iterative refinement on one free set whose margins are not 1 to round-off.
 REFINE_STEPS = 2
 #: Counted floating-point operations of one eigen- or singular value decomposition, per

@@ -18,7 +18,7 @@ from maxmargin.algorithms.dcd.api import (
     finish_status,
     history_of,
 )
-from maxmargin.algorithms.dcd.finish import feature_finish, finish_work
+from maxmargin.algorithms.dcd.finish import PEAK_COPIES, feature_finish, finish_work
 from maxmargin.algorithms.dcd.loop import CONVERGED, Coordinates
 from maxmargin.certificate import Certificate, certify_svm, max_violation
 from maxmargin.kernels import LinearKernel
@@ -173,8 +173,8 @@ def exact_finish(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, tol:
 class Finish:
     """When and how :func:`solve_svc` hands its balanced ``alpha`` to an exact finish, kept only
     when certified (never before ``DCD_SVC_FINISH_AFTER`` passes). While the ``k`` free alphas
-    outnumber ``d + 1``: in feature space (:func:`~.finish.feature_finish`, ``k (d + 1)``
-    floats, at most the data's bytes or ``DCD_SVC_FINISH_MIN_BYTES``), once its estimated work
+    outnumber ``d + 1``: in feature space (:func:`~.finish.feature_finish`, ``PEAK_COPIES k (d +
+    1)`` floats, at most the data's bytes or ``DCD_SVC_FINISH_MIN_BYTES``), once its estimated work
     (:func:`~.finish.finish_work`) is within that of the passes so far (``2 (nnz / n + 1)`` per
     sample visited, at least ``DCD_SVC_FINISH_MIN_WORK``), its budget; after a failure, only
     when the passes' work has grown ``DCD_SVC_FINISH_GROWTH`` times or the estimate has fallen
@@ -220,7 +220,8 @@ class Finish:
         (n, d), nnz = X.shape, (X.nnz if hasattr(X, "tocsr") else X.size)
         need = finish_work(free, d, nnz, n)
         if (need > work or (work < self.retry_at and need > self.retry_below)
-                or 8.0 * free * (d + 1) > max(data_bytes(X), DCD_SVC_FINISH_MIN_BYTES)):
+                or PEAK_COPIES * 8.0 * free * (d + 1)
+                > max(data_bytes(X), DCD_SVC_FINISH_MIN_BYTES)):
             return None
         self.retry_at = DCD_SVC_FINISH_GROWTH * work
         self.retry_below = need / DCD_SVC_FINISH_GROWTH
