@@ -142,6 +142,12 @@ DCD_SVC_FINISH_MIN_WORK = 1e7
 #: ``DCD_SVC_FINISH_MIN_BYTES``.
 DCD_SVC_FINISH_MATRICES = 8
 DCD_SVC_FINISH_MIN_BYTES = 32 * 2**20
+#: ``dcd_svc``: after a feature-space finish that failed, the next waits until the passes'
+#: work has grown this many times, or the estimate of its own work has fallen as many.
+DCD_SVC_FINISH_GROWTH = 4.0
+#: ``dcd_svc``: a feature-space finish whose work runs out returns its last stationary point
+#: whose bound margins were wrong by at most this times ``tol`` (``m - M`` about twice that).
+DCD_SVC_FINISH_KKT = 0.25
 
 # --- numerical thresholds ----------------------------------------------------------------------
 

@@ -5,7 +5,8 @@ float64.
 * :mod:`~maxmargin.algorithms.dcd.loop`: the compiled coordinate-descent passes;
 * :mod:`~maxmargin.algorithms.dcd.newton`: the squared hinge's primal finite Newton method;
 * :mod:`~maxmargin.algorithms.dcd.api`: :func:`dcd`;
-* :mod:`~maxmargin.algorithms.dcd.svc`: :func:`dcd_svc`.
+* :mod:`~maxmargin.algorithms.dcd.svc`: :func:`dcd_svc`;
+* :mod:`~maxmargin.algorithms.dcd.finish`: ``dcd_svc``'s exact finish in feature space.
 """
 
 from __future__ import annotations

@@ -115,8 +115,9 @@ def dcd_loop(rows: tuple, y: np.ndarray, upper: np.ndarray, diag: np.ndarray, QD
     """LIBLINEAR's ``solve_l2r_l1l2_svc`` passes (module docstring), on the margins
     ``y_i (w~ . x~_i + offset)`` (a fixed unregularised bias; 0 for LIBLINEAR), until
     ``PGmax - PGmin <= eps`` over all samples or ``max_passes``. ``alpha``, ``w``, ``order``,
-    ``rng`` and the shrinking state ``shrunk = (active, PGmax_old, PGmin_old)`` are updated in
-    place (a later call goes on where this one stopped). Returns ``(passes, CONVERGED or
+    ``rng`` and the shrinking state ``shrunk = (active, PGmax_old, PGmin_old, visits)`` are
+    updated in place (a later call goes on where this one stopped; ``visits`` adds up the
+    samples active at the start of each pass). Returns ``(passes, CONVERGED or
     MAX_ITER)``."""
     n = y.shape[0]
     X, indptr, indices, data, s_col = rows
@@ -124,6 +125,7 @@ def dcd_loop(rows: tuple, y: np.ndarray, upper: np.ndarray, diag: np.ndarray, QD
     passes, converged = 0, False
     while passes < max_passes and not converged:
         pg_max, pg_min = -math.inf, math.inf
+        shrunk[3] += active
         shuffle(order, active, rng)
         s = 0
         while s < active:
@@ -223,7 +225,7 @@ class Coordinates:
         QD[QD <= 0.0] = TINY  # hinge, a zero row without intercept: one step puts it on C_i
         return cls(X, y, s, rows, np.full(n, math.inf) if squared else box, diag, QD,
                    np.zeros(n), np.zeros(d + 1), np.arange(n, dtype=np.int64), rng,
-                   np.array([n, math.inf, -math.inf]), shrinking)
+                   np.array([n, math.inf, -math.inf, 0.0]), shrinking)
 
     def passes(self, eps: float, budget: int, offset: float = 0.0) -> tuple[int, int]:
         """:func:`dcd_loop` for at most ``budget`` passes, then ``w~`` recomputed from
@@ -236,7 +238,12 @@ class Coordinates:
 
     def unshrink(self) -> None:
         """Every sample active again (the problem changed)."""
-        self.shrunk[:] = (self.y.shape[0], math.inf, -math.inf)
+        self.shrunk[:3] = (self.y.shape[0], math.inf, -math.inf)
+
+    @property
+    def visits(self) -> float:
+        """The samples visited so far, over all passes (each a row's non-zeros of work)."""
+        return float(self.shrunk[3])
 
 
 def seed_state(random_state: Any) -> np.ndarray:

@@ -18,8 +18,9 @@ from maxmargin.algorithms.dcd.api import (
     finish_status,
     history_of,
 )
+from maxmargin.algorithms.dcd.finish import PEAK_COPIES, feature_finish, finish_work
 from maxmargin.algorithms.dcd.loop import CONVERGED, Coordinates
-from maxmargin.certificate import Certificate, certify_svm
+from maxmargin.certificate import Certificate, certify_svm, max_violation
 from maxmargin.kernels import LinearKernel
 from maxmargin.results import SVMSolution, adopt_svm_solution, join_messages, recover_intercept
 from maxmargin.tolerances import (
@@ -27,6 +28,8 @@ from maxmargin.tolerances import (
     DCD_PG_TOL,
     DCD_SVC_EPS,
     DCD_SVC_FINISH_AFTER,
+    DCD_SVC_FINISH_GROWTH,
+    DCD_SVC_FINISH_KKT,
     DCD_SVC_FINISH_MATRICES,
     DCD_SVC_FINISH_MIN_BYTES,
     DCD_SVC_FINISH_MIN_WORK,
@@ -76,14 +79,18 @@ def row_scale(X: Any) -> float:
     return float(np.sqrt(sq.mean())) or 1.0
 
 
-def certify_svc(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Certificate]:
-    """``(a, w, g, certificate)`` of ``a = balanced(alpha, y, box)`` in SVC's problem, O(nnz +
-    n log n) (:func:`~maxmargin.certificate.certify_svm`, linear kernel)."""
+def certify_svc(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, tol: float
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, Certificate | None]:
+    """``(a, w, g, m - M, certificate)`` of ``a = balanced(alpha, y, box)`` in SVC's problem:
+    ``m - M`` (:func:`~maxmargin.certificate.max_violation`, O(nnz)) and, only when it is below
+    ``tol``, the certificate (:func:`~maxmargin.certificate.certify_svm`, linear kernel, O(nnz
+    + n log n); None otherwise)."""
     a = balanced(alpha, y, box)
     w = np.asarray(X.T @ (a * y), dtype=np.float64).ravel()
     g = np.asarray(X @ w, dtype=np.float64).ravel()
-    return a, w, g, certify_svm(a, X, y, box, LinearKernel(), g=g)
+    violation = max_violation(a, y, g, box)
+    cert = certify_svm(a, X, y, box, LinearKernel(), g=g) if violation < tol else None
+    return a, w, g, violation, cert
 
 
 @dataclass
@@ -155,13 +162,80 @@ def exact_finish(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, tol:
     dense matrices, ``DCD_SVC_FINISH_MATRICES`` of ``(|F| + 1)^2`` float64, would take more
     than the data's own bytes (at least ``DCD_SVC_FINISH_MIN_BYTES``)."""
     free = int(np.count_nonzero((alpha > 0.0) & (alpha < box)))
-    data = (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if hasattr(X, "indptr")
-            else X.nbytes)
     if (float(free) ** 3 > budget or DCD_SVC_FINISH_MATRICES * 8.0 * (free + 1) ** 2
-            > max(data, DCD_SVC_FINISH_MIN_BYTES)):
+            > max(data_bytes(X), DCD_SVC_FINISH_MIN_BYTES)):
         return None
     return finish_alpha(alpha, X, y, box, LinearKernel(), accept=lambda c: c.meets(tol),
                         max_work=budget, kkt_tol=0.25 * tol)
+
+
+@dataclass
+class Finish:
+    """When and how :func:`solve_svc` hands its balanced ``alpha`` to an exact finish, kept only
+    when certified (never before ``DCD_SVC_FINISH_AFTER`` passes). While the ``k`` free alphas
+    outnumber ``d + 1``: in feature space (:func:`~.finish.feature_finish`, ``PEAK_COPIES k (d +
+    1)`` floats, at most the data's bytes or ``DCD_SVC_FINISH_MIN_BYTES``), once its estimated work
+    (:func:`~.finish.finish_work`) is within that of the passes so far (``2 (nnz / n + 1)`` per
+    sample visited, at least ``DCD_SVC_FINISH_MIN_WORK``), its budget; after a failure, only
+    when the passes' work has grown ``DCD_SVC_FINISH_GROWTH`` times or the estimate has fallen
+    as many times. Else, or when that gave nothing, in kernel space (:func:`exact_finish`) after
+    ``DCD_SVC_FINISH_AFTER`` passes (then 4, 16, ... times as many), once the bias is located
+    (an inner solve has sampled ``y . alpha(B)``; from ``16 DCD_SVC_FINISH_AFTER`` passes on
+    regardless)."""
+
+    X: Any
+    y: np.ndarray
+    box: np.ndarray
+    tol: float
+    finish_at: int = 0
+    retry_at: float = 0.0
+    retry_below: float = math.inf
+
+    def attempt(self, a: np.ndarray, passes: int, visits: float, located: bool
+                ) -> Finished | None:
+        """The certified finish from ``a`` (balanced) after ``passes`` passes that visited
+        ``visits`` samples, or None (not tried, or not certified)."""
+        X, y, box, tol = self.X, self.y, self.box, self.tol
+        if passes < DCD_SVC_FINISH_AFTER:
+            return None
+        (n, d), nnz = X.shape, (X.nnz if hasattr(X, "tocsr") else X.size)
+        free = int(np.count_nonzero((a > 0.0) & (a < box)))
+        if d + 1 < free:
+            finished = self.in_feature_space(a, free, max(
+                DCD_SVC_FINISH_MIN_WORK, 2.0 * visits * (nnz / n + 1.0)))
+            if finished is not None:
+                return finished
+        self.finish_at = max(self.finish_at, DCD_SVC_FINISH_AFTER)
+        if passes < self.finish_at or not (located or passes >= 16 * DCD_SVC_FINISH_AFTER):
+            return None
+        while self.finish_at <= passes:
+            self.finish_at *= 4
+        return exact_finish(X, y, a, box, tol,
+                            max(DCD_SVC_FINISH_MIN_WORK, 2.0 * passes * (nnz + n)))
+
+    def in_feature_space(self, a: np.ndarray, free: int, work: float) -> Finished | None:
+        """The feature-space finish from ``a`` (``free`` alphas free) within ``work``, when
+        affordable (class docstring), certified; else None."""
+        X, y, box, tol = self.X, self.y, self.box, self.tol
+        (n, d), nnz = X.shape, (X.nnz if hasattr(X, "tocsr") else X.size)
+        need = finish_work(free, d, nnz, n)
+        if (need > work or (work < self.retry_at and need > self.retry_below)
+                or PEAK_COPIES * 8.0 * free * (d + 1)
+                > max(data_bytes(X), DCD_SVC_FINISH_MIN_BYTES)):
+            return None
+        self.retry_at = DCD_SVC_FINISH_GROWTH * work
+        self.retry_below = need / DCD_SVC_FINISH_GROWTH
+        alpha = feature_finish(X, y, a, box, DCD_SVC_FINISH_KKT * tol, work)
+        if alpha is None:
+            return None
+        a, _, g, _, cert = certify_svc(X, y, alpha, box, tol)
+        return Finished(a, g, cert, free) if cert is not None and cert.meets(tol) else None
+
+
+def data_bytes(X: Any) -> int:
+    """The bytes of the rows: CSR's three arrays, or the dense array."""
+    return (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if hasattr(X, "indptr")
+            else X.nbytes)
 
 
 def dcd_svc(
@@ -190,12 +264,11 @@ def dcd_svc(
     starts at ``DCD_PG_TOL`` and is divided by ``DCD_PG_SHRINK`` after each solve, down to
     ``DCD_SVC_EPS * tol``. After ``DCD_FIRST_CHECK`` passes of a solve and at each doubling,
     ``alpha`` is moved onto ``y . alpha = 0`` (:func:`balanced`) and judged by
-    :func:`~maxmargin.certificate.certify_svm`; the run stops when it meets ``tol``
-    (``m - M < tol``, as ``smo``). A run not certified after ``DCD_SVC_FINISH_AFTER`` passes
-    (then 4, 16, ... times as many), once an inner solve has sampled ``y . alpha(B)`` (before,
-    the bias may be far off and the finish rarely pays: from ``16 DCD_SVC_FINISH_AFTER`` passes
-    on regardless), is handed to the exact active-set finish
-    (:func:`exact_finish`, counted work), kept only when certified.
+    :func:`~maxmargin.certificate.certify_svm` (once its ``m - M``, O(nnz), is below ``tol``);
+    the run stops when it meets ``tol`` (``m - M < tol``, as ``smo``). A run not yet certified
+    is handed to an exact active-set finish (:class:`Finish`: in feature space while the free
+    alphas outnumber ``d + 1``, once affordable beside the passes so far, else in kernel
+    space; counted work), kept only when certified.
 
     Parameters
     ----------
@@ -229,8 +302,7 @@ def solve_svc(X: Any, y: Any, C: Any, sample_weight: Any, tol: Any, max_iter: An
     s = DCD_SVC_SCALING * row_scale(X)
     run = Coordinates.start(X, y, box, False, s, rng, shrinking)
     b, eps, floor, passes = 0.0, DCD_PG_TOL, DCD_SVC_EPS * tol, 0
-    search, finish_at = BiasSearch(), DCD_SVC_FINISH_AFTER
-    n, nnz = y.shape[0], (X.nnz if hasattr(X, "tocsr") else X.size)
+    search, finish = BiasSearch(), Finish(X, y, box, tol)
     trace: list[tuple[float, float, float]] = []
     while True:
         run.unshrink()  # the offset moved: every sample may violate again
@@ -238,30 +310,30 @@ def solve_svc(X: Any, y: Any, C: Any, sample_weight: Any, tol: Any, max_iter: An
         while True:  # the inner solve, judged after DCD_FIRST_CHECK passes and each doubling
             done, code = run.passes(eps, min(check_at - inner, max_iter - passes), offset=b)
             passes, inner = passes + done, inner + done
-            a, w, g, cert = certify_svc(X, y, run.alpha, box)
-            located = bool(search.points) or passes >= 16 * DCD_SVC_FINISH_AFTER
-            if not cert.meets(tol) and passes >= finish_at and located:
-                while finish_at <= passes:
-                    finish_at *= 4
-                finished = exact_finish(X, y, a, box, tol,
-                                        max(DCD_SVC_FINISH_MIN_WORK, 2.0 * passes * (nnz + n)))
+            a, w, g, violation, cert = certify_svc(X, y, run.alpha, box, tol)
+            if cert is None:
+                finished = finish.attempt(a, passes, run.visits, bool(search.points))
                 if finished is not None:  # certified by its own judge: the answer
                     a, g, cert = finished.alpha, finished.g, finished.certificate
+                    violation = cert.kkt_violation
                     w = np.asarray(X.T @ (a * y), dtype=np.float64).ravel()
-            if code == CONVERGED or cert.meets(tol) or passes >= max_iter:
+            met = cert is not None and cert.meets(tol)
+            if code == CONVERGED or met or passes >= max_iter:
                 break
             check_at *= 2
         step = s * float(run.w[-1])  # rho (y . alpha), rho = s^2
-        trace.append((b, step / (s * s), cert.kkt_violation))
-        if cert.meets(tol) or passes >= max_iter:
+        trace.append((b, step / (s * s), violation))
+        if met or passes >= max_iter:
             break
         search.add(b + step, step, eps)  # y . alpha at the whole bias b + step
         if eps <= floor and search.settled(b, step):
             floor /= DCD_PG_SHRINK  # b is found to round-off: the inner solves go tighter
         eps = max(eps / DCD_PG_SHRINK, floor)
         b = search.next_bias()
+    if cert is None:
+        cert = certify_svm(a, X, y, box, LinearKernel(), g=g)
     status, message = finish_status(
-        cert.meets(tol),
+        met,
         f"dcd_svc stopped at max_iter={max_iter} passes with m - M = "
         f"{cert.kkt_violation:.3g} >= tol = {tol:g} (float64)")
     b_fit, interval = recover_intercept(a, y, g, box)
