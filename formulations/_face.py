@@ -81,8 +81,13 @@ class _Face:
             rhs_top = -G @ rest
         E = np.zeros((self.ng, F.size))
         E[self.label[F], np.arange(F.size)] = 1.0
-        M = np.block([[QFF, E.T], [E, np.zeros((self.ng, self.ng))]])
-        rhs = np.concatenate([rhs_top, self.targets - np.bincount(
+        # Q / q with q its largest diagonal entry (the multipliers scale, a_F does not): the
+        # constraint rows keep singular values ~1 instead of ~1 / ||Q||, which least squares
+        # would cut at data far from unit scale (and then miss the group sums)
+        q = float(np.max(np.abs(np.diag(QFF))))
+        q = q if q > 0.0 and np.isfinite(q) else 1.0
+        M = np.block([[QFF / q, E.T], [E, np.zeros((self.ng, self.ng))]])
+        rhs = np.concatenate([rhs_top / q, self.targets - np.bincount(
             self.label[B], weights=a[B], minlength=self.ng)])
         with np.errstate(all="ignore"):
             solution = np.linalg.lstsq(M, rhs, rcond=None)[0][: F.size]
