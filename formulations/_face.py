@@ -37,7 +37,9 @@ FACE_CUTS = (1e-10, 1e-8, 1e-6, 1e-4)
 #: A face solve whose free weights leave ``[0, U_i]`` by more than this times ``U_i`` is
 #: rejected.
 FACE_BOX_RTOL = 1e-12
-#: The active set's steps (each one face solve) at most, and its largest free set.
+#: The active set's steps (each one face solve) at most, beyond one for each weight free at
+#: the start (near ``nu_max`` most weights sit a hair below their bound and leave one a step),
+#: and its largest free set.
 ACTIVE_SET_STEPS = 60
 ACTIVE_SET_MAX_FREE = 1500
 #: A bound weight whose multiplier has the wrong sign by more than this times ``max |G|`` is
@@ -160,14 +162,15 @@ def face_active_set(alpha: np.ndarray, y: np.ndarray, upper: Bound, groups: list
                     ) -> np.ndarray | None:
     """A primal active-set method from a feasible ``alpha``: a face solve; if it leaves the
     box, the step to the first bound (that weight fixed there); else the bound pair of
-    :meth:`_Face.release` freed, until none is left (at most :data:`ACTIVE_SET_STEPS` solves,
-    free sets up to :data:`ACTIVE_SET_MAX_FREE`). The objective never rises. None when it
-    cannot start (a free set too large); ``upper`` as :func:`face_polish`'s."""
+    :meth:`_Face.release` freed, until none is left (at most :data:`ACTIVE_SET_STEPS` solves
+    more than the weights free at the start, free sets up to :data:`ACTIVE_SET_MAX_FREE`).
+    The objective never rises. None when it cannot start (a free set too large); ``upper`` as
+    :func:`face_polish`'s."""
     upper = _per_point(upper, alpha)
     face = _Face(y, upper, groups, targets, K, X, offset)
     a = np.asarray(alpha, dtype=np.float64).copy()
     free = (a > 0.0) & (a < upper)
-    for _ in range(ACTIVE_SET_STEPS):
+    for _ in range(ACTIVE_SET_STEPS + int(np.count_nonzero(free))):
         F = np.flatnonzero(free)
         if F.size > ACTIVE_SET_MAX_FREE:
             return None

@@ -602,3 +602,22 @@ def test_the_centred_gram_has_the_objective_on_the_feasible_set(problem):
             a = project_one_class(rng.random(20) / 20, 0.4)
             v, const = a, float(K.mean())
         assert v @ Kc @ v + const == pytest.approx(v @ K @ v, rel=1e-12, abs=1e-15)
+
+
+def test_one_class_near_nu_max_with_near_duplicates():
+    """Issue 41: random_case(23, 611) -- one-class, RBF gamma 1.7e3, 100 x 24 with rows whose
+    kernel value is 1 - 1.8e-9, ``nu`` 1.9e-8 below 1: the bounds sit 1.9e-8 above ``1 / l``,
+    62 weights start free and leave the face one a step; the active-set finish, which stopped
+    at 60 steps, is certified, at the objective of a plain CVXPY solve of the dual."""
+    from maxmargin.verification.campaign import random_case
+
+    case = random_case(23, 611)
+    assert case.problem == "one_class" and case.kernel == "rbf"
+    sol = one_class_dual(case.X, case.nu, kernel="rbf", **case.kernel_params).solve()
+    _optimal(sol)
+    K = make_kernel("rbf", **case.kernel_params).gram(case.X)
+    a = cp.Variable(case.X.shape[0])
+    problem = cp.Problem(cp.Minimize(0.5 * cp.quad_form(a, cp.psd_wrap(K))),
+                         [a >= 0, a <= 1 / (case.nu * case.X.shape[0]), cp.sum(a) == 1])
+    problem.solve(solver="CLARABEL")
+    assert sol.dual_objective == pytest.approx(-problem.value, rel=1e-9)
