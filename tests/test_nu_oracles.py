@@ -621,3 +621,18 @@ def test_one_class_near_nu_max_with_near_duplicates():
                          [a >= 0, a <= 1 / (case.nu * case.X.shape[0]), cp.sum(a) == 1])
     problem.solve(solver="CLARABEL")
     assert sol.dual_objective == pytest.approx(-problem.value, rel=1e-9)
+
+
+def test_rbf_of_tiny_gamma_near_nu_max_certified():
+    """Issue 41: random_case(5, 644) -- ν-SVC, 72 x 1, RBF gamma 1e-10 (a Gram matrix within
+    1e-6 of all ones), ``nu`` 2.5e-9 below ``nu_max``: the face solves on the centred Gram
+    matrix keep its digits, and the answer is certified (it was "inaccurate" on every
+    attempt)."""
+    from maxmargin.verification.campaign import random_case
+
+    case = random_case(5, 644)
+    assert case.problem == "nu_svc" and case.kernel == "rbf"
+    assert case.nu < nu_max(case.y) <= case.nu * (1.0 + 1e-7)
+    sol = nu_svm_dual(case.X, case.y, case.nu, kernel="rbf", **case.kernel_params).solve()
+    _optimal(sol)
+    assert not sol.hulls_meet and sol.rho > 0.0
