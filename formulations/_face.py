@@ -37,7 +37,9 @@ FACE_CUTS = (1e-10, 1e-8, 1e-6, 1e-4)
 #: A face solve whose free weights leave ``[0, U_i]`` by more than this times ``U_i`` is
 #: rejected.
 FACE_BOX_RTOL = 1e-12
-#: The active set's steps (each one face solve) at most, and its largest free set.
+#: The active set's steps (each one face solve) at most, beyond one for each weight free at
+#: the start (near ``nu_max`` most weights sit a hair below their bound and leave one a step),
+#: and its largest free set.
 ACTIVE_SET_STEPS = 60
 ACTIVE_SET_MAX_FREE = 1500
 #: A bound weight whose multiplier has the wrong sign by more than this times ``max |G|`` is
@@ -81,8 +83,13 @@ class _Face:
             rhs_top = -G @ rest
         E = np.zeros((self.ng, F.size))
         E[self.label[F], np.arange(F.size)] = 1.0
-        M = np.block([[QFF, E.T], [E, np.zeros((self.ng, self.ng))]])
-        rhs = np.concatenate([rhs_top, self.targets - np.bincount(
+        # Q / q with q its largest diagonal entry (the multipliers scale, a_F does not): the
+        # constraint rows keep singular values ~1 instead of ~1 / ||Q||, which least squares
+        # would cut at data far from unit scale (and then miss the group sums)
+        q = float(np.max(np.abs(np.diag(QFF))))
+        q = q if q > 0.0 and np.isfinite(q) else 1.0
+        M = np.block([[QFF / q, E.T], [E, np.zeros((self.ng, self.ng))]])
+        rhs = np.concatenate([rhs_top / q, self.targets - np.bincount(
             self.label[B], weights=a[B], minlength=self.ng)])
         with np.errstate(all="ignore"):
             solution = np.linalg.lstsq(M, rhs, rcond=None)[0][: F.size]
@@ -155,14 +162,15 @@ def face_active_set(alpha: np.ndarray, y: np.ndarray, upper: Bound, groups: list
                     ) -> np.ndarray | None:
     """A primal active-set method from a feasible ``alpha``: a face solve; if it leaves the
     box, the step to the first bound (that weight fixed there); else the bound pair of
-    :meth:`_Face.release` freed, until none is left (at most :data:`ACTIVE_SET_STEPS` solves,
-    free sets up to :data:`ACTIVE_SET_MAX_FREE`). The objective never rises. None when it
-    cannot start (a free set too large); ``upper`` as :func:`face_polish`'s."""
+    :meth:`_Face.release` freed, until none is left (at most :data:`ACTIVE_SET_STEPS` solves
+    more than the weights free at the start, free sets up to :data:`ACTIVE_SET_MAX_FREE`).
+    The objective never rises. None when it cannot start (a free set too large); ``upper`` as
+    :func:`face_polish`'s."""
     upper = _per_point(upper, alpha)
     face = _Face(y, upper, groups, targets, K, X, offset)
     a = np.asarray(alpha, dtype=np.float64).copy()
     free = (a > 0.0) & (a < upper)
-    for _ in range(ACTIVE_SET_STEPS):
+    for _ in range(ACTIVE_SET_STEPS + int(np.count_nonzero(free))):
         F = np.flatnonzero(free)
         if F.size > ACTIVE_SET_MAX_FREE:
             return None

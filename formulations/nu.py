@@ -177,6 +177,7 @@ class _Problem:
             F, self.K = (X, None) if self.linear else gram_factor(kern, X)[:2]
         self.F = np.asarray(F.toarray() if hasattr(F, "toarray") else F, dtype=np.float64)
         self.scale = data_scale(self.F)
+        self._K_face: np.ndarray | None = None
 
     def certify(self, alpha: np.ndarray) -> Certificate:
         if self.kind == NU_SVC:
@@ -228,13 +229,27 @@ class _Problem:
     def _face_data(self) -> dict[str, Any]:
         """``K``, or the linear kernel's rows of ``F``: centred for ν-SVC (``y . alpha = 0``:
         no offset); one-class keeps the origin, so the centre returns as the offset (``sum
-        alpha = 1``)."""
+        alpha = 1``). ``K`` is centred too (:func:`_centred_gram`)."""
         if self.K is not None:
-            return {"K": self.K}
+            if self._K_face is None:
+                self._K_face = _centred_gram(self.K, self.kind)
+            return {"K": self._K_face}
         if self.kind == NU_SVC:
             return {"X": self.F}
         centre = self.F.mean(axis=0)
         return {"X": self.F - centre, "offset": centre}
+
+
+def _centred_gram(K: np.ndarray, kind: str) -> np.ndarray:
+    """The Gram matrix the face solves use, with the same objective on the feasible set:
+    ν-SVC ``P K P`` (``P = I - 1 1^T / l``; ``v = y * alpha`` sums to 0, so ``P v = v``);
+    one-class ``K - k 1 1^T`` (``k`` the mean entry; ``sum alpha = 1``: a constant less).
+    A Gram matrix near a constant (an RBF kernel of small ``gamma``) keeps its digits in
+    the face's least squares."""
+    if kind == NU_SVC:
+        row = K.mean(axis=0)
+        return K - row[:, None] - row[None, :] + float(row.mean())
+    return K - float(K.mean())
 
 
 def _score(cert: Certificate) -> tuple[int, float]:

@@ -541,3 +541,98 @@ def test_the_active_set_finish_reaches_the_oracles_optimum(kernel):
     cert = certify_one_class(a, X, 0.2, kern)
     assert cert.meets(ORACLE_KKT, ORACLE_GAP), cert
     assert cert.primal_objective == pytest.approx(oc_ref.primal_objective, rel=1e-9)
+
+
+# --- the face solves: scale, near nu_max, a Gram matrix near a constant ----------------------
+
+@pytest.mark.parametrize("scale", [1.0, 1e4])
+def test_the_active_set_is_scale_invariant_near_nu_max(scale):
+    """``alpha`` does not change under ``X -> s X``: the face solves of the active-set finish
+    keep the group sums at data far from unit scale (the KKT system normalised), on a class
+    whose weights all sit near their bound (``nu`` a hair below ``nu_max``, duplicated rows)."""
+    from maxmargin.formulations._face import face_active_set
+
+    rng = np.random.default_rng(3)
+    y = np.where(np.arange(40) < 8, 1.0, -1.0)
+    X = rng.normal(size=(40, 3))
+    X[:, 0] += y
+    X, y = np.vstack([X, X[:10]]), np.concatenate([y, y[:10]])
+    nu = nu_max(y) * (1.0 - 1e-8)
+    groups = [np.flatnonzero(y > 0), np.flatnonzero(y < 0)]
+    start = project_nu(rng.random(50) / 50, y, nu)
+    Xs = scale * X
+    a = project_nu(face_active_set(start, y, 1 / 50, groups, [nu / 2, nu / 2],
+                                   X=Xs - Xs.mean(axis=0)), y, nu)
+    assert certify_nu_svm(a, Xs, y, nu, LINEAR).meets(ORACLE_KKT, ORACLE_GAP)
+
+
+def test_primal_near_nu_max_with_duplicates_at_large_scale():
+    """Issue 41: random_case(23, 352) -- 80 x 4, duplicated rows, scale 9.2e3, ``nu`` within
+    1.4e-8 of ``nu_max`` -- the primal's ``alpha`` (the margin duals) finished on its face is
+    certified, at the dual oracle's objective."""
+    from maxmargin.verification.campaign import random_case
+
+    case = random_case(23, 352)
+    assert case.problem == "nu_svc" and case.kernel == "linear"
+    primal = nu_svm_primal(case.X, case.y, case.nu).solve()
+    _optimal(primal)
+    dual = nu_svm_dual(case.X, case.y, case.nu).solve()
+    _optimal(dual)
+    assert primal.primal_objective == pytest.approx(dual.primal_objective, rel=1e-9)
+
+
+@pytest.mark.parametrize("problem", ["nu_svc", "one_class"])
+def test_the_centred_gram_has_the_objective_on_the_feasible_set(problem):
+    """The face solves' Gram matrix (ν-SVC ``P K P``, one-class ``K`` less its mean entry)
+    gives ``v^T K v`` on every feasible point (one-class: less a constant), and removes the
+    near-constant part of an RBF kernel of small ``gamma``."""
+    from maxmargin.formulations.nu import _centred_gram
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(20, 2)) * 30.0
+    y = np.where(np.arange(20) % 3 == 0, -1.0, 1.0)
+    K = make_kernel("rbf", gamma=1e-6).gram(X)
+    Kc = _centred_gram(K, problem)
+    assert np.max(np.abs(Kc)) < 1e-2 * np.max(np.abs(K))
+    for _ in range(5):
+        if problem == "nu_svc":
+            a = project_nu(rng.random(20) / 20, y, 0.4)
+            v, const = a * y, 0.0
+        else:
+            a = project_one_class(rng.random(20) / 20, 0.4)
+            v, const = a, float(K.mean())
+        assert v @ Kc @ v + const == pytest.approx(v @ K @ v, rel=1e-12, abs=1e-15)
+
+
+def test_one_class_near_nu_max_with_near_duplicates():
+    """Issue 41: random_case(23, 611) -- one-class, RBF gamma 1.7e3, 100 x 24 with rows whose
+    kernel value is 1 - 1.8e-9, ``nu`` 1.9e-8 below 1: the bounds sit 1.9e-8 above ``1 / l``,
+    62 weights start free and leave the face one a step; the active-set finish, which stopped
+    at 60 steps, is certified, at the objective of a plain CVXPY solve of the dual."""
+    from maxmargin.verification.campaign import random_case
+
+    case = random_case(23, 611)
+    assert case.problem == "one_class" and case.kernel == "rbf"
+    sol = one_class_dual(case.X, case.nu, kernel="rbf", **case.kernel_params).solve()
+    _optimal(sol)
+    K = make_kernel("rbf", **case.kernel_params).gram(case.X)
+    a = cp.Variable(case.X.shape[0])
+    problem = cp.Problem(cp.Minimize(0.5 * cp.quad_form(a, cp.psd_wrap(K))),
+                         [a >= 0, a <= 1 / (case.nu * case.X.shape[0]), cp.sum(a) == 1])
+    problem.solve(solver="CLARABEL")
+    assert sol.dual_objective == pytest.approx(-problem.value, rel=1e-9)
+
+
+def test_rbf_of_tiny_gamma_near_nu_max_certified():
+    """Issue 41: random_case(5, 644) -- ν-SVC, 72 x 1, RBF gamma 1e-10 (a Gram matrix within
+    1e-6 of all ones), ``nu`` 2.5e-9 below ``nu_max``: the face solves on the centred Gram
+    matrix keep its digits, and the answer is certified (it was "inaccurate" on every
+    attempt)."""
+    from maxmargin.verification.campaign import random_case
+
+    case = random_case(5, 644)
+    assert case.problem == "nu_svc" and case.kernel == "rbf"
+    assert case.nu < nu_max(case.y) <= case.nu * (1.0 + 1e-7)
+    sol = nu_svm_dual(case.X, case.y, case.nu, kernel="rbf", **case.kernel_params).solve()
+    _optimal(sol)
+    assert not sol.hulls_meet and sol.rho > 0.0
