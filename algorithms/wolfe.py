@@ -21,9 +21,12 @@ the weights on it:
   until a weight reaches 0, that point leaves ``S``, and the cycle repeats.
 
 Reduced hulls ``RCH(mu)``: the atoms are the vertices of ``RCH(P)`` and ``RCH(Q)`` the
-linear-minimisation step returns (each a weight vector, the sorted partial sum), not points; the
-corral keeps each one's weights and its column ``<sum_i u_i phi(x_i), phi(.)>`` (for the linear
-kernel too) and the same affine minimiser, drop steps and factor act on them.
+linear-minimisation step returns (each at most ``floor(1/mu) + 1`` weighted points, the sorted
+partial sum), not points; the corral keeps each one's points and weights (sparse) and its column
+``<sum_i u_i phi(x_i), phi(.)>`` (kernels) or its point ``sum_i u_i x_i`` in R^d (linear kernel:
+one product ``X z`` a major cycle), and the same affine minimiser, drop steps and factor act on
+them. A major cycle adds the vertex of the side with the larger part of the gap and, after its
+minor cycles, the other side's when its part was positive (two atoms for one product ``X z``).
 
 Each major cycle lowers ``||z||`` strictly, no corral repeats, and the method ends in finitely
 many steps with the exact optimum of the corral; in practice on close hulls the corral stays
