@@ -25,8 +25,9 @@ linear-minimisation step returns (each at most ``floor(1/mu) + 1`` weighted poin
 partial sum), not points; the corral keeps each one's points and weights (sparse) and its column
 ``<sum_i u_i phi(x_i), phi(.)>`` (kernels) or its point ``sum_i u_i x_i`` in R^d (linear kernel:
 one product ``X z`` a major cycle), and the same affine minimiser, drop steps and factor act on
-them. A major cycle adds the vertex of the side with the larger part of the gap and, after its
-minor cycles, the other side's when its part was positive (two atoms for one product ``X z``).
+them. A major cycle adds the vertex of the side with the larger part of the gap and (linear
+kernel), after its minor cycles, the other side's when its part was positive (two atoms for one
+product ``X z``; a kernel's atom costs its points' columns, so there one a cycle).
 
 Each major cycle lowers ``||z||`` strictly, no corral repeats, and the method ends in finitely
 many steps with the exact optimum of the corral; in practice on close hulls the corral stays
@@ -371,7 +372,9 @@ def _with_room(c: Corral, linear: bool) -> Corral:
     if atom_size.shape[0] > 1:
         k = atom_index.shape[1]
         atom_index = np.zeros((cap, k), np.int64)
-        atom_index[:used] = c.atom_index[:used]
+        for r in range(used):  # loops: a slice assignment compiles more
+            for t in range(k):
+                atom_index[r, t] = c.atom_index[r, t]
         atom_weight = _grown2(c.atom_weight, cap, k, used, k)
         atom_size = _grown(c.atom_size, cap)
     return Corral(
@@ -742,29 +745,33 @@ def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple, mu: float | 
         if zz >= last:
             return it, np.int64(STALLED), n_hist
         last = zz
+        turns = 1
         if mu is None:
             new = _vertex_to_add(corral, g, fp, fq)
             for a in range(corral.counts[0].n_points):
                 if corral.index[a] == new:
                     return it, np.int64(STALLED), n_hist
-            corral = _add_point(corral, data, new, scale)
         else:
-            # the vertex of the side with the larger part of the gap joins; then, after the
-            # minor cycles, the other side's when its part was positive (one product X z for
-            # both: its weight is 0 and it leaves at once when it gives no descent there)
+            # the vertex of the side with the larger part of the gap joins; then (linear
+            # kernel: an atom costs O(k d), a kernel's k columns) after the minor cycles the
+            # other side's when its part was positive (one product X z for both: its weight
+            # is 0 and it leaves at once when it gives no descent there)
             part_p, part_q, split = _atom_parts(y, lam, g, vidx, vw, nv)
             first, second, part = (1.0, zero, split), (0.0, split, nv), part_q
             if part_p < part_q:
                 first, second, part = second, first, part_p
-            side, lo, hi = first
-            if _holds_atom(corral, vidx, vw, lo, hi, side):
+            if _holds_atom(corral, vidx, vw, first[1], first[2], first[0]):
                 return it, np.int64(STALLED), n_hist
-            corral = _add_atom(corral, data, col, vidx, vw, lo, hi, side, scale)
-            side, lo, hi = second
-            if part > 0.0 and not _holds_atom(corral, vidx, vw, lo, hi, side):
-                _minor_cycles(corral, scale, points)
+            if part > 0.0 and kp[0] == 0 and not _holds_atom(corral, vidx, vw, second[1],
+                                                             second[2], second[0]):
+                turns = 2
+        for turn in range(turns):  # one call site each: compiled (and inlined) once
+            if mu is None:
+                corral = _add_point(corral, data, new, scale)
+            else:
+                side, lo, hi = first if turn == 0 else second
                 corral = _add_atom(corral, data, col, vidx, vw, lo, hi, side, scale)
-        _minor_cycles(corral, scale, points)
+            _minor_cycles(corral, scale, points)
         if mu is None:
             _set_iterate(corral, data, state)
         else:
