@@ -21,9 +21,13 @@ the weights on it:
   until a weight reaches 0, that point leaves ``S``, and the cycle repeats.
 
 Reduced hulls ``RCH(mu)``: the atoms are the vertices of ``RCH(P)`` and ``RCH(Q)`` the
-linear-minimisation step returns (each a weight vector, the sorted partial sum), not points; the
-corral keeps each one's weights and its column ``<sum_i u_i phi(x_i), phi(.)>`` (for the linear
-kernel too) and the same affine minimiser, drop steps and factor act on them.
+linear-minimisation step returns (each at most ``floor(1/mu) + 1`` weighted points, the sorted
+partial sum), not points; the corral keeps each one's points and weights (sparse) and its column
+``<sum_i u_i phi(x_i), phi(.)>`` (kernels) or its point ``sum_i u_i x_i`` in R^d (linear kernel:
+one product ``X z`` a major cycle), and the same affine minimiser, drop steps and factor act on
+them. A major cycle adds the vertex of the side with the larger part of the gap and (linear
+kernel), after its minor cycles, the other side's when its part was positive (two atoms for one
+product ``X z``; a kernel's atom costs its points' columns, so there one a cycle).
 
 Each major cycle lowers ``||z||`` strictly, no corral repeats, and the method ends in finitely
 many steps with the exact optimum of the corral; in practice on close hulls the corral stays
@@ -306,11 +310,14 @@ class Corral(NamedTuple):
     factor: np.ndarray  # lower Cholesky factor L of H = G / c + E E^T
     solves: np.ndarray  # (2, room) scratch: W = H^{-1} E
     slot: np.ndarray  # kernels: the row of `columns` that holds K(x_a, .)
-    columns: np.ndarray  # kernels: (room, n) the corral's kernel columns (linear: (1, n), unused)
+    columns: np.ndarray  # kernels: (room, n) the corral's kernel columns (linear: (1, n), unused;
+    #                      reduced hulls, linear kernel: (room, d) the vertices' points in R^d)
     coef: np.ndarray  # kernels: y_a w_a by slot, for g = coef . columns
     free_slots: np.ndarray  # kernels: rows of `columns` no point holds
     counts: np.ndarray  # (1,) COUNTS
-    atoms: np.ndarray  # reduced hulls: (room, n) the weights of the vertex by slot (else (1, n))
+    atom_index: np.ndarray  # reduced hulls: (room, k) the points of the vertex by slot
+    atom_weight: np.ndarray  # reduced hulls: (room, k) their weights (else both (1, 1))
+    atom_size: np.ndarray  # reduced hulls: (room,) the vertex's number of points by slot
 
 
 @njit
@@ -333,15 +340,17 @@ def _grown2(A: np.ndarray, rows: int, cols: int, keep_rows: int, keep_cols: int)
 
 
 @njit
-def _empty_corral(cap: int, n: int, linear: bool, reduced: bool) -> Corral:
-    """A corral with room for ``cap`` points (``reduced``: vertices of reduced hulls, kept in
-    slots whatever the kernel) and no point in it."""
+def _empty_corral(cap: int, n: int, linear: bool, reduced: bool, k: int) -> Corral:
+    """A corral with room for ``cap`` points (``reduced``: vertices of reduced hulls of at most
+    ``k`` points each, kept in slots whatever the kernel, with columns of length ``n``) and no
+    point in it."""
+    room = cap if reduced else 1
     return Corral(
         np.empty(cap, np.int64), np.empty(cap), np.empty(cap), np.empty(cap),
         np.empty(cap, np.bool_), np.zeros((cap, cap)), np.zeros((cap, cap)), np.empty((2, cap)),
         np.empty(cap, np.int64), np.empty((1 if linear else cap, n)),
         np.zeros(1 if linear else cap), np.empty(cap, np.int64), np.zeros(1, COUNTS),
-        np.zeros((cap if reduced else 1, n)),
+        np.zeros((room, k), np.int64), np.zeros((room, k)), np.zeros(room, np.int64),
     )
 
 
@@ -354,18 +363,25 @@ def _with_room(c: Corral, linear: bool) -> Corral:
     if s < cap:
         return c
     cap *= 2
-    columns, coef, atoms = c.columns, c.coef, c.atoms
+    columns, coef = c.columns, c.coef
+    atom_index, atom_weight, atom_size = c.atom_index, c.atom_weight, c.atom_size
     n, used = c.columns.shape[1], c.counts[0].slots_used
     if not linear:
         columns = _grown2(c.columns, cap, n, used, n)
         coef = np.zeros(cap)
-    if atoms.shape[0] > 1:
-        atoms = _grown2(c.atoms, cap, n, used, n)
+    if atom_size.shape[0] > 1:
+        k = atom_index.shape[1]
+        atom_index = np.zeros((cap, k), np.int64)
+        for r in range(used):  # loops: a slice assignment compiles more
+            for t in range(k):
+                atom_index[r, t] = c.atom_index[r, t]
+        atom_weight = _grown2(c.atom_weight, cap, k, used, k)
+        atom_size = _grown(c.atom_size, cap)
     return Corral(
         _grown(c.index, cap), _grown(c.weight, cap), _grown(c.in_p, cap), _grown(c.target, cap),
         _grown(c.keep, cap), _grown2(c.gram, cap, cap, s, s), _grown2(c.factor, cap, cap, s, s),
         np.empty((2, cap)), _grown(c.slot, cap), columns, coef, _grown(c.free_slots, cap),
-        c.counts, atoms,
+        c.counts, atom_index, atom_weight, atom_size,
     )
 
 
@@ -403,7 +419,8 @@ def _start_corral(data: tuple, lam: np.ndarray, scale: float) -> Corral:
     cap = _FIRST_CAP
     while cap <= s:
         cap *= 2
-    c = _empty_corral(cap, n, linear, np.bool_(False))  # no literals: see _start_reduced_corral
+    # no literals: see _start_reduced_corral
+    c = _empty_corral(cap, n, linear, np.bool_(False), np.int64(1))
     s = np.int64(0)  # not a literal: a literal argument compiles a callee once more
     for i in range(n):
         if lam[i] > 0.0:
@@ -548,24 +565,24 @@ def _set_iterate(c: Corral, data: tuple, state: tuple) -> None:
 
 # --- reduced hulls: the corral's entries are vertices of RCH(P) or RCH(Q) ----------------------
 # An atom is a vertex u of one reduced hull (weights u_i on its set's points, the sorted partial
-# sum of the linear-minimisation step); its slot holds u (``atoms``) and its column
-# ``<sum_i u_i phi(x_i), phi(x_.)>`` (``columns``, for the linear kernel too), so that
-# ``G_ab = s_a s_b u_b . column_a`` (``s`` = +1 on P, -1 on Q) and ``g = coef . columns``.
+# sum of the linear-minimisation step, at most floor(1 / mu) + 1 of them); its slot holds u
+# sparsely (``atom_index``, ``atom_weight``, ``atom_size``) and, for kernels, its column
+# ``<sum_i u_i phi(x_i), phi(x_.)>`` (``columns``), so that ``G_ab = s_a s_b u_b . column_a``
+# (``s`` = +1 on P, -1 on Q) and ``g = coef . columns``; for the linear kernel its point
+# ``v = sum_i u_i x_i`` in R^d instead, ``G_ab = s_a s_b v_a . v_b``: no length-n work an atom.
 
 
 @njit
 def _atom_column(data: tuple, vidx: np.ndarray, vw: np.ndarray, lo: int, hi: int,
                  out: np.ndarray, col: np.ndarray) -> None:
-    """``out_i = sum_{t in [lo, hi)} vw_t K(x_i, x_{vidx_t})``: ``X (X^T u)`` (linear) or kernel
-    columns (``col`` a buffer)."""
+    """``out = sum_{t in [lo, hi)} vw_t x_{vidx_t}`` in R^d (linear), else ``out_i = sum_t vw_t
+    K(x_i, x_{vidx_t})`` from kernel columns (``col`` a buffer)."""
     X, kp = data[0], data[3]
     out[:] = 0.0
     if kp[0] == 0:
-        v = np.zeros(X.shape[1])
         for t in range(lo, hi):
             for c in range(X.shape[1]):
-                v[c] += vw[t] * X[vidx[t], c]
-        np.dot(X, v, out)
+                out[c] += vw[t] * X[vidx[t], c]
         return
     for t in range(lo, hi):
         kernel_column(data, vidx[t], col)
@@ -577,20 +594,26 @@ def _atom_column(data: tuple, vidx: np.ndarray, vw: np.ndarray, lo: int, hi: int
 def _add_atom(c: Corral, data: tuple, col: np.ndarray, vidx: np.ndarray, vw: np.ndarray,
               lo: int, hi: int, side: float, scale: float) -> Corral:
     """The vertex ``vidx[lo:hi]``, ``vw[lo:hi]`` of one reduced hull (``side`` 1.0 for ``P``,
-    0.0 for ``Q``) joins the corral at weight 0: its weights and column in a slot, its rows of
-    the Gram block and of the factor. Returns the corral (in larger arrays when it was full)."""
+    0.0 for ``Q``) joins the corral at weight 0: its weights and column (linear: its point) in a
+    slot, its rows of the Gram block and of the factor. Returns the corral (in larger arrays
+    when it was full)."""
     c = _with_room(c, np.bool_(False))  # not a literal (see _start_reduced_corral)
+    linear = data[3][0] == 0
     s = c.counts[0].n_points
     c.index[s], c.weight[s], c.in_p[s] = -1, 0.0, side
     r = _claim_slot(c, s)
-    c.atoms[r, :] = 0.0
+    c.atom_size[r] = hi - lo
     for t in range(lo, hi):
-        c.atoms[r, vidx[t]] = vw[t]
-    _atom_column(data, vidx, vw, lo, hi, c.columns[r], col)
+        c.atom_index[r, t - lo], c.atom_weight[r, t - lo] = vidx[t], vw[t]
+    new = c.columns[r]
+    _atom_column(data, vidx, vw, lo, hi, new, col)
     for a in range(s + 1):
         k = 0.0
-        for t in range(lo, hi):
-            k += vw[t] * c.columns[c.slot[a], vidx[t]]
+        if linear:
+            k = np.dot(c.columns[c.slot[a]], new)
+        else:
+            for t in range(lo, hi):
+                k += vw[t] * c.columns[c.slot[a], vidx[t]]
         sign = 1.0 if c.in_p[a] == side else -1.0
         c.gram[a, s] = c.gram[s, a] = sign * k
     k = c.counts[0]
@@ -606,24 +629,25 @@ def _holds_atom(c: Corral, vidx: np.ndarray, vw: np.ndarray, lo: int, hi: int,
     for a in range(c.counts[0].n_points):
         if c.in_p[a] != side:
             continue
-        row = c.atoms[c.slot[a]]
-        same = np.count_nonzero(row) == hi - lo
-        for t in range(lo, hi):
-            same = same and row[vidx[t]] == vw[t]
+        r = c.slot[a]
+        same = c.atom_size[r] == hi - lo
+        for t in range(lo, hi):  # both in index order (the sorted partial sum's)
+            same = same and c.atom_index[r, t - lo] == vidx[t] and c.atom_weight[r, t - lo] == vw[t]
         if same:
             return True
     return False
 
 
 @njit
-def _start_reduced_corral(data: tuple, state: tuple, scale: float) -> Corral:
+def _start_reduced_corral(data: tuple, state: tuple, scale: float, k: int) -> Corral:
     """The corral of two atoms, ``lam`` on ``P`` and ``lam`` on ``Q`` (the start's vertex),
-    each at weight 1."""
-    y = data[2]
+    each at weight 1; room for atoms of ``k`` points."""
+    X, y, kp = data[0], data[2], data[3]
     lam, col, vidx, vw = state[0], state[3], state[4], state[5]
     n = y.shape[0]
+    width = X.shape[1] if kp[0] == 0 else n  # an atom's point in R^d, or its kernel column
     # the arguments are not literals (constants): a literal argument compiles a callee once more
-    c = _empty_corral(np.int64(_FIRST_CAP), n, np.bool_(False), np.bool_(True))
+    c = _empty_corral(np.int64(_FIRST_CAP), width, np.bool_(False), np.bool_(True), k)
     for side in (1.0, 0.0):
         m = np.int64(0)
         for i in range(n):
@@ -637,26 +661,24 @@ def _start_reduced_corral(data: tuple, state: tuple, scale: float) -> Corral:
 
 
 @njit
-def _atom_to_add(y: np.ndarray, lam: np.ndarray, g: np.ndarray, vidx: np.ndarray,
-                 vw: np.ndarray, nv: int) -> tuple:
-    """The major cycle's choice on reduced hulls: the part of the last vertex (``P``'s first,
-    then ``Q``'s) whose part of the gap is larger, ``<z, p> - min_{RCH(P)} <z, .>`` against
-    ``max_{RCH(Q)} <z, .> - <z, q>``. Returns ``(side, lo, hi)``."""
+def _atom_parts(y: np.ndarray, lam: np.ndarray, g: np.ndarray, vidx: np.ndarray,
+                vw: np.ndarray, nv: int) -> tuple:
+    """The two parts of the gap on reduced hulls, ``<z, p> - min_{RCH(P)} <z, .>`` and
+    ``max_{RCH(Q)} <z, .> - <z, q>``, and where ``Q``'s part of the last vertex starts in
+    ``vidx`` (``P``'s first). Returns ``(part_p, part_q, split)``."""
     part_p = part_q = 0.0
     for i in range(y.shape[0]):
         if y[i] > 0:
             part_p += lam[i] * g[i]
         else:
             part_q -= lam[i] * g[i]
-    split = 0
+    split = np.int64(0)
     while split < nv and y[vidx[split]] > 0:
         part_p -= vw[split] * g[vidx[split]]
         split += 1
     for t in range(split, nv):
         part_q += vw[t] * g[vidx[t]]
-    if part_p >= part_q:
-        return 1.0, 0, split
-    return 0.0, split, nv
+    return part_p, part_q, split
 
 
 @njit
@@ -670,9 +692,9 @@ def _set_reduced_iterate(c: Corral, data: tuple, state: tuple, mu: float) -> Non
     lam[:] = 0.0
     c.coef[:] = 0.0
     for a in range(s):
-        row = c.atoms[c.slot[a]]
-        for i in range(lam.shape[0]):
-            lam[i] += c.weight[a] * row[i]
+        r = c.slot[a]
+        for t in range(c.atom_size[r]):
+            lam[c.atom_index[r, t]] += c.weight[a] * c.atom_weight[r, t]
         c.coef[c.slot[a]] = c.weight[a] if c.in_p[a] > 0.0 else -c.weight[a]
     for i in range(lam.shape[0]):
         lam[i] = min(lam[i], mu)
@@ -711,8 +733,10 @@ def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple, mu: float | 
     if mu is None:
         corral = _start_corral(data, lam, scale)
     else:
-        corral = _start_reduced_corral(data, state, scale)
-    it, n_hist, last = np.int64(0), np.int64(0), np.inf
+        # the largest vertex: floor(1 / mu) points at mu and one with the rest (smallest_mass)
+        k = min(y.shape[0], int(math.floor(1.0 / mu)) + 2)
+        corral = _start_reduced_corral(data, state, scale, np.int64(k))
+    it, n_hist, last, zero = np.int64(0), np.int64(0), np.inf, np.int64(0)
     while True:
         code, n_hist, fp, fq, _, _, zz, nv, _ = examine(it, data, state, stop, hist, n_hist,
                                                         mu)
@@ -721,18 +745,33 @@ def wolfe_loop(data: tuple, state: tuple, stop: tuple, hist: tuple, mu: float | 
         if zz >= last:
             return it, np.int64(STALLED), n_hist
         last = zz
+        turns = 1
         if mu is None:
             new = _vertex_to_add(corral, g, fp, fq)
             for a in range(corral.counts[0].n_points):
                 if corral.index[a] == new:
                     return it, np.int64(STALLED), n_hist
-            corral = _add_point(corral, data, new, scale)
         else:
-            side, lo, hi = _atom_to_add(y, lam, g, vidx, vw, nv)
-            if _holds_atom(corral, vidx, vw, lo, hi, side):
+            # the vertex of the side with the larger part of the gap joins; then (linear
+            # kernel: an atom costs O(k d), a kernel's k columns) after the minor cycles the
+            # other side's when its part was positive (one product X z for both: its weight
+            # is 0 and it leaves at once when it gives no descent there)
+            part_p, part_q, split = _atom_parts(y, lam, g, vidx, vw, nv)
+            first, second, part = (1.0, zero, split), (0.0, split, nv), part_q
+            if part_p < part_q:
+                first, second, part = second, first, part_p
+            if _holds_atom(corral, vidx, vw, first[1], first[2], first[0]):
                 return it, np.int64(STALLED), n_hist
-            corral = _add_atom(corral, data, col, vidx, vw, lo, hi, side, scale)
-        _minor_cycles(corral, scale, points)
+            if part > 0.0 and kp[0] == 0 and not _holds_atom(corral, vidx, vw, second[1],
+                                                             second[2], second[0]):
+                turns = 2
+        for turn in range(turns):  # one call site each: compiled (and inlined) once
+            if mu is None:
+                corral = _add_point(corral, data, new, scale)
+            else:
+                side, lo, hi = first if turn == 0 else second
+                corral = _add_atom(corral, data, col, vidx, vw, lo, hi, side, scale)
+            _minor_cycles(corral, scale, points)
         if mu is None:
             _set_iterate(corral, data, state)
         else:

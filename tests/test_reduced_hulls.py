@@ -97,6 +97,44 @@ def test_seeded_reduced_hulls_all_methods_agree(seed: int, mu: float) -> None:
         assert abs(sol.distance - oracle.distance) <= 2e-6 * max(oracle.distance, 1e-3), name
 
 
+@pytest.mark.parametrize("mu", [0.01, 0.07, 0.3])
+@pytest.mark.parametrize("d", [12, 30])
+def test_wolfe_large_corral_matches_the_oracle(mu: float, d: int) -> None:
+    """Close reduced hulls in ``d`` dimensions: Wolfe's corral holds up to ``d + 2`` vertices
+    (more than its first room of 16, so its sparse vertex arrays grow) of up to ``floor(1 / mu)
+    + 1`` points, and takes both sides' vertices in one cycle. Distance of the CVXPY oracle to
+    1e-9 relative, weights in ``RCH(mu)``, certified; deterministic."""
+    rng = np.random.default_rng(d)
+    P, Q = rng.standard_normal((150, d)), rng.standard_normal((120, d))
+    P[:, 0], Q[:, 0] = np.abs(P[:, 0]) + 0.05, -np.abs(Q[:, 0]) - 0.05
+    oracle = hull_distance(P, Q, mu=mu).solve()
+    assert oracle.status == "optimal", oracle.message
+    sol = wolfe_hulls(P, Q, tol=1e-10, mu=mu)
+    assert sol.status == "optimal", sol.message
+    _check_answer(sol, P, Q, mu, 1e-10)
+    assert abs(sol.distance - oracle.distance) <= 1e-9 * oracle.distance
+    again = wolfe_hulls(P, Q, tol=1e-10, mu=mu)
+    assert again.weights_p.tobytes() == sol.weights_p.tobytes()
+    assert again.iterations == sol.iterations
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_wolfe_nu_svm_with_a_large_corral_matches_the_oracle(kernel: str) -> None:
+    """``gilbert_svm(nu=..., method="wolfe")`` on 10-dimensional data, where the corral of
+    reduced-hull vertices outgrows its first room (kernel columns for rbf, points in R^d for the
+    linear kernel): certified, the oracle's decision function."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(160, 10))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=160) > 0, 1.0, -1.0)
+    nu = 0.3 * nu_max(y)
+    sol = gilbert_svm(X, y, nu=nu, method="wolfe", kernel=kernel, tol=1e-8)
+    ora = nu_svm_dual(X, y, nu, kernel=kernel).solve()
+    assert sol.status == ora.status == "optimal", sol.message
+    assert sol.iterations > 16
+    f, f_ora = sol.decision_function(X), ora.decision_function(X)
+    assert np.abs(f - f_ora).max() <= 1e-4 * float(np.abs(f_ora).max())
+
+
 @pytest.mark.parametrize("solver", [gilbert_hulls, mdm_hulls, wolfe_hulls])
 def test_mu_one_and_above_is_the_convex_hull_bit_for_bit(solver) -> None:  # noqa: ANN001
     """``mu >= 1`` runs the convex-hull code itself: the same bits as without ``mu``."""
