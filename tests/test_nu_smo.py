@@ -352,3 +352,23 @@ def test_weights_a_few_roundings_below_the_bound_are_judged_at_it(ulps: int) -> 
     assert certify_nu_svm(rounded, X, y, 0.6, kernel).kkt_violation < 1e-5
     freed = np.where(at, U * (1.0 - 1e-6), alpha)  # really free: the violation shows
     assert certify_nu_svm(freed, X, y, 0.6, kernel).kkt_violation > 1e-3
+
+
+@pytest.mark.parametrize("tol", [1e-3, 1e-6])
+def test_a_run_once_held_below_the_resolution_is_finished_at_any_tol(tol: float) -> None:
+    """Campaign case seed 23, i6950 (rbf, gamma 9.5e5, collinear points, nu near nu_max): the
+    reduced hulls meet. At tol 1e-3 ``rho`` rose just above the certificate's resolution after
+    the held continuation, so Wolfe's finish was not tried and SMO ran to its cap of 10^7
+    iterations ("max_iter"); a run once held is now handed to the finish whatever ``rho`` is
+    after it, as at tol 1e-6. Checked against the oracle."""
+    from maxmargin.verification.campaign import random_case
+
+    c = random_case(23, 6950)
+    oracle = nu_svm_dual(c.X, c.y, c.nu, kernel=c.kernel, **c.kernel_params).solve()
+    assert oracle.status == "optimal" and oracle.hulls_meet
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        sol = nu_smo(c.X, c.y, c.nu, kernel=c.kernel, tol=tol, **c.kernel_params)
+    assert sol.status == "optimal" and sol.hulls_meet and sol.rho == 0.0
+    assert sol.iterations < 10_000
+    assert "Wolfe's method on the reduced hulls finished it" in sol.message

@@ -161,14 +161,16 @@ def _solve(solver: NuSolver, first: str, precision: str, tol: float,
     """The first run at LIBSVM's ``m - M < tol``, then continuations until the certificate
     meets ``tol`` (module docstring); ``hold``: while ``rho`` is below the certificate's
     resolution (:meth:`NuSolver.unresolved`) one continuation of at most
-    :func:`held_iterations` more, then none. Returns ``(outcome, certificate, held)``,
-    ``held`` when the hold stopped it (the caller tries Wolfe's finish, then goes on)."""
+    :func:`held_iterations` more, then none, whether ``rho`` is resolved after it or not (a
+    ``rho`` that was once unresolved stays small: SMO's iterations grow with ``1 / rho``).
+    Returns ``(outcome, certificate, held)``, ``held`` when the hold stopped it (the caller
+    tries Wolfe's finish, then goes on)."""
     outcome = solver.solve(first)
     g, cert = solver.certify()
     phase, held, cap = first, False, solver.options.max_iter
     for rounds in range(MAX_ROUNDS):
         unresolved = hold and solver.unresolved(cert)
-        if cert.meets(tol) or outcome == MAX_ITER or (held and unresolved):
+        if cert.meets(tol) or outcome == MAX_ITER or held:
             break
         held = held or unresolved
         r = cert.margin * solver.scale
@@ -283,9 +285,7 @@ def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings
     outcome, cert, held = _solve(solver, first, precision, options.tol, hold=finish)
     if held:
         rho = cert.margin
-        answer = None
-        if solver.unresolved(cert):
-            answer = wolfe_nu_finish(solver.user_X, y, kern, nu, options.tol)
+        answer = wolfe_nu_finish(solver.user_X, y, kern, nu, options.tol)
         if answer is not None and (answer.hulls_meet or answer.certificate.meets(options.tol)):
             return _finished(answer, start, f"SMO stopped with rho = {rho:.3g}, below the "
                              "certificate's resolution (the reduced hulls nearly meet); Wolfe's "
