@@ -287,9 +287,9 @@ def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings
         rho = cert.margin
         answer = wolfe_nu_finish(solver.user_X, y, kern, nu, options.tol)
         if answer is not None and (answer.hulls_meet or answer.certificate.meets(options.tol)):
-            return _finished(answer, start, f"SMO stopped with rho = {rho:.3g}, below the "
-                             "certificate's resolution (the reduced hulls nearly meet); Wolfe's "
-                             "method on the reduced hulls finished it")
+            return _finished(answer, start, f"SMO's rho fell below the certificate's "
+                             f"resolution (it stopped at rho = {rho:.3g}: the reduced hulls "
+                             "nearly meet); Wolfe's method on the reduced hulls finished it")
         outcome, cert, _ = _solve(solver, first, precision, options.tol)
         if answer is not None and (answer.certificate.kkt_violation < cert.kkt_violation
                                    or not math.isfinite(cert.kkt_violation)):
