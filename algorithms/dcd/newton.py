@@ -51,12 +51,12 @@ def exact_line_search(w: np.ndarray, d: np.ndarray, margins: np.ndarray, delta: 
     (convex, piecewise quadratic): the root of its increasing piecewise-linear derivative
     by Newton's steps safeguarded by bisection of a bracket."""
     wd, dd = float(w @ d), float(d @ d)
+    slack, c = 1.0 - margins, 2.0 * box * delta
+    cd = c * delta
 
     def slope(t: float) -> tuple[float, float]:
-        low = margins + t * delta < 1.0
-        c = 2.0 * box[low] * delta[low]
-        return wd + t * dd - float(c @ (1.0 - margins[low] - t * delta[low])), dd + float(
-            c @ delta[low])
+        below = slack - t * delta  # 1 - m_i - t delta_i, positive below the margin
+        return wd + t * dd - float(c @ np.maximum(below, 0.0)), dd + float(cd @ (below > 0.0))
 
     lo, hi, t = 0.0, math.inf, 1.0
     for _ in range(100):
