@@ -43,7 +43,7 @@ LATER: tuple[tuple[str, ...], ...] = (
     ("linear", "`dcd` vs LIBLINEAR (`LinearSVC`) on its own problems (hinge, squared hinge; "
                "dense and sparse; relative gap 1e-3 and 1e-6), one thread"),
     ("linear_svc", "`smo(kernel=\"linear\")` on SVC's problem (unregularised bias) vs "
-                   "`LinearSVC` on its hinge problem, dense and sparse, one thread"),
+                   "LIBLINEAR (`LinearSVC`) on its hinge problem, dense and sparse, one thread"),
     ("hulls", "fastest of `gilbert_hulls`, `mdm_hulls`, `wolfe_hulls` vs Clarabel (through "
               "CVXPY): nearest points of two hulls to a relative gap of 1e-8"),
     ("nu_svc", "`nu_smo` vs LIBSVM (`NuSVC`): RBF, nu = 0.1 and 0.5, n = 1,000 to 20,000, "
