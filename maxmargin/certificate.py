@@ -560,12 +560,16 @@ def liblinear_objectives(
 
 def _liblinear_dual(a: np.ndarray, u: np.ndarray, C: np.ndarray, loss: str, penalty: str
                     ) -> float:
-    """``D(t a)`` at the best feasible ``t >= 0`` (:func:`certify_liblinear`)."""
-    S = float(a.sum())
-    if S <= 0.0:
+    """``D(t a)`` at the best feasible ``t >= 0`` (:func:`certify_liblinear`), computed for
+    ``a / max a`` (``D(t a)`` depends on ``t a`` only), so that ``a`` near the ends of float64
+    (``C`` of 1e-300 or 1e300) neither underflows ``Q`` to 0 nor overflows it."""
+    top_a = float(np.max(a)) if a.size else 0.0
+    if not top_a > 0.0:
         return 0.0
+    a, u = a / top_a, u / top_a
+    S = float(a.sum())
     Q = (float(u @ u) if penalty == "l2" else 0.0) + (
-        float(np.sum(a * a / (2.0 * C))) if loss == "squared_hinge" else 0.0)
+        float(a @ (a / (2.0 * C))) if loss == "squared_hinge" else 0.0)
     t_max = math.inf
     if loss == "hinge":
         t_max = float(np.min(C[a > 0] / a[a > 0]))
@@ -573,7 +577,7 @@ def _liblinear_dual(a: np.ndarray, u: np.ndarray, C: np.ndarray, loss: str, pena
         top = float(np.max(np.abs(u)))
         t_max = min(t_max, 1.0 / top) if top > 0 else t_max
     t = t_max if Q <= 0.0 else min(t_max, S / Q)
-    return t * S - 0.5 * t * t * Q
+    return t * (S - 0.5 * t * Q)  # not t * t * Q: t^2 underflows where t Q does not
 
 
 def _liblinear_kkt(w: np.ndarray, X: Any, C: np.ndarray, a: np.ndarray, u: np.ndarray,

@@ -268,6 +268,40 @@ def test_the_cap_warns_with_cause_and_remedy():
     assert res.certificate.gap > 1e-9 and "max_iter" in res.message
 
 
+@pytest.mark.parametrize("loss", LOSSES)
+def test_the_ends_of_float64_leak_no_warning(loss):
+    """C = 1e-300 is solved and certified (``w = 0``; the certificate's dual is computed for
+    ``a / max a``, which would underflow to ``-inf`` else); C = 1e300 (``C ||x||^2`` beyond
+    float64) ends with a status and a ConvergenceWarning only, never a RuntimeWarning."""
+    X, y = problem(n=20, d=3, seed=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tiny = dcd(X, y, 1e-300, loss=loss)
+    assert tiny.status == "optimal" and tiny.certificate.gap <= 1e-3
+    assert np.all(np.abs(tiny.w) <= 1e-295)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        huge = dcd(X, y, 1e300, loss=loss, max_iter=50)
+    assert huge.status != "optimal"
+    assert caught and all(issubclass(w.category, ConvergenceWarning) for w in caught)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_the_liblinear_certificate_is_invariant_to_the_scale_of_C(loss):
+    """``X -> s X``, ``C -> C / s^2`` (``w -> w / s``, ``alpha -> alpha / s^2``): the same
+    classifier, the same relative gap and weak duality, down to scales where ``a^2`` and
+    ``t^2`` underflow."""
+    X, y = problem(n=30, d=3, seed=3)
+    ref = dcd(X, y, 1.0, loss=loss, tol=1e-7)
+    gaps = []
+    for scale in (1.0, 1e-100, 1e100, 1e150):
+        cert = certify_liblinear(ref.w_tilde / scale, liblinear_rows(X * scale, scale), y,
+                                 1.0 / scale**2, loss=loss, alpha=ref.alpha / scale**2)
+        assert 0.0 <= cert.gap <= 1e-7
+        gaps.append(cert.gap)
+    assert max(gaps) - min(gaps) <= 1e-10
+
+
 def test_the_stop_gap_bounds_the_judges_gap():
     """The solver's O(nnz) gap uses alpha alone; the judge tries more dual points."""
     X, y = problem(n=100, d=5, seed=6)

@@ -79,6 +79,13 @@ def primal_newton(X: Any, y: np.ndarray, box: np.ndarray, s: float, tol: float,
     direction on the samples below the margin (:func:`newton_step`) and an exact line search
     (:func:`exact_line_search`), until the duality gap at the KKT map ``alpha = 2 C (1 -
     m)_+`` is at most ``tol``. Returns ``(w~, alpha, steps, trace)``."""
+    with np.errstate(over="ignore", invalid="ignore"):  # C ||x||^2 beyond float64: inf
+        return _newton_steps(X, y, box, s, tol, max_iter)
+
+
+def _newton_steps(X: Any, y: np.ndarray, box: np.ndarray, s: float, tol: float,
+                  max_iter: int) -> tuple[np.ndarray, np.ndarray, int, list[tuple]]:
+    """The loop of :func:`primal_newton`."""
     w = np.zeros(X.shape[1] + 1)
     trace: list[tuple] = []
     steps = 0
@@ -88,7 +95,7 @@ def primal_newton(X: Any, y: np.ndarray, box: np.ndarray, s: float, tol: float,
         u = dual_weights(X, y, alpha, s)
         gap = duality_gap(X, y, alpha, w, s, box, True, u)
         trace.append((steps, math.nan, gap))
-        if gap <= tol or steps >= max_iter:
+        if gap <= tol or steps >= max_iter or not math.isfinite(gap):
             return w, alpha, steps, trace
         curv = np.where(margins < 1.0, 2.0 * box, 0.0)
         d = newton_step(X, y, s, w, w - u, curv, min(0.1, math.sqrt(max(gap, 0.0))))
