@@ -27,6 +27,13 @@ and the stop ``m - M < TOL_FRACTION tol r`` (``r`` from the certificate; at most
 run and from the second continuation on. The precision policy of the first run is
 :func:`~.precision.first_precision`'s; the exact finish of C-SVC does not apply.
 
+**Units.** LIBSVM's ``G = Q a`` grows with the square of the features' scale while ``a`` does
+not, so its ``m - M < tol`` (and the squares of ``G`` in the working-set choice) depend on the
+units: at features of 1e15 a run cannot stop, at 1e-100 the squares underflow. For the linear
+kernel the loop therefore runs on ``X 2^-k`` (:func:`unit_exponent`: an exact rescaling, the
+largest entry in ``[1, 2)``), whose ``Q`` is the user's times ``4^-k`` with the same ``a``; the
+judge, ``rho``, ``b`` and ``w`` are the user's data's, so a change of units changes no verdict.
+
 **Nearly meeting hulls.** Where the ν-SVC's ``rho`` falls below what the certificate resolves
 (the reduced hulls nearly meet), SMO's steps shrink with ``rho`` and ``m - M / rho`` says
 little; the verdict then needs the gap too. Such a run gets one short continuation
@@ -70,7 +77,8 @@ from maxmargin.tolerances import SMO_TOL
 if TYPE_CHECKING:  # the result container lives beside the oracles (imported when solving)
     from maxmargin.formulations.nu import NuSolution
 
-__all__ = ["nu_smo", "one_class_smo", "MAX_ROUNDS", "TOL_FRACTION", "initial_alpha"]
+__all__ = ["nu_smo", "one_class_smo", "MAX_ROUNDS", "TOL_FRACTION", "initial_alpha",
+           "unit_exponent"]
 
 #: At most this many continuations after the first run.
 MAX_ROUNDS = 4
@@ -105,14 +113,24 @@ def initial_alpha(l: int, nu: float, y: np.ndarray | None = None,
     return a
 
 
+def unit_exponent(X: Any) -> int:
+    """``k`` with the largest ``|X_ij| 2^-k`` in ``[1, 2)`` (0 for an all-zero ``X``; within
+    ``[-500, 500]``, so that ``4^k`` is a float64): ``X 2^-k`` is exact (barring subnormal
+    entries) and has ``Q`` of order one."""
+    top = float(abs(X).max()) if X.shape[0] * X.shape[1] else 0.0
+    k = math.frexp(top)[1] - 1 if top > 0.0 and math.isfinite(top) else 0
+    return min(max(k, -500), 500)
+
+
 class NuSolver(Solver):
     """:class:`~.solver.Solver` on LIBSVM's ν-SVC or one-class dual: its certificate is the
     ν judge's, in Schölkopf's scaling (``alpha = a / scale``)."""
 
     def __init__(self, problem: Problem, options: Options, st: SolverState, nu: float,
-                 one_class: bool, weights: np.ndarray | None = None) -> None:
+                 one_class: bool, weights: np.ndarray | None = None, unit: float = 1.0) -> None:
         super().__init__(problem, options, st)
         self.nu, self.one_class, self.weights = nu, one_class, weights
+        self.unit = unit  # the user's Q over the loop's (module docstring, "Units")
         self.classwise = None if one_class else True
         l = problem.y.shape[0]
         self.scale = nu * l if one_class else float(l)
@@ -173,7 +191,7 @@ def _solve(solver: NuSolver, first: str, precision: str, tol: float,
         if cert.meets(tol) or outcome == MAX_ITER or held:
             break
         held = held or unresolved
-        r = cert.margin * solver.scale
+        r = cert.margin * solver.scale / solver.unit  # LIBSVM's r in the loop's units
         target = TOL_FRACTION * tol * r if r > 0.0 and math.isfinite(r) else 0.0
         solver.set_tol(max(min(target, 0.5 * solver.st.tol), 1e-15 * solver.problem.radius2))
         solver.set_max_iter(min(cap, solver.iterations + held_iterations(solver)) if unresolved
@@ -217,12 +235,12 @@ def _result(solver: NuSolver, outcome: int, cert: Certificate, tol: float, preci
                   for cls in (st.yT > 0, st.yT < 0))
     dtype = "float32" if solver.cache.data.dtype == np.float32 else "float64"
     stats = (f"{iterations} iterations ({' then '.join(solver.phases)} kernel cache), solver's "
-             f"m - M = {gap:.3g} (LIBSVM's scaling); {cert.summary()}")
+             f"m - M = {gap * solver.unit:.3g} (LIBSVM's scaling); {cert.summary()}")
     if meet:
         stats += "; ||w|| is below the certificate's float64 resolution: w = 0, rho = 0"
     # the equivalent C-SVC's C max K_ii, 1 / r in LIBSVM's scaling: large when rho is small
     r = cert.margin * solver.scale
-    kappa = p.radius2 / r if r > 0.0 else math.inf
+    kappa = p.radius2 * solver.unit / r if r > 0.0 else math.inf
     status, message = status_and_message(
         outcome, cert, tol, precision, iterations, solver.hull_eps, dtype, stats, kappa,
         "the reduced hulls nearly meet (rho small: the equivalent C-SVC's C max K(x, x) = "
@@ -271,14 +289,16 @@ def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings
     precision = valid.check_choice(settings["precision"], "precision", PRECISIONS)
     kern = make_kernel(kernel, gamma=settings["gamma"], degree=settings["degree"],
                        coef0=settings["coef0"], X=X)
-    problem, QD, first = problem_of(X, labels, 1.0, None, kern, options, precision,
-                                    centre=not one_class)
+    k = unit_exponent(X) if kern.kind == KIND_LINEAR else 0
+    problem, QD, first = problem_of(X * 2.0**-k if k else X, labels, 1.0, None, kern, options,
+                                    precision, centre=not one_class)
+    problem = dataclasses.replace(problem, X_user=X)
     l = labels.shape[0]
     box = None if weights is None else l * weights / float(weights.sum())
     st = new_state(problem.kd, QD, 1.0 if box is None else box, options.tol, 1)
     st.scalars.linear = 0.0
     st.alpha[:] = initial_alpha(l, nu, y, box)
-    solver = NuSolver(problem, options, st, nu, one_class, weights)
+    solver = NuSolver(problem, options, st, nu, one_class, weights, unit=4.0**k)
     sv = np.flatnonzero(st.alpha > 0.0)
     solver.restart_from(solver.kernel_sums(sv, st.alpha[sv] * labels[sv]))
     finish = weights is None  # Wolfe's reduced hulls have one bound for every point
