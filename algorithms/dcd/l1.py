@@ -70,9 +70,9 @@ H_FLOOR, D_SKIP = 1e-12, 1e-12
 #: The first ``eps`` of LIBLINEAR's shrinking rule (divided by ``DCD_PG_SHRINK`` when it is met
 #: with every feature active), and the most halvings of the gap estimate's target.
 CDN_EPS, TARGET_HALVINGS = 0.01, 10
-#: The exact finish: at most this many entries in the support's columns (dense ``n x |J|``),
-#: and of Newton steps per finish; the passes between certificates (doubled after each).
-FINISH_MAX_ENTRIES, FINISH_STEPS, CHECK_EVERY = 4_000_000, 10, 50
+#: The exact finish: at most this many weights in the support (its ``|J| x |J|`` Newton system
+#: is dense) and Newton steps per finish; the passes between certificates (doubled after each).
+FINISH_MAX_SUPPORT, FINISH_STEPS, CHECK_EVERY = 500, 10, 50
 #: After each pass, ``HEAVY_ROUNDS`` rounds of steps on the most violating features whose
 #: columns hold at most ``1 / HEAVY_SHARE`` of the entries the pass read.
 HEAVY_ROUNDS, HEAVY_SHARE = 4, 8
@@ -172,11 +172,12 @@ def column_size(n: int, indptr: Any, j: int) -> int:
 
 @njit
 def heavy_steps(X: Any, indptr: Any, indices: Any, data: Any, y: np.ndarray, C: np.ndarray,
-                xj_sq: np.ndarray, w: np.ndarray, b: np.ndarray, violation: np.ndarray,
-                budget: int) -> None:
-    """``HEAVY_ROUNDS`` rounds of Newton steps on the features of largest ``violation`` whose
-    columns hold at most ``budget`` entries together (columns as :func:`column_derivatives`)."""
-    ranked = np.argsort(-violation)
+                xj_sq: np.ndarray, w: np.ndarray, b: np.ndarray, visited: np.ndarray,
+                violation: np.ndarray, budget: int) -> None:
+    """``HEAVY_ROUNDS`` rounds of Newton steps on the ``visited`` features of largest
+    ``violation`` whose columns hold at most ``budget`` entries together (columns as
+    :func:`column_derivatives`)."""
+    ranked = visited[np.argsort(-violation[visited])]
     size, work = 0, 0
     while size < ranked.shape[0] and violation[ranked[size]] > 0.0:
         work += column_size(y.shape[0], indptr, ranked[size])
@@ -205,7 +206,6 @@ def cdn_loop(X: Any, indptr: Any, indices: Any, data: Any, y: np.ndarray, C: np.
     passes, met = 0, False
     while passes < max_passes and not met:
         gmax, gnorm1, umax = 0.0, 0.0, 0.0
-        violations[:] = 0.0
         work = 0
         shuffle(order, active, rng)
         s = 0
@@ -230,7 +230,8 @@ def cdn_loop(X: Any, indptr: Any, indices: Any, data: Any, y: np.ndarray, C: np.
             newton_step(X, indptr, indices, data, j, y, C, b, w, G, H, xj_sq[j])
             s += 1
         passes += 1
-        heavy_steps(X, indptr, indices, data, y, C, xj_sq, w, b, violations, work // HEAVY_SHARE)
+        heavy_steps(X, indptr, indices, data, y, C, xj_sq, w, b, order[:active], violations,
+                    work // HEAVY_SHARE)
         estimate = pass_estimate(C, b, w, umax)
         state[4] = estimate
         met = estimate <= target
@@ -366,22 +367,23 @@ def support_newton(Xt: Any, y: np.ndarray, C: np.ndarray, w: np.ndarray) -> np.n
     repeated until ``S`` stays (at most ``FINISH_STEPS``); a step is kept when it keeps the
     signs and does not raise ``P``. Returns the best point (``w`` itself when none is)."""
     J = np.flatnonzero(w)
-    if J.size == 0 or J.size * Xt.shape[0] > FINISH_MAX_ENTRIES:
+    if J.size == 0 or J.size > FINISH_MAX_SUPPORT:
         return w
-    XJ = Xt[:, J]
-    XJ = XJ.toarray() if sp.issparse(XJ) else np.ascontiguousarray(XJ)
+    XJ = Xt[:, J]  # a CSC slice of sparse rows, never densified
     sigma = np.sign(w[J])
 
     def objective(v: np.ndarray) -> tuple[float, np.ndarray]:
-        slack = 1.0 - y * (XJ @ v)
+        slack = 1.0 - y * np.asarray(XJ @ v).ravel()
         return float(np.abs(v).sum() + C @ np.maximum(slack, 0.0) ** 2), slack > 0.0
 
     best = w[J]
     best_value, active = objective(best)
     for _ in range(FINISH_STEPS):
         A, c = XJ[active], C[active]
+        H = A.T @ (A.multiply(c[:, None]) if sp.issparse(A) else A * c[:, None])
+        H = H.toarray() if sp.issparse(H) else H
         try:
-            v = np.linalg.solve(2.0 * (A.T * c) @ A, 2.0 * A.T @ (c * y[active]) - sigma)
+            v = np.linalg.solve(2.0 * H, 2.0 * np.asarray(A.T @ (c * y[active])).ravel() - sigma)
         except np.linalg.LinAlgError:  # singular: no finish
             break
         if not np.array_equal(np.sign(v), sigma):
