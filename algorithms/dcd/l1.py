@@ -11,8 +11,8 @@ The problem (``LinearSVC(penalty="l1", loss="squared_hinge", dual=False)``) is o
 
 CDN (Yuan, Chang, Hsieh and Lin, JMLR 2010; LIBLINEAR's ``solve_l1r_l2_svc``) visits the
 features in a random order per pass (a permutation from a generator seeded by
-``random_state``), keeping every ``b_i``; on feature ``j`` (column access: CSC, or Fortran-order
-dense rows) with ``L'_j = -2 sum_{b_i > 0} C_i y_i x_ij b_i`` and
+``random_state``), keeping every ``b_i``; on feature ``j`` (column access to the signed rows
+``y_i x~_i``: CSC, or Fortran-order dense) with ``L'_j = -2 sum_{b_i > 0} C_i y_i x_ij b_i`` and
 ``L''_j = 2 sum_{b_i > 0} C_i x_ij^2`` it takes the one-variable Newton direction of the
 quadratic model plus ``|w_j + d|``,
 
@@ -26,10 +26,10 @@ L'_j d)`` (Armijo, ``sigma = 0.01``; accepted early by the bound ``L(w + d e_j) 
 L'_j d + d^2 sum_i C_i x_ij^2``); a search that fails leaves ``w_j`` where it was. A feature at
 zero whose ``|L'_j|`` lies below ``1 - Gmax / n`` (``Gmax`` the largest violation of the last
 pass) is shrunk (set aside) until LIBLINEAR's ``sum of violations <= eps x (the first pass's)``
-rule brings every feature back. After each pass a few rounds of steps go to the features of
-largest violation (columns of at most 1/8 of the pass's entries): on text-like rows the bias
-and the frequent features, coupled with all the rare ones, otherwise keep ``||u||_inf`` above 1
-long after ``P`` has converged.
+rule brings every feature back. After each pass over many features a few rounds of steps go
+to those of largest violation (columns of at most 1/8 of the pass's entries): on text-like
+rows the bias and the frequent features, coupled with all the rare ones, otherwise keep
+``||u||_inf`` above 1 long after ``P`` has converged.
 
 **Stop rule.** ``u = -L'(w~) = sum_i a_i y_i x~_i`` at ``a = 2 C b_+`` is the certificate's dual
 point (:func:`~maxmargin.certificate.certify_liblinear`, scaled to ``||u||_inf <= 1``): each
@@ -73,14 +73,15 @@ CDN_EPS, TARGET_HALVINGS = 0.01, 10
 #: The exact finish: at most this many weights in the support (its ``|J| x |J|`` Newton system
 #: is dense) and Newton steps per finish; the passes between certificates (doubled after each).
 FINISH_MAX_SUPPORT, FINISH_STEPS, CHECK_EVERY = 500, 10, 50
-#: After each pass, ``HEAVY_ROUNDS`` rounds of steps on the most violating features whose
-#: columns hold at most ``1 / HEAVY_SHARE`` of the entries the pass read.
-HEAVY_ROUNDS, HEAVY_SHARE = 4, 8
+#: After each pass over at least ``HEAVY_MIN_FEATURES`` features, ``HEAVY_ROUNDS`` rounds of
+#: steps on the most violating ones whose columns hold at most ``1 / HEAVY_SHARE`` of the
+#: entries the pass read (fewer features: the passes themselves revisit each often enough).
+HEAVY_ROUNDS, HEAVY_SHARE, HEAVY_MIN_FEATURES = 4, 8, 256
 
 
 @njit
-def column_derivatives(X: Any, indptr: Any, indices: Any, data: Any, j: int, y: np.ndarray,
-                       C: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+def column_derivatives(X: Any, indptr: Any, indices: Any, data: Any, j: int, C: np.ndarray,
+                       b: np.ndarray) -> tuple[float, float]:
     """``(L'_j, L''_j)`` over column ``j`` (module docstring): ``X`` Fortran-order dense when
     ``indptr`` is None, else the CSC arrays (``X`` None; Numba compiles each layout's loop
     alone, as :func:`~maxmargin.algorithms.dcd.loop.row_dot`)."""
@@ -90,21 +91,21 @@ def column_derivatives(X: Any, indptr: Any, indices: Any, data: Any, j: int, y: 
             for i in range(X.shape[0]):
                 if b[i] > 0.0:
                     t = C[i] * X[i, j]
-                    g -= t * y[i] * b[i]
+                    g -= t * b[i]
                     h += t * X[i, j]
     else:
         for k in range(indptr[j], indptr[j + 1]):
             i = indices[k]
             if b[i] > 0.0:
                 t = C[i] * data[k]
-                g -= t * y[i] * b[i]
+                g -= t * b[i]
                 h += t * data[k]
     return 2.0 * g, 2.0 * h
 
 
 @njit
-def column_shift(X: Any, indptr: Any, indices: Any, data: Any, j: int, y: np.ndarray,
-                 C: np.ndarray, b: np.ndarray, step: float) -> tuple[float, float]:
+def column_shift(X: Any, indptr: Any, indices: Any, data: Any, j: int, C: np.ndarray,
+                 b: np.ndarray, step: float) -> tuple[float, float]:
     """``b_i -= step y_i x_ij`` over column ``j`` (``w_j += step``; columns as
     :func:`column_derivatives`); returns ``sum C_i b_{i+}^2`` over its rows before and after."""
     before, after = 0.0, 0.0
@@ -113,7 +114,7 @@ def column_shift(X: Any, indptr: Any, indices: Any, data: Any, j: int, y: np.nda
             for i in range(X.shape[0]):
                 if b[i] > 0.0:
                     before += C[i] * b[i] * b[i]
-                b[i] -= step * y[i] * X[i, j]
+                b[i] -= step * X[i, j]
                 if b[i] > 0.0:
                     after += C[i] * b[i] * b[i]
     else:
@@ -121,15 +122,15 @@ def column_shift(X: Any, indptr: Any, indices: Any, data: Any, j: int, y: np.nda
             i = indices[k]
             if b[i] > 0.0:
                 before += C[i] * b[i] * b[i]
-            b[i] -= step * y[i] * data[k]
+            b[i] -= step * data[k]
             if b[i] > 0.0:
                 after += C[i] * b[i] * b[i]
     return before, after
 
 
 @njit
-def newton_step(X: Any, indptr: Any, indices: Any, data: Any, j: int, y: np.ndarray,
-                C: np.ndarray, b: np.ndarray, w: np.ndarray, G: float, H: float,
+def newton_step(X: Any, indptr: Any, indices: Any, data: Any, j: int, C: np.ndarray,
+                b: np.ndarray, w: np.ndarray, G: float, H: float,
                 xj_sq: float) -> None:
     """CDN's direction on ``w_j`` and its line search (module docstring), ``w_j`` and ``b``
     updated in place (columns as :func:`column_derivatives`)."""
@@ -147,10 +148,10 @@ def newton_step(X: Any, indptr: Any, indices: Any, data: Any, j: int, y: np.ndar
     for search in range(MAX_LINESEARCH):
         cond = abs(w[j] + d) - abs(w[j]) - SIGMA * delta
         if xj_sq * d * d + G * d + cond <= 0.0:  # the bound already proves the decrease
-            column_shift(X, indptr, indices, data, j, y, C, b, d - d_old)
+            column_shift(X, indptr, indices, data, j, C, b, d - d_old)
             w[j] += d
             return
-        before, after = column_shift(X, indptr, indices, data, j, y, C, b, d - d_old)
+        before, after = column_shift(X, indptr, indices, data, j, C, b, d - d_old)
         if search == 0:
             loss_old = before
         if cond + after - loss_old <= 0.0:
@@ -159,7 +160,7 @@ def newton_step(X: Any, indptr: Any, indices: Any, data: Any, j: int, y: np.ndar
         d_old = d
         d *= 0.5
         delta *= 0.5
-    column_shift(X, indptr, indices, data, j, y, C, b, -d_old)  # no sufficient decrease: w_j stays
+    column_shift(X, indptr, indices, data, j, C, b, -d_old)  # no sufficient decrease: w_j stays
 
 
 @njit
@@ -171,7 +172,7 @@ def column_size(n: int, indptr: Any, j: int) -> int:
 
 
 @njit
-def heavy_steps(X: Any, indptr: Any, indices: Any, data: Any, y: np.ndarray, C: np.ndarray,
+def heavy_steps(X: Any, indptr: Any, indices: Any, data: Any, C: np.ndarray,
                 xj_sq: np.ndarray, w: np.ndarray, b: np.ndarray, visited: np.ndarray,
                 violation: np.ndarray, budget: int) -> None:
     """``HEAVY_ROUNDS`` rounds of Newton steps on the ``visited`` features of largest
@@ -180,19 +181,19 @@ def heavy_steps(X: Any, indptr: Any, indices: Any, data: Any, y: np.ndarray, C: 
     ranked = visited[np.argsort(-violation[visited])]
     size, work = 0, 0
     while size < ranked.shape[0] and violation[ranked[size]] > 0.0:
-        work += column_size(y.shape[0], indptr, ranked[size])
+        work += column_size(b.shape[0], indptr, ranked[size])
         if work > budget:
             break
         size += 1
     for _ in range(HEAVY_ROUNDS):
         for k in range(size):
             j = ranked[k]
-            G, H = column_derivatives(X, indptr, indices, data, j, y, C, b)
-            newton_step(X, indptr, indices, data, j, y, C, b, w, G, max(H, H_FLOOR), xj_sq[j])
+            G, H = column_derivatives(X, indptr, indices, data, j, C, b)
+            newton_step(X, indptr, indices, data, j, C, b, w, G, max(H, H_FLOOR), xj_sq[j])
 
 
 @njit
-def cdn_loop(X: Any, indptr: Any, indices: Any, data: Any, y: np.ndarray, C: np.ndarray,
+def cdn_loop(X: Any, indptr: Any, indices: Any, data: Any, C: np.ndarray,
              xj_sq: np.ndarray, w: np.ndarray, b: np.ndarray, order: np.ndarray,
              rng: np.ndarray, state: np.ndarray, target: float, max_passes: int,
              shrinking: bool) -> tuple:
@@ -200,7 +201,7 @@ def cdn_loop(X: Any, indptr: Any, indices: Any, data: Any, y: np.ndarray, C: np.
     gap estimate is ``<= target`` or ``max_passes``. ``w``, ``b``, ``order``, ``rng`` and
     ``state = (active, Gmax_old, Gnorm1_init, eps, estimate)`` are updated in place (a later
     call goes on where this one stopped). Returns ``(passes, ESTIMATE_MET or MAX_ITER)``."""
-    n, p = y.shape[0], w.shape[0]
+    n, p = b.shape[0], w.shape[0]
     active, gmax_old, gnorm1_init, eps = int(state[0]), state[1], state[2], state[3]
     violations = np.zeros(p)
     passes, met = 0, False
@@ -211,7 +212,7 @@ def cdn_loop(X: Any, indptr: Any, indices: Any, data: Any, y: np.ndarray, C: np.
         s = 0
         while s < active:
             j = order[s]
-            G, H = column_derivatives(X, indptr, indices, data, j, y, C, b)
+            G, H = column_derivatives(X, indptr, indices, data, j, C, b)
             H = max(H, H_FLOOR)
             umax = max(umax, abs(G))
             if w[j] == 0.0:
@@ -227,19 +228,19 @@ def cdn_loop(X: Any, indptr: Any, indices: Any, data: Any, y: np.ndarray, C: np.
             gnorm1 += violation
             violations[j] = violation
             work += column_size(n, indptr, j)
-            newton_step(X, indptr, indices, data, j, y, C, b, w, G, H, xj_sq[j])
+            newton_step(X, indptr, indices, data, j, C, b, w, G, H, xj_sq[j])
             s += 1
         passes += 1
-        heavy_steps(X, indptr, indices, data, y, C, xj_sq, w, b, order[:active], violations,
-                    work // HEAVY_SHARE)
+        if active >= HEAVY_MIN_FEATURES:
+            heavy_steps(X, indptr, indices, data, C, xj_sq, w, b, order[:active],
+                        violations, work // HEAVY_SHARE)
         estimate = pass_estimate(C, b, w, umax)
         state[4] = estimate
         met = estimate <= target
         if gnorm1_init < 0.0:
             gnorm1_init = gnorm1
-        if gnorm1 <= eps * gnorm1_init:  # LIBLINEAR's rule: every feature back
-            if active == p:
-                eps /= DCD_PG_SHRINK
+        if gnorm1 <= eps * gnorm1_init:  # LIBLINEAR's rule: every feature back, a tighter rule
+            eps /= DCD_PG_SHRINK
             active = p
             gmax_old = math.inf
             continue
@@ -272,22 +273,19 @@ def pass_estimate(C: np.ndarray, b: np.ndarray, w: np.ndarray, umax: float) -> f
     return (primal - dual) / max(abs(primal), TINY)
 
 
-def column_rows(X: Any, s: float | None) -> Any:
-    """The rows ``x~_i`` for column access: CSC, or Fortran-order float64 dense, with the
-    column ``s`` appended (none when None). One copy of ``X``; dense is never made sparse nor
-    sparse dense."""
+def column_rows(X: Any, s: float | None, y: np.ndarray) -> Any:
+    """The signed rows ``z_i = y_i x~_i`` for column access: CSC, or Fortran-order float64
+    dense, with the column ``s`` appended (none when None). One copy of ``X``; dense is never
+    made sparse nor sparse dense. (``y_i w~ . x~_i = w~ . z_i`` exactly: ``y_i`` is +-1.)"""
     n, d = X.shape
-    extra = 0 if s is None else 1
     if sp.issparse(X):
-        if s is None:
-            return sp.csc_matrix(X, dtype=np.float64, copy=True)
-        return sp.hstack([X, sp.csr_matrix(np.full((n, 1), float(s)))], format="csc",
-                         dtype=np.float64)
-    Xt = np.empty((n, d + extra), dtype=np.float64, order="F")
-    Xt[:, :d] = X
-    if extra:
-        Xt[:, d] = s
-    return Xt
+        Z = sp.diags(y) @ (X if s is None else sp.hstack([X, np.full((n, 1), float(s))]))
+        return sp.csc_matrix(Z, dtype=np.float64)
+    Z = np.empty((n, d + (s is not None)), dtype=np.float64, order="F")
+    Z[:, :d] = X * y[:, None]
+    if s is not None:
+        Z[:, d] = s * y
+    return Z
 
 
 def l1_cdn(
@@ -338,13 +336,13 @@ def l1_cdn(
     X, y, C, box, tol, max_iter, rng, shrinking = checked_arguments(
         X, y, C, sample_weight, tol, max_iter, random_state, shrinking)
     d = X.shape[1]
-    Xt = column_rows(X, intercept_scaling)
-    w, passes, trace, cert = _solve(Xt, y, box, tol, max_iter, rng, shrinking)
+    Z = column_rows(X, intercept_scaling, y)
+    w, passes, trace, cert = _solve(Z, box, tol, max_iter, rng, shrinking)
     status, message = finish_status(
         math.isfinite(cert.gap) and cert.gap <= tol,
         f"l1_cdn: {passes} passes (max_iter={max_iter}) left the certified relative gap at "
         f"{cert.gap:.3g} > tol={tol:g}")
-    margins = y * np.asarray(Xt @ w).ravel()
+    margins = np.asarray(Z @ w).ravel()
     b = 0.0 if intercept_scaling is None else intercept_scaling * float(w[d])
     return LiblinearSolution(
         w=w[:d].copy(), b=b, w_tilde=w, alpha=2.0 * box * np.maximum(0.0, 1.0 - margins),
@@ -356,34 +354,35 @@ def l1_cdn(
     )  # fmt: skip
 
 
-def support_newton(Xt: Any, y: np.ndarray, C: np.ndarray, w: np.ndarray) -> np.ndarray:
-    r"""The finite Newton method on the support ``J`` of ``w`` with its signs ``sigma`` kept:
-    on ``S = {i : y_i w . x_i < 1}`` the objective is the quadratic minimised by
+def support_newton(Z: Any, C: np.ndarray, w: np.ndarray) -> np.ndarray:
+    r"""The finite Newton method on the support ``J`` of ``w`` with its signs ``sigma`` kept,
+    on the signed rows ``z_i`` (:func:`column_rows`): on ``S = {i : w . z_i < 1}`` the
+    objective is the quadratic minimised by
 
     .. math::
 
-        2 X_{SJ}^T C_S X_{SJ} w_J = 2 X_{SJ}^T C_S y_S - \sigma, \qquad w_{J^c} = 0,
+        2 Z_{SJ}^T C_S Z_{SJ} w_J = 2 Z_{SJ}^T C_S 1 - \sigma, \qquad w_{J^c} = 0,
 
     repeated until ``S`` stays (at most ``FINISH_STEPS``); a step is kept when it keeps the
     signs and does not raise ``P``. Returns the best point (``w`` itself when none is)."""
     J = np.flatnonzero(w)
     if J.size == 0 or J.size > FINISH_MAX_SUPPORT:
         return w
-    XJ = Xt[:, J]  # a CSC slice of sparse rows, never densified
+    ZJ = Z[:, J]  # a CSC slice of sparse rows, never densified
     sigma = np.sign(w[J])
 
     def objective(v: np.ndarray) -> tuple[float, np.ndarray]:
-        slack = 1.0 - y * np.asarray(XJ @ v).ravel()
+        slack = 1.0 - np.asarray(ZJ @ v).ravel()
         return float(np.abs(v).sum() + C @ np.maximum(slack, 0.0) ** 2), slack > 0.0
 
     best = w[J]
     best_value, active = objective(best)
     for _ in range(FINISH_STEPS):
-        A, c = XJ[active], C[active]
+        A, c = ZJ[active], C[active]
         H = A.T @ (A.multiply(c[:, None]) if sp.issparse(A) else A * c[:, None])
         H = H.toarray() if sp.issparse(H) else H
         try:
-            v = np.linalg.solve(2.0 * H, 2.0 * np.asarray(A.T @ (c * y[active])).ravel() - sigma)
+            v = np.linalg.solve(2.0 * H, 2.0 * np.asarray(A.T @ c).ravel() - sigma)
         except np.linalg.LinAlgError:  # singular: no finish
             break
         if not np.array_equal(np.sign(v), sigma):
@@ -399,33 +398,35 @@ def support_newton(Xt: Any, y: np.ndarray, C: np.ndarray, w: np.ndarray) -> np.n
     return out
 
 
-def _solve(Xt: Any, y: np.ndarray, box: np.ndarray, tol: float, max_iter: int,
-           rng: np.ndarray, shrinking: bool) -> tuple:
-    """The passes of :func:`l1_cdn` and its stop rule: ``(w~, passes, trace, certificate)``."""
-    n, p = Xt.shape
-    if sp.issparse(Xt):
-        cols = (None, Xt.indptr, Xt.indices, Xt.data)
-        xj_sq = np.asarray(Xt.multiply(Xt).T @ box).ravel()
+def _solve(Z: Any, box: np.ndarray, tol: float, max_iter: int, rng: np.ndarray,
+           shrinking: bool) -> tuple:
+    """The passes of :func:`l1_cdn` on the signed rows ``Z`` (:func:`column_rows`; judged
+    as rows ``z_i`` with labels 1) and its stop rule: ``(w~, passes, trace, certificate)``."""
+    n, p = Z.shape
+    if sp.issparse(Z):
+        cols = (None, Z.indptr, Z.indices, Z.data)
+        xj_sq = np.asarray(Z.multiply(Z).T @ box).ravel()
     else:
-        cols = (Xt, None, None, None)
-        xj_sq = np.array([box @ (Xt[:, j] * Xt[:, j]) for j in range(p)])
+        cols = (Z, None, None, None)
+        xj_sq = np.array([box @ (Z[:, j] * Z[:, j]) for j in range(p)])
+    ones = np.ones(n)
     w, b = np.zeros(p), np.ones(n)
     order = np.arange(p, dtype=np.int64)
     state = np.array([p, math.inf, -1.0, CDN_EPS, math.inf])
     target, passes, check_at = tol, 0, CHECK_EVERY
-    cert = certify_liblinear(w, Xt, y, box, loss="squared_hinge", penalty="l1")
+    cert = certify_liblinear(w, Z, ones, box, loss="squared_hinge", penalty="l1")
     trace = [(0, math.nan, cert.gap)]  # w~ = 0: optimal when C is small enough
     while cert.gap > tol and passes < max_iter:
-        done, code = cdn_loop(*cols, y, box, xj_sq, w, b, order, rng, state, target,
+        done, code = cdn_loop(*cols, box, xj_sq, w, b, order, rng, state, target,
                               min(check_at, max_iter) - passes, shrinking)
         passes += done
-        cert = certify_liblinear(w, Xt, y, box, loss="squared_hinge", penalty="l1")
+        cert = certify_liblinear(w, Z, ones, box, loss="squared_hinge", penalty="l1")
         if cert.gap > tol:
-            finish = support_newton(Xt, y, box, w)
-            judged = certify_liblinear(finish, Xt, y, box, loss="squared_hinge", penalty="l1")
+            finish = support_newton(Z, box, w)
+            judged = certify_liblinear(finish, Z, ones, box, loss="squared_hinge", penalty="l1")
             if judged.primal_objective <= cert.primal_objective:
                 w[:], cert = finish, judged
-        b[:] = 1.0 - y * np.asarray(Xt @ w).ravel()  # the kept b drifts
+        b[:] = 1.0 - np.asarray(Z @ w).ravel()  # the kept b drifts
         trace.append((passes, float(state[4]), cert.gap))
         if code == ESTIMATE_MET and cert.gap > tol:  # shrunk features or drift: look closer
             state[0], state[1] = p, math.inf
