@@ -129,6 +129,19 @@ def column_shift(X: Any, indptr: Any, indices: Any, data: Any, j: int, C: np.nda
 
 
 @njit
+def column_move(X: Any, indptr: Any, indices: Any, data: Any, j: int, b: np.ndarray,
+                step: float) -> None:
+    """:func:`column_shift` without the losses (a step the bound already accepted)."""
+    if indptr is None:
+        if X is not None:
+            for i in range(X.shape[0]):
+                b[i] -= step * X[i, j]
+    else:
+        for k in range(indptr[j], indptr[j + 1]):
+            b[indices[k]] -= step * data[k]
+
+
+@njit
 def newton_step(X: Any, indptr: Any, indices: Any, data: Any, j: int, C: np.ndarray,
                 b: np.ndarray, w: np.ndarray, G: float, H: float,
                 xj_sq: float) -> None:
@@ -148,7 +161,7 @@ def newton_step(X: Any, indptr: Any, indices: Any, data: Any, j: int, C: np.ndar
     for search in range(MAX_LINESEARCH):
         cond = abs(w[j] + d) - abs(w[j]) - SIGMA * delta
         if xj_sq * d * d + G * d + cond <= 0.0:  # the bound already proves the decrease
-            column_shift(X, indptr, indices, data, j, C, b, d - d_old)
+            column_move(X, indptr, indices, data, j, b, d - d_old)
             w[j] += d
             return
         before, after = column_shift(X, indptr, indices, data, j, C, b, d - d_old)
@@ -160,7 +173,7 @@ def newton_step(X: Any, indptr: Any, indices: Any, data: Any, j: int, C: np.ndar
         d_old = d
         d *= 0.5
         delta *= 0.5
-    column_shift(X, indptr, indices, data, j, C, b, -d_old)  # no sufficient decrease: w_j stays
+    column_move(X, indptr, indices, data, j, b, -d_old)  # no sufficient decrease: w_j stays
 
 
 @njit
@@ -275,17 +288,68 @@ def pass_estimate(C: np.ndarray, b: np.ndarray, w: np.ndarray, umax: float) -> f
 
 def column_rows(X: Any, s: float | None, y: np.ndarray) -> Any:
     """The signed rows ``z_i = y_i x~_i`` for column access: CSC, or Fortran-order float64
-    dense, with the column ``s`` appended (none when None). One copy of ``X``; dense is never
-    made sparse nor sparse dense. (``y_i w~ . x~_i = w~ . z_i`` exactly: ``y_i`` is +-1.)"""
+    dense, with the column ``s`` appended (none when None), written once (sparse never
+    densified; ``y_i w~ . x~_i = w~ . z_i`` exactly: ``y_i`` is +-1)."""
     n, d = X.shape
-    if sp.issparse(X):
-        Z = sp.diags(y) @ (X if s is None else sp.hstack([X, np.full((n, 1), float(s))]))
-        return sp.csc_matrix(Z, dtype=np.float64)
-    Z = np.empty((n, d + (s is not None)), dtype=np.float64, order="F")
-    Z[:, :d] = X * y[:, None]
-    if s is not None:
-        Z[:, d] = s * y
-    return Z
+    extra = 0 if s is None else 1
+    if not sp.issparse(X):
+        Z = np.empty((n, d + extra), dtype=np.float64, order="F")
+        np.multiply(X, y[:, None], out=Z[:, :d])
+        if extra:
+            Z[:, d] = s * y
+        return Z
+    if not X.has_canonical_format:  # duplicate entries: summed on a copy
+        X = X.copy()
+        X.sum_duplicates()
+    nnz = X.nnz + extra * n
+    index = np.int32 if max(nnz, n) < np.iinfo(np.int32).max else np.int64
+    indptr = np.zeros(d + extra + 1, dtype=index)
+    indices, data = np.empty(nnz, dtype=index), np.empty(nnz)
+    csr_to_signed_csc(X.indptr, X.indices, np.asarray(X.data, dtype=np.float64), y,
+                      0.0 if s is None else float(s), indptr, indices, data)
+    return sp.csc_matrix((data, indices, indptr), shape=(n, d + extra))
+
+
+@njit
+def csr_to_signed_csc(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
+                      y: np.ndarray, s: float, col_ptr: np.ndarray, col_idx: np.ndarray,
+                      col_data: np.ndarray) -> None:
+    """The CSC arrays of ``z_i = y_i (x_i, s)`` (no column when ``col_ptr`` has one entry
+    fewer) from canonical CSR, rows sorted within each column, written in place."""
+    n, p = y.shape[0], col_ptr.shape[0] - 1
+    bias = indptr[n] < col_idx.shape[0]
+    for k in range(indptr[n]):
+        col_ptr[indices[k] + 1] += 1
+    if bias:
+        col_ptr[p] += n
+    for j in range(p):
+        col_ptr[j + 1] += col_ptr[j]
+    fill = col_ptr[:p].copy()
+    for i in range(n):
+        for k in range(indptr[i], indptr[i + 1]):
+            q = fill[indices[k]]
+            col_idx[q], col_data[q] = i, data[k] * y[i]
+            fill[indices[k]] += 1
+        if bias:
+            q = fill[p - 1]
+            col_idx[q], col_data[q] = i, s * y[i]
+            fill[p - 1] += 1
+
+
+@njit
+def column_weights(X: Any, indptr: Any, indices: Any, data: Any, C: np.ndarray,
+                   p: int) -> np.ndarray:
+    """``sum_i C_i x_ij^2`` of each column (columns as :func:`column_derivatives`)."""
+    out = np.zeros(p)
+    for j in range(p):
+        if indptr is None:
+            if X is not None:
+                for i in range(X.shape[0]):
+                    out[j] += C[i] * X[i, j] * X[i, j]
+        else:
+            for k in range(indptr[j], indptr[j + 1]):
+                out[j] += C[indices[k]] * data[k] * data[k]
+    return out
 
 
 def l1_cdn(
@@ -403,12 +467,8 @@ def _solve(Z: Any, box: np.ndarray, tol: float, max_iter: int, rng: np.ndarray,
     """The passes of :func:`l1_cdn` on the signed rows ``Z`` (:func:`column_rows`; judged
     as rows ``z_i`` with labels 1) and its stop rule: ``(w~, passes, trace, certificate)``."""
     n, p = Z.shape
-    if sp.issparse(Z):
-        cols = (None, Z.indptr, Z.indices, Z.data)
-        xj_sq = np.asarray(Z.multiply(Z).T @ box).ravel()
-    else:
-        cols = (Z, None, None, None)
-        xj_sq = np.array([box @ (Z[:, j] * Z[:, j]) for j in range(p)])
+    cols = (None, Z.indptr, Z.indices, Z.data) if sp.issparse(Z) else (Z, None, None, None)
+    xj_sq = column_weights(*cols, box, p)
     ones = np.ones(n)
     w, b = np.zeros(p), np.ones(n)
     order = np.arange(p, dtype=np.int64)
