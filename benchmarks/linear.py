@@ -1,12 +1,13 @@
 """Families ``linear`` and ``linear_svc``: linear SVMs against LIBLINEAR (scikit-learn
 ``LinearSVC``), one thread.
 
-Three problems on the same synthetic data (:mod:`benchmarks.bench_dcd`'s dense Gaussian rows and
+Four problems on the same synthetic data (:mod:`benchmarks.bench_dcd`'s dense Gaussian rows and
 sparse text-like rows, 5 % of the labels flipped):
 
 * ``linear``: ``hinge`` and ``squared_hinge``, LIBLINEAR's own problems (bias regularised through
-  ``intercept_scaling = 1``): ``dcd`` against ``LinearSVC(loss=...)``, both judged by the same
-  float64 certificate, the relative duality gap of
+  ``intercept_scaling = 1``): ``dcd`` against ``LinearSVC(loss=...)``, and ``l1``, the
+  L1-regularised squared hinge: ``l1_cdn`` against ``LinearSVC(penalty="l1", dual=False)``; all
+  judged by the same float64 certificate, the relative duality gap of
   :func:`~maxmargin.certificate.certify_liblinear`; ``LinearSVC`` runs at its default ``tol``
   when maxmargin's target gap is 1e-3, else at that gap;
 * ``linear_svc``: ``svc``, SVC's problem (hinge, unregularised bias):
@@ -38,15 +39,17 @@ SIZES = {
 
 
 def _cases(family: str, suite: str, problems: tuple[str, ...]) -> list[Case]:
-    """Each data set of :data:`SIZES` with ``problems`` at gap 1e-3, and LIBLINEAR's two at
+    """Each data set of :data:`SIZES` with ``problems`` at gap 1e-3, and LIBLINEAR's three at
     1e-6 on the first dense set (and on the sparse one of the smoke suite: on text-like rows
-    with label noise the hinge's dual coordinate descent needs thousands of passes for 1e-6)."""
+    with label noise the hinge's dual coordinate descent needs thousands of passes for 1e-6;
+    ``l1`` at 1e-6 on every sparse set)."""
     sizes = SIZES[suite]
     out = []
     for index, (kind, n, d) in enumerate(sizes):
         first = index == 0 or (suite == "smoke" and kind != sizes[index - 1][0])
         for problem in problems:
-            for tol in (1e-3, 1e-6) if first and problem != "svc" else (1e-3,):
+            tight = (first and problem != "svc") or (problem == "l1" and kind == "sparse")
+            for tol in (1e-3, 1e-6) if tight else (1e-3,):
                 out.append(Case(family, f"{problem} {kind} n={n:,} d={d:,} tol={tol:g}",
                                 {"kind": kind, "n": n, "d": d, "problem": problem,
                                  "tol": tol, "C": 1.0}))
@@ -54,8 +57,8 @@ def _cases(family: str, suite: str, problems: tuple[str, ...]) -> list[Case]:
 
 
 def cases(suite: str) -> list[Case]:
-    """Family ``linear``: LIBLINEAR's two problems."""
-    return _cases("linear", suite, ("hinge", "squared_hinge"))
+    """Family ``linear``: LIBLINEAR's three problems."""
+    return _cases("linear", suite, ("hinge", "squared_hinge", "l1"))
 
 
 def svc_cases(suite: str) -> list[Case]:
@@ -67,24 +70,33 @@ def _solvers(p: dict) -> tuple[Callable, Callable]:
     """``(peer(X, y), ours(X, y))`` for the case's problem."""
     from sklearn.svm import LinearSVC
 
-    from maxmargin.algorithms import smo
+    from maxmargin.algorithms import l1_cdn, smo
     from maxmargin.algorithms.dcd import dcd
 
-    loss = "hinge" if p["problem"] == "svc" else p["problem"]
+    loss, penalty = _loss_penalty(p["problem"])
     peer_tol = 1e-4 if p["tol"] >= 1e-3 else p["tol"]
 
     def peer(X: Any, y: np.ndarray) -> Any:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return LinearSVC(C=p["C"], loss=loss, tol=peer_tol, random_state=0,
-                             max_iter=1000).fit(X, y)
+            return LinearSVC(C=p["C"], penalty=penalty, loss=loss, dual=penalty == "l2",
+                             tol=peer_tol, random_state=0, max_iter=1000).fit(X, y)
 
     def ours(X: Any, y: np.ndarray) -> Any:
         if p["problem"] == "svc":
             return smo(X, y, p["C"], kernel="linear", tol=p["tol"])
+        if penalty == "l1":
+            return l1_cdn(X, y, p["C"], intercept_scaling=1.0, tol=p["tol"])
         return dcd(X, y, p["C"], loss=loss, intercept_scaling=1.0, tol=p["tol"])
 
     return peer, ours
+
+
+def _loss_penalty(problem: str) -> tuple[str, str]:
+    """``(loss, penalty)`` of LinearSVC for a case's problem."""
+    if problem == "l1":
+        return "squared_hinge", "l1"
+    return ("hinge" if problem == "svc" else problem), "l2"
 
 
 def run(case: Case, repeats: int, budget: float) -> list[dict]:
@@ -105,7 +117,7 @@ def run(case: Case, repeats: int, budget: float) -> list[dict]:
     params = {"tol": p["tol"], "C": p["C"], "problem": p["problem"]}
     ref = make_row(case, "sklearn.LinearSVC", "peer", m_peer, params=dict(params))
     row = make_row(case, "maxmargin.linear", "maxmargin", m_ours, params=params)
-    loss = "hinge" if p["problem"] == "svc" else p["problem"]
+    loss, penalty = _loss_penalty(p["problem"])
     rows = liblinear_rows(X, 1.0)
     if m_peer.value is not None:
         clf = m_peer.value
@@ -114,10 +126,10 @@ def run(case: Case, repeats: int, budget: float) -> list[dict]:
         # 100,000 text rows; there LinearSVC's w is judged against maxmargin's dual point
         # (any feasible dual point bounds the gap from above; this one is certified tight)
         dual_point = None
-        if p["kind"] != "dense" and m_ours.value is not None:  # SVC's alpha: feasible too
-            dual_point = m_ours.value.alpha
-        cert = certify_liblinear(w, rows, y, p["C"], loss=loss, alpha=dual_point,
-                                 margin_fits=dual_point is None)
+        if p["kind"] != "dense" and loss == "hinge" and m_ours.value is not None:
+            dual_point = m_ours.value.alpha  # SVC's alpha: feasible too
+        cert = certify_liblinear(w, rows, y, p["C"], loss=loss, penalty=penalty,
+                                 alpha=dual_point, margin_fits=dual_point is None)
         ref.update(status="done", iterations=int(np.max(clf.n_iter_)),
                    objective=cert.primal_objective, b=float(clf.intercept_[0]),
                    accuracy=float(np.mean(clf.predict(X) == y)),
@@ -152,8 +164,10 @@ def markdown(rows: list[dict]) -> str:
         ["case", "LinearSVC s", "maxmargin s", "ratio", "LinearSVC gap", "maxmargin gap",
          "solver", "status", "maxmargin peak MB"],
         body,
-        "C = 1. hinge / squared_hinge: LIBLINEAR's problems (bias regularised, intercept_scaling "
-        "1), gaps = relative duality gaps of the same float64 certificate; LinearSVC at tol "
+        "C = 1. hinge / squared_hinge / l1: LIBLINEAR's problems (bias regularised, "
+        "intercept_scaling 1; l1: the L1-regularised squared hinge, `l1_cdn` vs "
+        "LinearSVC(penalty='l1', dual=False)), gaps = relative duality gaps of the same "
+        "float64 certificate; LinearSVC at tol "
         "1e-4 (its default) for the 1e-3 rows, else at the row's tol. svc: SVC's problem "
         "(unregularised bias) by `smo(kernel=\"linear\")`, its gap = m - M; LinearSVC's gap in "
         "its own hinge problem; on sparse rows LinearSVC's gap is measured against maxmargin's "

@@ -10,8 +10,10 @@ L2-regularised hinge or squared hinge, the L1-regularised squared hinge, with th
 :func:`~maxmargin.certificate_multiclass.certify_crammer_singer`) and kept in ``solutions_``.
 
 ``solver=``: ``"dcd"`` (dual coordinate descent, :func:`maxmargin.algorithms.dcd`: the
-L2-regularised problems), ``"cvxpy"`` (the oracles: every problem, small data), or ``"auto"``
-(``"dcd"`` where it applies, else the oracle). ``dual`` is validated as LinearSVC does and
+L2-regularised problems), ``"cdn"`` (primal coordinate descent,
+:func:`maxmargin.algorithms.l1_cdn`: the L1-regularised squared hinge), ``"cvxpy"`` (the
+oracles: every problem, small data), or ``"auto"`` (``"dcd"`` or ``"cdn"`` where it applies,
+else the oracle). ``dual`` is validated as LinearSVC does and
 otherwise changes nothing: the problem is the same whichever side a solver works on.
 """
 
@@ -43,7 +45,7 @@ from maxmargin.tolerances import LINEAR_GAP_FLOOR
 __all__ = ["MaxMarginLinearClassifier", "LINEAR_SOLVERS"]
 
 #: The solvers of ``solver=`` (besides ``"auto"``).
-LINEAR_SOLVERS = ("dcd", "cvxpy")
+LINEAR_SOLVERS = ("dcd", "cdn", "cvxpy")
 _UNSUPPORTED = ("Unsupported set of arguments: The combination of penalty='{}' and loss='{}' is "
                 "not supported when dual={}")
 #: scikit-learn's words for a capped fit (its tests match them), then maxmargin's account.
@@ -88,10 +90,12 @@ class MaxMarginLinearClassifier(ClassifierMixin, BaseEstimator):
     class_weight : dict, "balanced" or None
     verbose : int, default 0
     random_state : int, RandomState or None
-        The seed of the coordinate order (``"dcd"``): a fixed seed gives the same bits.
+        The seed of the coordinate order (``"dcd"``, ``"cdn"``): a fixed seed gives the same
+        bits.
     max_iter : int, default 1000
-        Passes over the data (``"dcd"``); iterations of the interior-point solver (oracles).
-    solver : {"auto", "dcd", "cvxpy"}, default "auto"
+        Passes over the data (``"dcd"``, ``"cdn"``); iterations of the interior-point solver
+        (oracles).
+    solver : {"auto", "dcd", "cdn", "cvxpy"}, default "auto"
 
     Attributes
     ----------
@@ -157,16 +161,17 @@ class MaxMarginLinearClassifier(ClassifierMixin, BaseEstimator):
         return C, scaling, int(self.max_iter)
 
     def _solver_for(self) -> str:
-        """The solver of each problem: ``"cvxpy"`` for the L1 penalty and Crammer-Singer,
-        else the one asked for (``"auto"``: ``"dcd"``)."""
-        oracle_only = self.penalty == "l1" or self.multi_class == "crammer_singer"
-        if self.solver == "dcd" and oracle_only:
-            raise ValueError(f"`solver`: 'dcd' solves the L2-regularised one-vs-rest problems; "
+        """The solver of each problem: ``"cvxpy"`` for Crammer-Singer, else the one asked for
+        (``"auto"``: ``"cdn"`` for the L1 penalty, ``"dcd"`` for L2)."""
+        fast = "cdn" if self.penalty == "l1" else "dcd"
+        if self.multi_class == "crammer_singer":
+            fast = "cvxpy"
+        if self.solver not in ("auto", "cvxpy", fast):
+            what = {"dcd": "the L2-regularised", "cdn": "the L1-regularised"}[self.solver]
+            raise ValueError(f"`solver`: {self.solver!r} solves {what} one-vs-rest problems; "
                              f"got penalty={self.penalty!r}, multi_class={self.multi_class!r} "
                              "(use solver='cvxpy' or 'auto').")
-        if oracle_only:
-            return "cvxpy"
-        return "dcd" if self.solver == "auto" else self.solver
+        return fast if self.solver == "auto" else self.solver
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> MaxMarginLinearClassifier:
         """Fit each binary problem (or Crammer and Singer's), certified.
@@ -226,6 +231,14 @@ class MaxMarginLinearClassifier(ClassifierMixin, BaseEstimator):
                 sol = dcd(X, y, 1.0, loss=self.loss, intercept_scaling=scaling,
                           sample_weight=box, tol=max(self.tol, LINEAR_GAP_FLOOR),
                           max_iter=max_iter, random_state=seed, solver=side)
+        elif solver == "cdn":
+            from maxmargin.algorithms import l1_cdn
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", exceptions.ConvergenceWarning)  # one, below
+                sol = l1_cdn(X, y, 1.0, intercept_scaling=scaling, sample_weight=box,
+                             tol=max(self.tol, LINEAR_GAP_FLOOR), max_iter=max_iter,
+                             random_state=seed)
         else:
             from maxmargin.formulations import liblinear_primal
 

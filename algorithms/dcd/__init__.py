@@ -6,12 +6,15 @@ float64.
 * :mod:`~maxmargin.algorithms.dcd.newton`: the squared hinge's primal finite Newton method;
 * :mod:`~maxmargin.algorithms.dcd.api`: :func:`dcd`;
 * :mod:`~maxmargin.algorithms.dcd.svc`: :func:`dcd_svc`;
+* :mod:`~maxmargin.algorithms.dcd.l1`: :func:`l1_cdn`, LIBLINEAR's L1-regularised squared
+  hinge by primal coordinate descent (CDN);
 * :mod:`~maxmargin.algorithms.dcd.finish`: ``dcd_svc``'s exact finish in feature space.
 """
 
 from __future__ import annotations
 
 from maxmargin.algorithms.dcd.api import DCD_MAX_ITER, DCD_SOLVERS, dcd
+from maxmargin.algorithms.dcd.l1 import l1_cdn
 from maxmargin.algorithms.dcd.loop import (
     Coordinates,
     dcd_loop,
@@ -33,6 +36,7 @@ __all__ = [
     "dcd_svc",
     "dual_weights",
     "duality_gap",
+    "l1_cdn",
     "next_random",
     "primal_newton",
     "seed_state",

@@ -1,0 +1,496 @@
+"""``l1_cdn``: LIBLINEAR's L1-regularised squared-hinge SVM (``-s 5``) by coordinate descent.
+
+The problem (``LinearSVC(penalty="l1", loss="squared_hinge", dual=False)``) is over the rows
+``x~_i = (x_i, s)``, ``s = intercept_scaling`` (the bias weight regularised like the others;
+``x~_i = x_i`` without an intercept), as :func:`~maxmargin.formulations.liblinear_primal`:
+
+.. math::
+
+    \\min_{\\tilde w} \\|\\tilde w\\|_1 + \\sum_i C_i \\, b_i(\\tilde w)_+^2,
+    \\qquad b_i = 1 - y_i \\tilde w \\cdot \\tilde x_i .
+
+CDN (Yuan, Chang, Hsieh and Lin, JMLR 2010; LIBLINEAR's ``solve_l1r_l2_svc``) visits the
+features in a random order per pass (a permutation from a generator seeded by
+``random_state``), keeping every ``b_i``; on feature ``j`` (column access to the signed rows
+``y_i x~_i``: CSC, or Fortran-order dense) with ``L'_j = -2 sum_{b_i > 0} C_i y_i x_ij b_i`` and
+``L''_j = 2 sum_{b_i > 0} C_i x_ij^2`` it takes the one-variable Newton direction of the
+quadratic model plus ``|w_j + d|``,
+
+.. math::
+
+    d = -(L'_j + 1) / L''_j \\text{ if } L'_j + 1 < L''_j w_j, \\quad
+    d = -(L'_j - 1) / L''_j \\text{ if } L'_j - 1 > L''_j w_j, \\quad d = -w_j \\text{ else},
+
+and halves it until ``|w_j + d| - |w_j| + L(w + d e_j) - L(w) <= sigma (|w_j + d| - |w_j| +
+L'_j d)`` (Armijo, ``sigma = 0.01``; accepted early by the bound ``L(w + d e_j) - L(w) <=
+L'_j d + d^2 sum_i C_i x_ij^2``); a search that fails leaves ``w_j`` where it was. A feature at
+zero whose ``|L'_j|`` lies below ``1 - Gmax / n`` (``Gmax`` the largest violation of the last
+pass) is shrunk (set aside) until LIBLINEAR's ``sum of violations <= eps x (the first pass's)``
+rule brings every feature back. After each pass over many features a few rounds of steps go
+to those of largest violation (columns of at most 1/8 of the pass's entries): on text-like
+rows the bias and the frequent features, coupled with all the rare ones, otherwise keep
+``||u||_inf`` above 1 long after ``P`` has converged.
+
+**Stop rule.** ``u = -L'(w~) = sum_i a_i y_i x~_i`` at ``a = 2 C b_+`` is the certificate's dual
+point (:func:`~maxmargin.certificate.certify_liblinear`, scaled to ``||u||_inf <= 1``): each
+pass estimates its gap from the ``|L'_j|`` it computed, and when the estimate is at most the
+target, ``b`` is recomputed from ``w~`` and the certificate itself is evaluated, O(nnz); the run
+stops when the certificate's relative gap is at most ``tol`` (else the features are unshrunk and
+the estimate's target halved). The certificate is also evaluated after ``CHECK_EVERY`` passes,
+then at each doubling; on a failed one with a small support ``J = {j : w_j != 0}`` the exact
+finish (:func:`support_newton`) is tried first: CDN alone crawls along correlated features.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from maxmargin._jit import njit
+from maxmargin._validation import check_positive
+from maxmargin.algorithms.dcd.api import checked_arguments, finish_status, history_of
+from maxmargin.algorithms.dcd.loop import shuffle
+from maxmargin.certificate import TINY, certify_liblinear
+from maxmargin.results import LiblinearSolution, join_messages
+from maxmargin.tolerances import DCD_PG_SHRINK, DCD_TOL
+
+__all__ = ["l1_cdn", "cdn_loop", "column_rows", "ESTIMATE_MET", "MAX_ITER"]
+
+#: Loop outcomes: the pass's gap estimate met the target (evaluate the certificate), or the
+#: passes ran out.
+ESTIMATE_MET, MAX_ITER = 0, 1
+#: Armijo's constant and the most halvings of one line search (LIBLINEAR's 0.01 and 20).
+SIGMA, MAX_LINESEARCH = 0.01, 20
+#: LIBLINEAR's floor of ``L''_j`` and the smallest direction it moves on.
+H_FLOOR, D_SKIP = 1e-12, 1e-12
+#: The first ``eps`` of LIBLINEAR's shrinking rule (divided by ``DCD_PG_SHRINK`` when it is met
+#: with every feature active), and the most halvings of the gap estimate's target.
+CDN_EPS, TARGET_HALVINGS = 0.01, 10
+#: The exact finish: at most this many weights in the support (its ``|J| x |J|`` Newton system
+#: is dense) and Newton steps per finish; the passes between certificates (doubled after each).
+FINISH_MAX_SUPPORT, FINISH_STEPS, CHECK_EVERY = 500, 10, 50
+#: After each pass over at least ``HEAVY_MIN_FEATURES`` features, ``HEAVY_ROUNDS`` rounds of
+#: steps on the most violating ones whose columns hold at most ``1 / HEAVY_SHARE`` of the
+#: entries the pass read (fewer features: the passes themselves revisit each often enough).
+HEAVY_ROUNDS, HEAVY_SHARE, HEAVY_MIN_FEATURES = 4, 8, 256
+
+
+@njit
+def column_derivatives(X: Any, indptr: Any, indices: Any, data: Any, j: int, C: np.ndarray,
+                       b: np.ndarray) -> tuple[float, float]:
+    """``(L'_j, L''_j)`` over column ``j`` (module docstring): ``X`` Fortran-order dense when
+    ``indptr`` is None, else the CSC arrays (``X`` None; Numba compiles each layout's loop
+    alone, as :func:`~maxmargin.algorithms.dcd.loop.row_dot`)."""
+    g, h = 0.0, 0.0
+    if indptr is None:
+        if X is not None:
+            for i in range(X.shape[0]):
+                if b[i] > 0.0:
+                    t = C[i] * X[i, j]
+                    g -= t * b[i]
+                    h += t * X[i, j]
+    else:
+        for k in range(indptr[j], indptr[j + 1]):
+            i = indices[k]
+            if b[i] > 0.0:
+                t = C[i] * data[k]
+                g -= t * b[i]
+                h += t * data[k]
+    return 2.0 * g, 2.0 * h
+
+
+@njit
+def column_shift(X: Any, indptr: Any, indices: Any, data: Any, j: int, C: np.ndarray,
+                 b: np.ndarray, step: float) -> tuple[float, float]:
+    """``b_i -= step y_i x_ij`` over column ``j`` (``w_j += step``; columns as
+    :func:`column_derivatives`); returns ``sum C_i b_{i+}^2`` over its rows before and after."""
+    before, after = 0.0, 0.0
+    if indptr is None:
+        if X is not None:
+            for i in range(X.shape[0]):
+                if b[i] > 0.0:
+                    before += C[i] * b[i] * b[i]
+                b[i] -= step * X[i, j]
+                if b[i] > 0.0:
+                    after += C[i] * b[i] * b[i]
+    else:
+        for k in range(indptr[j], indptr[j + 1]):
+            i = indices[k]
+            if b[i] > 0.0:
+                before += C[i] * b[i] * b[i]
+            b[i] -= step * data[k]
+            if b[i] > 0.0:
+                after += C[i] * b[i] * b[i]
+    return before, after
+
+
+@njit
+def column_move(X: Any, indptr: Any, indices: Any, data: Any, j: int, b: np.ndarray,
+                step: float) -> None:
+    """:func:`column_shift` without the losses (a step the bound already accepted)."""
+    if indptr is None:
+        if X is not None:
+            for i in range(X.shape[0]):
+                b[i] -= step * X[i, j]
+    else:
+        for k in range(indptr[j], indptr[j + 1]):
+            b[indices[k]] -= step * data[k]
+
+
+@njit
+def newton_step(X: Any, indptr: Any, indices: Any, data: Any, j: int, C: np.ndarray,
+                b: np.ndarray, w: np.ndarray, G: float, H: float,
+                xj_sq: float) -> None:
+    """CDN's direction on ``w_j`` and its line search (module docstring), ``w_j`` and ``b``
+    updated in place (columns as :func:`column_derivatives`)."""
+    Gp, Gn = G + 1.0, G - 1.0
+    if Gp < H * w[j]:
+        d = -Gp / H
+    elif Gn > H * w[j]:
+        d = -Gn / H
+    else:
+        d = -w[j]
+    if abs(d) < D_SKIP:
+        return
+    delta = abs(w[j] + d) - abs(w[j]) + G * d
+    d_old, loss_old = 0.0, 0.0
+    for search in range(MAX_LINESEARCH):
+        cond = abs(w[j] + d) - abs(w[j]) - SIGMA * delta
+        if xj_sq * d * d + G * d + cond <= 0.0:  # the bound already proves the decrease
+            column_move(X, indptr, indices, data, j, b, d - d_old)
+            w[j] += d
+            return
+        before, after = column_shift(X, indptr, indices, data, j, C, b, d - d_old)
+        if search == 0:
+            loss_old = before
+        if cond + after - loss_old <= 0.0:
+            w[j] += d
+            return
+        d_old = d
+        d *= 0.5
+        delta *= 0.5
+    column_move(X, indptr, indices, data, j, b, -d_old)  # no sufficient decrease: w_j stays
+
+
+@njit
+def column_size(n: int, indptr: Any, j: int) -> int:
+    """The entries of column ``j`` of ``n`` rows (``indptr`` None: dense, else CSC)."""
+    if indptr is None:
+        return n
+    return indptr[j + 1] - indptr[j]
+
+
+@njit
+def heavy_steps(X: Any, indptr: Any, indices: Any, data: Any, C: np.ndarray,
+                xj_sq: np.ndarray, w: np.ndarray, b: np.ndarray, visited: np.ndarray,
+                violation: np.ndarray, budget: int) -> None:
+    """``HEAVY_ROUNDS`` rounds of Newton steps on the ``visited`` features of largest
+    ``violation`` whose columns hold at most ``budget`` entries together (columns as
+    :func:`column_derivatives`)."""
+    ranked = visited[np.argsort(-violation[visited])]
+    size, work = 0, 0
+    while size < ranked.shape[0] and violation[ranked[size]] > 0.0:
+        work += column_size(b.shape[0], indptr, ranked[size])
+        if work > budget:
+            break
+        size += 1
+    for _ in range(HEAVY_ROUNDS):
+        for k in range(size):
+            j = ranked[k]
+            G, H = column_derivatives(X, indptr, indices, data, j, C, b)
+            newton_step(X, indptr, indices, data, j, C, b, w, G, max(H, H_FLOOR), xj_sq[j])
+
+
+@njit
+def cdn_loop(X: Any, indptr: Any, indices: Any, data: Any, C: np.ndarray,
+             xj_sq: np.ndarray, w: np.ndarray, b: np.ndarray, order: np.ndarray,
+             rng: np.ndarray, state: np.ndarray, target: float, max_passes: int,
+             shrinking: bool) -> tuple:
+    """CDN passes (module docstring; columns as :func:`column_derivatives`) until a pass's
+    gap estimate is ``<= target`` or ``max_passes``. ``w``, ``b``, ``order``, ``rng`` and
+    ``state = (active, Gmax_old, Gnorm1_init, eps, estimate)`` are updated in place (a later
+    call goes on where this one stopped). Returns ``(passes, ESTIMATE_MET or MAX_ITER)``."""
+    n, p = b.shape[0], w.shape[0]
+    active, gmax_old, gnorm1_init, eps = int(state[0]), state[1], state[2], state[3]
+    violations = np.zeros(p)
+    passes, met = 0, False
+    while passes < max_passes and not met:
+        gmax, gnorm1, umax = 0.0, 0.0, 0.0
+        work = 0
+        shuffle(order, active, rng)
+        s = 0
+        while s < active:
+            j = order[s]
+            G, H = column_derivatives(X, indptr, indices, data, j, C, b)
+            H = max(H, H_FLOOR)
+            umax = max(umax, abs(G))
+            if w[j] == 0.0:
+                violation = max(-(G + 1.0), G - 1.0, 0.0)
+                if (violation == 0.0 and shrinking and G + 1.0 > gmax_old / n
+                        and G - 1.0 < -gmax_old / n):  # stays at 0: set aside
+                    active -= 1
+                    order[s], order[active] = order[active], order[s]
+                    continue
+            else:
+                violation = abs(G + 1.0) if w[j] > 0.0 else abs(G - 1.0)
+            gmax = max(gmax, violation)
+            gnorm1 += violation
+            violations[j] = violation
+            work += column_size(n, indptr, j)
+            newton_step(X, indptr, indices, data, j, C, b, w, G, H, xj_sq[j])
+            s += 1
+        passes += 1
+        if active >= HEAVY_MIN_FEATURES:
+            heavy_steps(X, indptr, indices, data, C, xj_sq, w, b, order[:active],
+                        violations, work // HEAVY_SHARE)
+        estimate = pass_estimate(C, b, w, umax)
+        state[4] = estimate
+        met = estimate <= target
+        if gnorm1_init < 0.0:
+            gnorm1_init = gnorm1
+        if gnorm1 <= eps * gnorm1_init:  # LIBLINEAR's rule: every feature back, a tighter rule
+            eps /= DCD_PG_SHRINK
+            active = p
+            gmax_old = math.inf
+            continue
+        gmax_old = gmax
+    state[0], state[1], state[2], state[3] = active, gmax_old, gnorm1_init, eps
+    return passes, ESTIMATE_MET if met else MAX_ITER
+
+
+@njit
+def pass_estimate(C: np.ndarray, b: np.ndarray, w: np.ndarray, umax: float) -> float:
+    """The certificate's relative gap (:func:`~maxmargin.certificate.certify_liblinear`) with
+    ``||u||_inf`` estimated by ``umax``: ``P = ||w~||_1 + sum C_i b_{i+}^2``, ``a = 2 C b_+``,
+    ``D = t S - t^2 Q / 2`` at ``S = sum a``, ``Q = sum a^2 / (2 C)``, ``t = min(1 / umax,
+    S / Q)``."""
+    loss, S = 0.0, 0.0
+    for i in range(b.shape[0]):
+        if b[i] > 0.0:
+            loss += C[i] * b[i] * b[i]
+            S += 2.0 * C[i] * b[i]
+    primal = loss
+    for j in range(w.shape[0]):
+        primal += abs(w[j])
+    dual = 0.0
+    if S > 0.0:
+        Q = 2.0 * loss
+        t = S / Q
+        if umax > 0.0:
+            t = min(t, 1.0 / umax)
+        dual = t * S - 0.5 * t * t * Q
+    return (primal - dual) / max(abs(primal), TINY)
+
+
+def column_rows(X: Any, s: float | None, y: np.ndarray) -> Any:
+    """The signed rows ``z_i = y_i x~_i`` for column access: CSC, or Fortran-order float64
+    dense, with the column ``s`` appended (none when None), written once (sparse never
+    densified; ``y_i w~ . x~_i = w~ . z_i`` exactly: ``y_i`` is +-1)."""
+    n, d = X.shape
+    extra = 0 if s is None else 1
+    if not sp.issparse(X):
+        Z = np.empty((n, d + extra), dtype=np.float64, order="F")
+        np.multiply(X, y[:, None], out=Z[:, :d])
+        if extra:
+            Z[:, d] = s * y
+        return Z
+    if not X.has_canonical_format:  # duplicate entries: summed on a copy
+        X = X.copy()
+        X.sum_duplicates()
+    nnz = X.nnz + extra * n
+    index = np.int32 if max(nnz, n) < np.iinfo(np.int32).max else np.int64
+    indptr = np.zeros(d + extra + 1, dtype=index)
+    indices, data = np.empty(nnz, dtype=index), np.empty(nnz)
+    csr_to_signed_csc(X.indptr, X.indices, np.asarray(X.data, dtype=np.float64), y,
+                      0.0 if s is None else float(s), indptr, indices, data)
+    return sp.csc_matrix((data, indices, indptr), shape=(n, d + extra))
+
+
+@njit
+def csr_to_signed_csc(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
+                      y: np.ndarray, s: float, col_ptr: np.ndarray, col_idx: np.ndarray,
+                      col_data: np.ndarray) -> None:
+    """The CSC arrays of ``z_i = y_i (x_i, s)`` (no column when ``col_ptr`` has one entry
+    fewer) from canonical CSR, rows sorted within each column, written in place."""
+    n, p = y.shape[0], col_ptr.shape[0] - 1
+    bias = indptr[n] < col_idx.shape[0]
+    for k in range(indptr[n]):
+        col_ptr[indices[k] + 1] += 1
+    if bias:
+        col_ptr[p] += n
+    for j in range(p):
+        col_ptr[j + 1] += col_ptr[j]
+    fill = col_ptr[:p].copy()
+    for i in range(n):
+        for k in range(indptr[i], indptr[i + 1]):
+            q = fill[indices[k]]
+            col_idx[q], col_data[q] = i, data[k] * y[i]
+            fill[indices[k]] += 1
+        if bias:
+            q = fill[p - 1]
+            col_idx[q], col_data[q] = i, s * y[i]
+            fill[p - 1] += 1
+
+
+@njit
+def column_weights(X: Any, indptr: Any, indices: Any, data: Any, C: np.ndarray,
+                   p: int) -> np.ndarray:
+    """``sum_i C_i x_ij^2`` of each column (columns as :func:`column_derivatives`)."""
+    out = np.zeros(p)
+    for j in range(p):
+        if indptr is None:
+            if X is not None:
+                for i in range(X.shape[0]):
+                    out[j] += C[i] * X[i, j] * X[i, j]
+        else:
+            for k in range(indptr[j], indptr[j + 1]):
+                out[j] += C[indices[k]] * data[k] * data[k]
+    return out
+
+
+def l1_cdn(
+    X: Any,
+    y: Any,
+    C: float = 1.0,
+    *,
+    intercept_scaling: float | None = 1.0,
+    sample_weight: Any = None,
+    tol: float = DCD_TOL,
+    max_iter: int | None = None,
+    random_state: Any = 0,
+    shrinking: bool = True,
+) -> LiblinearSolution:
+    """LIBLINEAR's L1-regularised squared-hinge SVM by CDN (module docstring).
+
+    Parameters
+    ----------
+    X : (n, d) array or scipy.sparse matrix
+        Copied once into column-major rows (CSC, or Fortran-order dense). Not modified.
+    y : (n,) array of -1/+1
+    C : float > 0
+    intercept_scaling : float > 0 or None
+        ``s`` of the appended constant column (``b = s v``, ``v`` regularised); None fits no
+        intercept.
+    sample_weight : (n,) array of positive numbers, optional
+        ``C_i = C sample_weight_i``.
+    tol : float > 0
+        The relative duality gap of the float64 certificate to reach (default 1e-3).
+    max_iter : int, optional
+        Cap on the passes over the features (default ``DCD_MAX_ITER``); reaching it returns
+        ``status="max_iter"`` with a :class:`~maxmargin.exceptions.ConvergenceWarning`.
+    random_state : int >= 0 or numpy.random.Generator
+        Seeds the order of the features in each pass: the same value gives the same bits.
+    shrinking : bool
+        Set aside features that stay at zero (LIBLINEAR's rule).
+
+    Returns
+    -------
+    LiblinearSolution
+        ``w``, ``b``, ``w_tilde``, ``alpha = 2 C b_+``, ``status`` (``"optimal"`` when the
+        certificate's relative gap is ``<= tol``, else ``"max_iter"``), ``iterations``
+        (passes), ``certificate`` and ``history`` (per certificate: passes, estimate, gap).
+    """
+    start = time.perf_counter()
+    if intercept_scaling is not None:
+        intercept_scaling = check_positive(intercept_scaling, "intercept_scaling")
+    X, y, C, box, tol, max_iter, rng, shrinking = checked_arguments(
+        X, y, C, sample_weight, tol, max_iter, random_state, shrinking)
+    d = X.shape[1]
+    Z = column_rows(X, intercept_scaling, y)
+    w, passes, trace, cert = _solve(Z, box, tol, max_iter, rng, shrinking)
+    status, message = finish_status(
+        math.isfinite(cert.gap) and cert.gap <= tol,
+        f"l1_cdn: {passes} passes (max_iter={max_iter}) left the certified relative gap at "
+        f"{cert.gap:.3g} > tol={tol:g}")
+    margins = np.asarray(Z @ w).ravel()
+    b = 0.0 if intercept_scaling is None else intercept_scaling * float(w[d])
+    return LiblinearSolution(
+        w=w[:d].copy(), b=b, w_tilde=w, alpha=2.0 * box * np.maximum(0.0, 1.0 - margins),
+        primal_objective=cert.primal_objective, dual_objective=cert.dual_objective,
+        status=status, iterations=passes, method="cdn/l1/squared_hinge", certificate=cert,
+        loss="squared_hinge", penalty="l1", intercept_scaling=intercept_scaling, C=C, tol=tol,
+        message=join_messages(message, cert.summary()), runtime=time.perf_counter() - start,
+        history=history_of(("iterations", "estimate", "gap"), trace),
+    )  # fmt: skip
+
+
+def support_newton(Z: Any, C: np.ndarray, w: np.ndarray) -> np.ndarray:
+    r"""The finite Newton method on the support ``J`` of ``w`` with its signs ``sigma`` kept,
+    on the signed rows ``z_i`` (:func:`column_rows`): on ``S = {i : w . z_i < 1}`` the
+    objective is the quadratic minimised by
+
+    .. math::
+
+        2 Z_{SJ}^T C_S Z_{SJ} w_J = 2 Z_{SJ}^T C_S 1 - \sigma, \qquad w_{J^c} = 0,
+
+    repeated until ``S`` stays (at most ``FINISH_STEPS``); a step is kept when it keeps the
+    signs and does not raise ``P``. Returns the best point (``w`` itself when none is)."""
+    J = np.flatnonzero(w)
+    if J.size == 0 or J.size > FINISH_MAX_SUPPORT:
+        return w
+    ZJ = Z[:, J]  # a CSC slice of sparse rows, never densified
+    sigma = np.sign(w[J])
+
+    def objective(v: np.ndarray) -> tuple[float, np.ndarray]:
+        slack = 1.0 - np.asarray(ZJ @ v).ravel()
+        return float(np.abs(v).sum() + C @ np.maximum(slack, 0.0) ** 2), slack > 0.0
+
+    best = w[J]
+    best_value, active = objective(best)
+    for _ in range(FINISH_STEPS):
+        A, c = ZJ[active], C[active]
+        H = A.T @ (A.multiply(c[:, None]) if sp.issparse(A) else A * c[:, None])
+        H = H.toarray() if sp.issparse(H) else H
+        try:
+            v = np.linalg.solve(2.0 * H, 2.0 * np.asarray(A.T @ c).ravel() - sigma)
+        except np.linalg.LinAlgError:  # singular: no finish
+            break
+        if not np.array_equal(np.sign(v), sigma):
+            break
+        value, new_active = objective(v)
+        if value <= best_value:
+            best, best_value = v, value
+        if np.array_equal(new_active, active):
+            break
+        active = new_active
+    out = np.zeros_like(w)
+    out[J] = best
+    return out
+
+
+def _solve(Z: Any, box: np.ndarray, tol: float, max_iter: int, rng: np.ndarray,
+           shrinking: bool) -> tuple:
+    """The passes of :func:`l1_cdn` on the signed rows ``Z`` (:func:`column_rows`; judged
+    as rows ``z_i`` with labels 1) and its stop rule: ``(w~, passes, trace, certificate)``."""
+    n, p = Z.shape
+    cols = (None, Z.indptr, Z.indices, Z.data) if sp.issparse(Z) else (Z, None, None, None)
+    xj_sq = column_weights(*cols, box, p)
+    ones = np.ones(n)
+    w, b = np.zeros(p), np.ones(n)
+    order = np.arange(p, dtype=np.int64)
+    state = np.array([p, math.inf, -1.0, CDN_EPS, math.inf])
+    target, passes, check_at = tol, 0, CHECK_EVERY
+    cert = certify_liblinear(w, Z, ones, box, loss="squared_hinge", penalty="l1")
+    trace = [(0, math.nan, cert.gap)]  # w~ = 0: optimal when C is small enough
+    while cert.gap > tol and passes < max_iter:
+        done, code = cdn_loop(*cols, box, xj_sq, w, b, order, rng, state, target,
+                              min(check_at, max_iter) - passes, shrinking)
+        passes += done
+        cert = certify_liblinear(w, Z, ones, box, loss="squared_hinge", penalty="l1")
+        if cert.gap > tol:
+            finish = support_newton(Z, box, w)
+            judged = certify_liblinear(finish, Z, ones, box, loss="squared_hinge", penalty="l1")
+            if judged.primal_objective <= cert.primal_objective:
+                w[:], cert = finish, judged
+        b[:] = 1.0 - np.asarray(Z @ w).ravel()  # the kept b drifts
+        trace.append((passes, float(state[4]), cert.gap))
+        if code == ESTIMATE_MET and cert.gap > tol:  # shrunk features or drift: look closer
+            state[0], state[1] = p, math.inf
+            target = max(target / 2.0, tol / 2.0**TARGET_HALVINGS)
+        if passes >= check_at:
+            check_at *= 2
+    return w, passes, trace, cert

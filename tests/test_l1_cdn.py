@@ -1,0 +1,167 @@
+"""``l1_cdn`` (LIBLINEAR's L1-regularised squared hinge by CDN) against the CVXPY oracle of
+the problem, scikit-learn's ``LinearSVC(penalty="l1")``, and its own properties."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.datasets import load_iris
+from sklearn.svm import LinearSVC
+from test_dcd import problem  # labels from a noisy random hyperplane, dense or CSR
+
+from maxmargin import MaxMarginLinearClassifier
+from maxmargin.algorithms import l1_cdn
+from maxmargin.certificate import certify_liblinear, liblinear_objectives, liblinear_rows
+from maxmargin.exceptions import ConvergenceWarning
+from maxmargin.formulations import liblinear_primal
+
+
+def primal(w_tilde, X, y, C, s):
+    """``P(w~)`` recomputed here from the rows LIBLINEAR sees."""
+    return liblinear_objectives(w_tilde, liblinear_rows(X, s), y, np.broadcast_to(C, y.shape),
+                                "squared_hinge", "l1")[0]
+
+
+# --- the oracle ---------------------------------------------------------------------------------
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(4, 40), d=st.integers(1, 6),
+       sparse=st.booleans(), s=st.sampled_from([1.0, None, 3.0]), weighted=st.booleans(),
+       C=st.sampled_from([0.01, 0.3, 1.0, 10.0]))
+def test_agrees_with_the_oracle(seed, n, d, sparse, s, weighted, C):
+    X, y = problem(n, d, seed=seed, sparse=sparse)
+    sw = np.random.default_rng(seed).uniform(0.2, 3.0, n) if weighted else None
+    res = l1_cdn(X, y, C, intercept_scaling=s, sample_weight=sw, tol=1e-8, random_state=seed)
+    assert res.status == "optimal" and res.certificate.gap <= 1e-8
+    assert res.method == "cdn/l1/squared_hinge" and res.penalty == "l1"
+    box = C * (np.ones(n) if sw is None else sw)
+    ref = liblinear_primal(X, y, C, penalty="l1", intercept_scaling=s, sample_weight=sw).solve()
+    mine = primal(res.w_tilde, X, y, box, s)
+    assert mine == pytest.approx(res.primal_objective, rel=1e-12)
+    assert mine <= ref.primal_objective * (1 + 1e-7) + 1e-12
+    assert res.dual_objective <= ref.primal_objective * (1 + 1e-12) + 1e-12  # weak duality
+    if s is None:
+        assert res.b == 0.0 and res.w_tilde.size == d
+    else:
+        assert res.b == pytest.approx(s * res.w_tilde[-1], rel=1e-15)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("s", [1.0, None])
+def test_the_solution_is_sparse_and_matches_the_oracle_support(sparse, s):
+    X, y = problem(80, 12, seed=5, sparse=sparse)
+    res = l1_cdn(X, y, 0.05, intercept_scaling=s, tol=1e-10)
+    ref = liblinear_primal(X, y, 0.05, penalty="l1", intercept_scaling=s).solve()
+    assert res.status == "optimal"
+    assert np.count_nonzero(res.w_tilde) < res.w_tilde.size  # the L1 penalty zeroes weights
+    np.testing.assert_allclose(res.w_tilde, ref.w_tilde, atol=1e-5)
+
+
+# --- LinearSVC ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("sparse", [False, True])
+def test_no_worse_than_linearsvc(seed, sparse):
+    X, y = problem(200, 15, seed=seed, sparse=sparse)
+    res = l1_cdn(X, y, 0.5, tol=1e-8, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        peer = LinearSVC(penalty="l1", loss="squared_hinge", dual=False, C=0.5, tol=1e-8,
+                         max_iter=100_000, random_state=seed).fit(X, y)
+    theirs = primal(np.append(peer.coef_.ravel(), peer.intercept_[0]), X, y, 0.5, 1.0)
+    assert res.status == "optimal"
+    assert res.primal_objective <= theirs * (1 + 1e-7)
+    assert res.dual_objective <= theirs * (1 + 1e-12)
+    assert res.primal_objective == pytest.approx(theirs, rel=1e-5)
+
+
+# --- properties -------------------------------------------------------------------------------
+
+
+def test_same_seed_same_bits_and_dense_sparse_agree():
+    X, y = problem(150, 8, seed=11, sparse=True)
+    first = l1_cdn(X, y, 1.0, tol=1e-9, random_state=4)
+    again = l1_cdn(X, y, 1.0, tol=1e-9, random_state=4)
+    np.testing.assert_array_equal(first.w_tilde, again.w_tilde)
+    assert first.iterations == again.iterations
+    dense = l1_cdn(X.toarray(), y, 1.0, tol=1e-9, random_state=4)
+    assert dense.primal_objective == pytest.approx(first.primal_objective, rel=1e-8)
+    other = l1_cdn(X, y, 1.0, tol=1e-9, random_state=5)
+    assert other.primal_objective == pytest.approx(first.primal_objective, rel=1e-8)
+
+
+def test_the_certificate_is_the_judges_and_the_inputs_are_unchanged():
+    X, y = problem(60, 6, seed=2)
+    X0, y0 = X.copy(), y.copy()
+    res = l1_cdn(X, y, 2.0, tol=1e-6)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y, y0)
+    cert = certify_liblinear(res.w_tilde, liblinear_rows(X, 1.0), y, 2.0, penalty="l1")
+    assert cert.gap == pytest.approx(res.certificate.gap, rel=1e-6, abs=1e-15)
+    assert cert.gap <= 1e-6
+
+
+def test_correlated_features_are_finished_exactly():
+    """Raw iris: CDN alone needs thousands of passes; the finish on the support certifies."""
+    X, y = load_iris(return_X_y=True)
+    for c in range(3):
+        res = l1_cdn(X, np.where(y == c, 1.0, -1.0), 1.0, tol=1e-10, max_iter=1000)
+        assert res.status == "optimal" and res.certificate.gap <= 1e-10
+
+
+def test_max_iter_warns_and_says_so():
+    X, y = load_iris(return_X_y=True)
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        res = l1_cdn(X, np.where(y == 1, 1.0, -1.0), 1e4, tol=1e-12, max_iter=1)
+    assert res.status == "max_iter" and res.iterations == 1
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    (dict(C=0.0), "`C`"), (dict(C=-1.0), "`C`"), (dict(tol=0.0), "`tol`"),
+    (dict(intercept_scaling=0.0), "`intercept_scaling`"), (dict(max_iter=0), "`max_iter`"),
+    (dict(sample_weight=np.ones(3)), "`sample_weight`"), (dict(random_state=-1), "random_state"),
+])
+def test_bad_input(kwargs, match):
+    X, y = problem(10, 3)
+    with pytest.raises((ValueError, TypeError), match=match):
+        l1_cdn(X, y, **kwargs)
+
+
+def test_bad_labels_and_shapes():
+    X, y = problem(10, 3)
+    with pytest.raises(ValueError, match="`y`"):
+        l1_cdn(X, np.arange(10.0))
+    with pytest.raises(ValueError):
+        l1_cdn(X, y[:5])
+    with pytest.raises(ValueError, match="`X`"):
+        l1_cdn(np.full((10, 3), np.nan), y)
+
+
+# --- the estimator ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("class_weight", [None, "balanced", {0: 3.0}])
+def test_estimator_uses_cdn_and_agrees_with_its_oracle(class_weight):
+    X, y = load_iris(return_X_y=True)
+    kw = dict(penalty="l1", dual=False, tol=1e-8, class_weight=class_weight, random_state=0)
+    fast = MaxMarginLinearClassifier(**kw).fit(X, y)
+    slow = MaxMarginLinearClassifier(**kw, solver="cvxpy").fit(X, y)
+    assert all(s.method == "cdn/l1/squared_hinge" for s in fast.solutions_)
+    assert all(s.status == "optimal" for s in fast.solutions_ + slow.solutions_)
+    for mine, ref in zip(fast.solutions_, slow.solutions_, strict=True):
+        assert mine.primal_objective <= ref.primal_objective * (1 + 1e-7)
+    np.testing.assert_allclose(fast.coef_, slow.coef_, atol=1e-4)
+
+
+def test_estimator_refuses_mismatched_solvers():
+    X, y = problem(20, 3)
+    with pytest.raises(ValueError, match="`solver`"):
+        MaxMarginLinearClassifier(solver="cdn").fit(X, y)
+    with pytest.raises(ValueError, match="`solver`"):
+        MaxMarginLinearClassifier(penalty="l1", dual=False, solver="dcd").fit(X, y)
