@@ -19,8 +19,9 @@ smo_cvxpy      ``smo`` vs the CVXPY dual oracle ``svm_dual`` with Clarabel and O
 hulls          ``gilbert_hulls``, ``mdm_hulls`` and ``wolfe_hulls`` vs ``hull_distance``
                solved by Clarabel and PIQP, at relative duality gaps 1e-3, 1e-6, 1e-8, on
                clouds far apart and on close hulls (d = 2, 50, 500).
-linear         ``dcd`` vs ``LinearSVC`` (LIBLINEAR) on its own problems, hinge and squared hinge,
-               dense and sparse, relative gaps 1e-3 and 1e-6 (:mod:`benchmarks.linear`).
+linear         ``dcd`` and ``l1_cdn`` vs ``LinearSVC`` (LIBLINEAR) on its own problems, hinge,
+               squared hinge and the L1-penalised squared hinge, dense and sparse, relative gaps
+               1e-3 and 1e-6 (:mod:`benchmarks.linear`).
 linear_svc     ``smo(kernel="linear")`` on SVC's problem (unregularised bias) vs ``LinearSVC``.
 nu_svc         ``nu_smo`` vs ``NuSVC``, and ``gilbert_svm(nu=...)`` by MDM and Wolfe vs
                ``nu_smo`` (:mod:`benchmarks.nu`).

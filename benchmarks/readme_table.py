@@ -40,8 +40,9 @@ EXTRAS = (
 #: Families after the extras: ``(family, what)``, or ``(family, what, key)`` for the ratio
 #: ``extra[key]["ratio"]`` of its maxmargin rows (a second timing of the same peer).
 LATER: tuple[tuple[str, ...], ...] = (
-    ("linear", "`dcd` vs LIBLINEAR (`LinearSVC`) on its own problems (hinge, squared hinge; "
-               "dense and sparse; relative gap 1e-3 and 1e-6), one thread"),
+    ("linear", "`dcd` and `l1_cdn` vs LIBLINEAR (`LinearSVC`) on its own problems (hinge, "
+               "squared hinge, L1-penalised squared hinge; dense and sparse; relative gap 1e-3 "
+               "and 1e-6), one thread"),
     ("linear_svc", "`smo(kernel=\"linear\")` on SVC's problem (unregularised bias) vs "
                    "LIBLINEAR (`LinearSVC`) on its hinge problem, dense and sparse, one thread"),
     ("hulls", "fastest of `gilbert_hulls`, `mdm_hulls`, `wolfe_hulls` vs Clarabel (through "
