@@ -218,7 +218,13 @@ def polish_alpha(
             break
         same = solved_on is not None and np.array_equal(free, solved_on)
         refined = refined + 1 if same else 0
-        if same:  # iterative refinement: the updated gradient has drifted by round-off
+        if same:  # iterative refinement: the updated gradient has drifted by round-off, and
+            # y . alpha by the steps' (zero-curvature steps leave up to ~1e-8 of sum(alpha)):
+            # restored first, so that the Newton step also undoes what the restoring moved
+            balanced = balance_alpha(a, y, C)
+            moved = balanced != a
+            a = balanced
+            at0[moved], atC[moved] = a[moved] <= 0.0, a[moved] >= upper[moved]
             g = gradient()
         before = kkt.work
         (d, newton, lam, noise, sigma), dg = kkt.step(free, g, eig_rtol, q_times)

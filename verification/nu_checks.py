@@ -48,7 +48,13 @@ import numpy as np
 from maxmargin.algorithms import gilbert_svm, nu_smo, one_class_hull, one_class_smo, smo
 from maxmargin.algorithms.gilbert import NEAREST_POINT_METHODS
 from maxmargin.certificate import TINY, Certificate, weak_duality
-from maxmargin.certificate_nu import certify_nu_svm, certify_one_class, nu_max, w_floor
+from maxmargin.certificate_nu import (
+    BOUND_ULPS,
+    certify_nu_svm,
+    certify_one_class,
+    nu_max,
+    w_floor,
+)
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.formulations import (
     nu_svm_dual,
@@ -59,7 +65,7 @@ from maxmargin.formulations import (
 )
 from maxmargin.formulations.nu import NuSolution
 from maxmargin.kernels import CallableKernel, Kernel
-from maxmargin.results import SVMSolution
+from maxmargin.results import SVMSolution, recover_intercept
 from maxmargin.tolerances import (
     HULL_CERT_FACTOR,
     MEDIUM,
@@ -75,7 +81,8 @@ from maxmargin.verification.context import Context, Method, Outcome
 from maxmargin.verification.crosscheck import CrossCheck, cross_check
 
 __all__ = ["NU_METHODS", "certify", "certified_decision_bound", "compare_nu", "nu_property",
-           "nu_c_equivalence", "nu_refusal", "hulls_meet_reported", "one_class_centroid"]
+           "nu_c_equivalence", "with_kkt_interval", "nu_refusal", "hulls_meet_reported",
+           "one_class_centroid"]
 
 #: The relative round-off allowed where a check recomputes an exact identity.
 IDENTITY_RTOL = 1e-9
@@ -317,6 +324,22 @@ def as_c_svc(sol: NuSolution) -> SVMSolution:
         X_train=sol.X_train, y_train=sol.y_train, kernel=sol.kernel, C=C)
 
 
+def with_kkt_interval(ref: SVMSolution, X: Any, y: np.ndarray) -> SVMSolution:
+    """``ref`` (a soft-margin answer) with the KKT interval of its intercepts recomputed with
+    the weights within :data:`~maxmargin.certificate_nu.BOUND_ULPS` roundings of 0 or ``C``
+    counted on their bound (:func:`~maxmargin.results.recover_intercept`'s ``atol``): an
+    ``alpha_i`` an ulp below ``C`` fixes no ``b``. With no weight free, every ``b`` of the
+    interval ``[lo, hi]`` that the bound weights' conditions leave (``y_i (g_i + b) >= 1`` at
+    0, ``<= 1`` at ``C``) minimises the primal, Chang & Lin's ``b / rho`` among them, and
+    :func:`~maxmargin.verification.crosscheck.cross_check` judges the candidate's ``b`` by its
+    distance to it."""
+    C = float(np.max(np.asarray(ref.box)))
+    g = ref.decision_function(X) - ref.b
+    atol = BOUND_ULPS * np.finfo(np.float64).eps * C
+    _, interval = recover_intercept(np.asarray(ref.alpha), y, g, ref.box, atol=atol)
+    return dataclasses.replace(ref, b_interval=interval)
+
+
 def nu_c_equivalence(sol: NuSolution, X: Any, y: np.ndarray, kernel: Kernel
                      ) -> tuple[BoundCheck, CrossCheck | None]:
     """Chang & Lin (2001): a ν-SVC answer with ``rho > 0`` over ``rho`` (:func:`as_c_svc`) is
@@ -340,7 +363,7 @@ def nu_c_equivalence(sol: NuSolution, X: Any, y: np.ndarray, kernel: Kernel
         return _check("nu_c_equivalence", math.inf, TIGHT.decision,
                       f"neither smo nor the oracle at C = {scaled.C:.6g} is certified "
                       f"({ref.status!r})", C=scaled.C), None
-    check = cross_check(scaled, ref, X, y, tolerances=NU_C_TIGHT)
+    check = cross_check(scaled, with_kkt_interval(ref, X, y), X, y, tolerances=NU_C_TIGHT)
     return _check("nu_c_equivalence", check.decision_error, TIGHT.decision,
                   C=scaled.C, rho=sol.rho), check
 
