@@ -289,7 +289,9 @@ def _certificate(g: np.ndarray, a: np.ndarray, v: np.ndarray,
     """The :class:`Certificate` from ``g = K v``, ``(b, rho, slack term)``, the raw ``m - M``,
     the raw point's infeasibility and the objectives' round-off ``E``
     (:func:`~maxmargin.certificate.objective_roundoff` with ``offset = rho``, discounted from
-    the gap by :func:`~maxmargin.certificate.relative_gap`); ``radius`` is ``R``. At ``||w||
+    the gap by :func:`~maxmargin.certificate.relative_gap` when ``P* < 0``; ``P* = 0`` is the
+    exact value of ``w = 0``, and ``P - D = ||w||^2 / 2`` is then judged against ``w_floor``
+    alone); ``radius`` is ``R``. At ``||w||
     <=`` :func:`w_floor`
     the answer is the optimum ``w = 0`` at that resolution (``alpha`` is not unique, ``D`` and
     ``P* <= 0`` are both within ``w_floor^2 / 2`` of 0) and the gap and ``m - M`` are reported
@@ -306,6 +308,8 @@ def _certificate(g: np.ndarray, a: np.ndarray, v: np.ndarray,
     if vKv <= floor_w * floor_w:
         return Certificate(0.0, 0.0, primal, dual, b, feas, margin=rho, radius=R)
     floor = 0.5 * floor_w * floor_w
+    if primal >= 0.0:  # P* = 0 is the point w = 0, exact: P - D = ||w||^2 / 2, against w_floor
+        roundoff = 0.0
     gap = (relative_gap(primal, dual, roundoff) * max(abs(primal), TINY)
            / max(abs(primal), floor, TINY))
     resolved = floor_w * R  # the smallest rho that m - M can be measured against
