@@ -455,6 +455,7 @@ def _low_rank_problem(seed: int, kernel: str, C: float | None):
 # a zero-curvature step left y . alpha 9e-9 off; restored only after the last Newton step, it
 # moved a free alpha and left m - M = 4.6e-8 (now restored before the refinement steps)
 @example(1115196669, "linear", 1.0)
+@example(25277, "linear", 0.01)  # the restoring must not move a weight off its bound
 def test_polish_finishes_low_rank_problems_from_any_feasible_start(seed, kernel, C):
     # The polish is a primal active-set method: from alpha = 0 (no active set known at all) it
     # must reach the optimum on Gram matrices of rank <= 4 (collinear points, 1-3 features),
