@@ -32,18 +32,27 @@ __all__ = ["polish_alpha", "polish_tries", "balance_alpha", "kernel_rows", "fini
            "FINISH_MAX_FREE", "EIGH_WORK", "STEP_WORK"]
 
 
-def balance_alpha(alpha: np.ndarray, y: np.ndarray, C: float | np.ndarray | None) -> np.ndarray:
+def balance_alpha(alpha: np.ndarray, y: np.ndarray, C: float | np.ndarray | None,
+                  free_only: bool = False) -> np.ndarray:
     """Restore ``y . alpha = 0`` exactly (up to round-off) inside the box.
 
     Solvers meet the equality to their tolerance (``1e-10`` relative), which is visible in the
     weak-duality gap when ``sum(alpha)`` is large. With ``delta = y . alpha``, every variable
     that can reduce ``|delta|`` (``y_i delta > 0`` and ``alpha_i > 0``: decrease;
     ``y_i delta < 0`` and ``alpha_i < C``: increase) moves in proportion to its room, free ones
-    first, until ``delta`` is spent.
+    first, until ``delta`` is spent; ``free_only``: the free ones only, and only when half
+    their room suffices (none reaches a bound; else ``alpha`` is returned as it is).
     """
     upper = math.inf if C is None else C
     out = np.array(alpha, dtype=np.float64, copy=True)
     if not np.all(np.isfinite(out)):
+        return out
+    if free_only:
+        free = (out > 0) & (out < upper)
+        room = np.where(free, np.minimum(out, upper - out), 0.0)
+        delta = float(y @ out)
+        if abs(delta) > 1e-15 * float(out.sum()) and abs(delta) <= 0.5 * float(room.sum()):
+            out = out - np.sign(delta) * y * (abs(delta) / float(room.sum())) * room
         return out
     for free_first in (True, False):
         delta = float(y @ out)
@@ -218,7 +227,10 @@ def polish_alpha(
             break
         same = solved_on is not None and np.array_equal(free, solved_on)
         refined = refined + 1 if same else 0
-        if same:  # iterative refinement: the updated gradient has drifted by round-off
+        if same:  # iterative refinement: the updated gradient has drifted by round-off, and
+            # y . alpha by the steps' (zero-curvature steps leave up to ~1e-8 of sum(alpha)):
+            # restored first, so that the Newton step also undoes what the restoring moved
+            a = balance_alpha(a, y, C, free_only=True)
             g = gradient()
         before = kkt.work
         (d, newton, lam, noise, sigma), dg = kkt.step(free, g, eig_rtol, q_times)

@@ -45,9 +45,12 @@ __all__ = [
     "rescaled_primal",
     "infeasibility_slack",
     "objective_roundoff",
+    "kernel_width",
+    "svm_roundoff",
     "certify_liblinear",
     "liblinear_rows",
     "decision_values",
+    "own_decision_values",
     "max_violation",
     "minimise_hinge_over_b",
     "opposite_duplicates",
@@ -175,6 +178,21 @@ def decision_values(
     return kernel._values(lambda: kernel._weighted(X, X_sv, coef, rows), "`X`")
 
 
+def own_decision_values(kernel: Kernel, X: Any, v: np.ndarray) -> tuple[np.ndarray, float, Any]:
+    """``(g, shift, X')``: ``g = K' v`` on the rows ``X'`` a certificate evaluates, with
+    ``g + b - shift`` the decision values of an intercept ``b`` found from ``g``. The linear
+    kernel on dense data is evaluated on the points less their mean ``c`` (``X' = X - c``,
+    ``shift = c . X'^T v``): the same ``v^T K v`` and margins when ``sum v = 0``, without the
+    offset's cancellation (far from the origin ``x_i . w`` keeps a few digits), so the round-off
+    and the verdict do not depend on the origin. Otherwise ``X' = X``, ``shift = 0``."""
+    sv = np.flatnonzero(v != 0.0)
+    if isinstance(kernel, LinearKernel) and isinstance(X, np.ndarray) and X.ndim == 2:
+        Xc = X - X.mean(axis=0)
+        w = Xc[sv].T @ v[sv]
+        return Xc @ w, float((X.mean(axis=0)) @ w), Xc
+    return decision_values(kernel, X, X[sv], v[sv]), 0.0, X
+
+
 def max_violation(alpha: np.ndarray, y: np.ndarray, g: np.ndarray, C: Any) -> float:
     """LIBSVM's maximal violation ``max(0, m(alpha) - M(alpha))``, independent of ``b``.
 
@@ -267,16 +285,23 @@ def rescaled_primal(vKv: float, margins: np.ndarray, c: np.ndarray, primal: floa
     return rescaled if rescaled < primal else primal
 
 
-def relative_gap(primal: float, dual: float) -> float:
-    """``(P - D) / max(|P|, tiny)``: the weak-duality gap relative to the primal value itself.
+def relative_gap(primal: float, dual: float, roundoff: float = 0.0) -> float:
+    """``(P - D - E)_+ / max(|P|, tiny)``: the weak-duality gap beyond round-off, relative to the
+    primal value itself (``P - D <= 0``, weak duality broken, is kept as it is).
 
-    Relative to the objective's own size, not to ``max(1, |P|)``: the latter is an absolute
-    gap whenever ``|P| < 1``, which a change of units (``X -> s X``, ``C -> C / s^2``) makes
-    as small as one likes. ``inf`` when ``P`` is not finite (no feasible primal point).
+    ``E >= 0`` bounds the float64 round-off of evaluating ``P`` and ``D`` themselves
+    (:func:`objective_roundoff`): a gap below it is not resolved, and counts as 0 (every
+    gap-based verdict goes through here). Relative to the objective's own size, not to ``max(1,
+    |P|)``: the latter is an absolute gap whenever ``|P| < 1``, which a change of units (``X ->
+    s X``, ``C -> C / s^2``) makes as small as one likes (``E`` scales like ``P``). ``inf`` when
+    ``P`` is not finite (no feasible primal point).
     """
     if not math.isfinite(primal):
         return math.inf
-    return (primal - dual) / max(abs(primal), TINY)
+    excess = primal - dual
+    if excess > 0.0 and roundoff > 0.0:
+        excess = max(excess - roundoff, 0.0)
+    return float(excess) / max(abs(primal), TINY)
 
 
 def certify_svm(
@@ -303,9 +328,9 @@ def certify_svm(
     if not np.all(np.isfinite(alpha)):
         return Certificate(nan, nan, nan, nan, nan, nan)
     v = alpha * y
+    shift = 0.0
     if g is None:
-        sv = np.flatnonzero(alpha != 0.0)
-        g = decision_values(kernel, X, X[sv], v[sv])
+        g, shift, X = own_decision_values(kernel, X, v)
     with np.errstate(over="ignore", invalid="ignore"):
         vKv = max(float(v @ g), 0.0)
         dual = float(alpha.sum()) - 0.5 * vKv
@@ -330,10 +355,10 @@ def certify_svm(
             primal = rescaled_primal(vKv, margins, c,
                                      0.5 * vKv + float(c @ np.maximum(0.0, 1.0 - margins)))
             margin = nan
-        gap = relative_gap(primal, dual)
+        gap = relative_gap(primal, dual, svm_roundoff(alpha, C, b, kernel, X, g, y))
     if not math.isfinite(dual):
         gap = nan
-    return Certificate(violation, gap, primal, dual, b, feas, margin)
+    return Certificate(violation, gap, primal, dual, b - shift, feas, margin)
 
 
 def certify_infeasible(
@@ -407,34 +432,70 @@ def weak_duality(candidate: Certificate, reference: Certificate, *,
     return reasons
 
 
-def objective_roundoff(alpha: np.ndarray, C: Any, kernel_max: float, b: float) -> float:
-    r"""A bound on the float64 round-off in ``D(alpha)`` and ``P`` as :func:`certify_svm`
-    computes them from the data (``kernel_max = max_i K(x_i, x_i)``, which bounds every
-    ``|K_ij|``; ``b`` the intercept).
+def objective_roundoff(alpha: np.ndarray, C: Any, kernel_max: float, b: float, *,
+                       offset: float = 1.0, width: int = 0,
+                       hinges: np.ndarray | None = None) -> float:
+    r"""A rigorous bound on the float64 round-off of ``P - D`` as the certificates evaluate them
+    from the data (``kernel_max = max_i K(x_i, x_i)``, which bounds every ``|K_ij|``; ``b`` the
+    intercept; ``offset`` the constant of the hinge terms: 1 for the C-SVC's ``1 - y_i (g_i +
+    b)``, ``rho`` for the ν problems' ``rho - y_i (g_i + b)``; ``width`` the number of products
+    summed in one kernel value, ``d`` for dot products and distances).
 
     With ``A = sum |alpha_i|`` each ``g_i = sum_j alpha_j y_j K_ij`` is a sum of terms of total
     size at most ``A kernel_max``, so it carries an error of at most ``gamma_N A kernel_max``
-    (``gamma_N = N u / (1 - N u)``, ``u`` the unit round-off, ``N = n + #{alpha_j != 0} + 8``
-    for the kernel values' own rounding and the sums); ``v^T K v = v . g`` then errs by at most
-    ``gamma_N A^2 kernel_max``, and the hinge sum ``sum_i C_i max(0, 1 - y_i (g_i + b))`` by at
-    most ``gamma_N (sum_i C_i) (A kernel_max + |b| + 1)``. Together:
+    (``gamma_N = N u / (1 - N u)``, ``u`` the unit round-off, ``N = n + #{alpha_j != 0} +
+    width + 8`` for the kernel values' own rounding and the sums); ``v^T K v = v . g`` then
+    errs by at most ``gamma_N A^2 kernel_max``, ``sum alpha`` by ``gamma_N A``, and each hinge
+    argument ``h_i = offset - y_i (g_i + b)`` by at most ``delta = gamma_N (A kernel_max + |b|
+    + offset)``, so the hinge sum ``sum_i C_i max(0, h_i)`` (``max(0, .)`` is 1-Lipschitz) by
+    at most ``gamma_N S (A kernel_max + |b| + offset)``, ``S`` the sum of the ``C_i`` whose
+    computed ``hinges`` ``h_i > -delta`` (the others are 0, exact and computed; all ``C_i``
+    when ``hinges`` is None). Together:
 
-    .. math:: \gamma_N (A + \textstyle\sum_i C_i) (A\, K_{max} + |b| + 1).
+    .. math:: E = \gamma_N (A + S) (A\, K_{max} + |b| + \mathrm{offset}).
 
-    It matters where the terms dwarf the objective: a near-constant kernel with a large C (the
-    terms of ``v^T K v`` of size ``A^2`` cancel to far less), where it is what float64 can
-    resolve; on well-scaled problems it is far below ``1e-10`` of the objective. 0 (no
-    allowance) when an input is not finite."""
+    :func:`relative_gap` discounts it. It matters where the terms dwarf the objective: a
+    near-constant kernel with a large C, or ν problems whose ``rho`` is far below ``A
+    kernel_max`` (terms of size ``A^2`` cancelling to far less); on well-scaled problems it is
+    far below ``1e-10`` of the objective. Under ``X -> s X``, ``C -> C / s^2`` (linear kernel)
+    it scales like the objectives. 0 (no allowance) when an input is not finite."""
     alpha = np.asarray(alpha, dtype=np.float64)
     n = alpha.shape[0]
     A = float(np.sum(np.abs(alpha)))
-    total_C = 0.0 if C is None else float(np.sum(np.broadcast_to(
-        np.asarray(C, dtype=np.float64), alpha.shape)))
     u = np.finfo(np.float64).eps / 2
-    N = n + int(np.count_nonzero(alpha)) + 8
+    N = n + int(np.count_nonzero(alpha)) + max(int(width), 0) + 8
     gamma = N * u / (1.0 - N * u)
-    bound = gamma * (A + total_C) * (A * max(kernel_max, 0.0) + abs(b) + 1.0)
+    size = A * max(kernel_max, 0.0) + abs(b) + abs(offset)
+    weights = np.zeros(0) if C is None else np.broadcast_to(
+        np.asarray(C, dtype=np.float64), alpha.shape)
+    if hinges is not None and weights.size:
+        weights = weights[np.asarray(hinges) > -gamma * size]
+    bound = gamma * (A + float(np.sum(weights))) * size
     return bound if math.isfinite(bound) else 0.0
+
+
+def svm_roundoff(alpha: np.ndarray, C: Any, b: float, kernel: Kernel, X: Any,
+                 g: np.ndarray, y: np.ndarray) -> float:
+    """:func:`objective_roundoff` of an SVM answer on the data ``X`` (:func:`certify_svm`'s
+    discount; ``g = K (alpha y)``, the hinges ``1 - y_i (g_i + b)``): ``kernel_max = max_i
+    K(x_i, x_i)``; the hard margin's ``P = v^T K v / (2 mu^2)`` (``mu`` within ``gamma_N A
+    kernel_max`` of 1 near the optimum) errs as a hinge sum with the weights ``alpha`` would.
+    0 when ``X`` is None (``g`` given without its data: no ``kernel_max`` to bound it with)
+    or empty."""
+    if X is None or alpha.shape[0] == 0 or not math.isfinite(b):
+        return 0.0
+    kernel_max = float(np.max(kernel.diag(X)))
+    if C is None:
+        return objective_roundoff(alpha, np.abs(alpha), kernel_max, b, width=kernel_width(X))
+    return objective_roundoff(alpha, C, kernel_max, b, width=kernel_width(X),
+                              hinges=1.0 - y * (g + b))
+
+
+def kernel_width(X: Any) -> int:
+    """The number of products summed in one kernel value of rows of ``X`` (its columns; 0 for
+    data that is not a 2-d array: strings, precomputed kernels' indices)."""
+    shape = getattr(X, "shape", ())
+    return int(shape[1]) if len(shape) == 2 else 0
 
 
 def infeasibility_slack(alpha: np.ndarray, y: np.ndarray, C: Any, b: float,

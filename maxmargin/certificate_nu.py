@@ -52,7 +52,10 @@ from maxmargin.certificate import (
     Certificate,
     HullCertificate,
     decision_values,
+    kernel_width,
     minimise_hinge_over_b,
+    objective_roundoff,
+    own_decision_values,
     relative_gap,
 )
 from maxmargin.kernels import Kernel, LinearKernel
@@ -282,9 +285,14 @@ def rho_unresolved(cert: Certificate, alpha: np.ndarray, hull: float) -> bool:
 
 def _certificate(g: np.ndarray, a: np.ndarray, v: np.ndarray,
                  primal_terms: tuple[float, float, float], hull: float, R: float,
-                 violation: float, feas: float) -> Certificate:
-    """The :class:`Certificate` from ``g = K v``, ``(b, rho, slack term)``, the raw ``m - M``
-    and the raw point's infeasibility; ``radius`` is ``R``. At ``||w|| <=`` :func:`w_floor`
+                 violation: float, feas: float, roundoff: float) -> Certificate:
+    """The :class:`Certificate` from ``g = K v``, ``(b, rho, slack term)``, the raw ``m - M``,
+    the raw point's infeasibility and the objectives' round-off ``E``
+    (:func:`~maxmargin.certificate.objective_roundoff` with ``offset = rho``, discounted from
+    the gap by :func:`~maxmargin.certificate.relative_gap` when ``P* < 0``; ``P* = 0`` is the
+    exact value of ``w = 0``, and ``P - D = ||w||^2 / 2`` is then judged against ``w_floor``
+    alone); ``radius`` is ``R``. At ``||w||
+    <=`` :func:`w_floor`
     the answer is the optimum ``w = 0`` at that resolution (``alpha`` is not unique, ``D`` and
     ``P* <= 0`` are both within ``w_floor^2 / 2`` of 0) and the gap and ``m - M`` are reported
     as 0; otherwise the gap's denominator is at least ``w_floor^2 / 2``. ``kkt_violation`` is
@@ -300,7 +308,10 @@ def _certificate(g: np.ndarray, a: np.ndarray, v: np.ndarray,
     if vKv <= floor_w * floor_w:
         return Certificate(0.0, 0.0, primal, dual, b, feas, margin=rho, radius=R)
     floor = 0.5 * floor_w * floor_w
-    gap = relative_gap(primal, dual) * max(abs(primal), TINY) / max(abs(primal), floor, TINY)
+    if primal >= 0.0:  # P* = 0 is the point w = 0, exact: P - D = ||w||^2 / 2, against w_floor
+        roundoff = 0.0
+    gap = (relative_gap(primal, dual, roundoff) * max(abs(primal), TINY)
+           / max(abs(primal), floor, TINY))
     resolved = floor_w * R  # the smallest rho that m - M can be measured against
     kkt = violation / rho if rho >= resolved else max(violation / max(resolved, TINY), gap)
     return Certificate(kkt, gap, primal, dual, b, feas, margin=rho, radius=R)
@@ -330,20 +341,14 @@ def certify_nu_svm(alpha: np.ndarray, X: Any, y: np.ndarray, nu: float, kernel: 
     v = a * y
     shift = 0.0
     if g is None:
-        sv = np.flatnonzero(a != 0.0)
-        if isinstance(kernel, LinearKernel) and isinstance(X, np.ndarray):
-            # g from the points less their mean c (the same v K v, b moved by c . w): far
-            # from the origin, x_i . w would cancel to a few digits
-            centre = X.mean(axis=0)
-            Xc = X - centre
-            shift = float(centre @ (Xc[sv].T @ v[sv]))
-            g = decision_values(kernel, Xc, Xc[sv], v[sv])
-        else:
-            g = decision_values(kernel, X, X[sv], v[sv])
+        g, shift, _ = own_decision_values(kernel, X, v)
     R = _radius(kernel, X, centre=True)
     violation = _violation(y * g, a, upper, [np.flatnonzero(y > 0), np.flatnonzero(y < 0)])
     b, rho, slack = nu_offsets(g, y, nu, weights)
-    return _certificate(g, a, v, (b - shift, rho, slack), 0.5 * nu, R, violation, feas)
+    roundoff = objective_roundoff(a, upper, R * R, b, offset=rho, width=kernel_width(X),
+                                  hinges=rho - y * (g + b))
+    return _certificate(g, a, v, (b - shift, rho, slack), 0.5 * nu, R, violation, feas,
+                        roundoff)
 
 
 def certify_one_class(alpha: np.ndarray, X: Any, nu: float, kernel: Kernel,
@@ -371,7 +376,9 @@ def certify_one_class(alpha: np.ndarray, X: Any, nu: float, kernel: Kernel,
     R = _radius(kernel, X, centre=False)
     rho, value = one_class_offset(g, nu, weights)
     violation = _violation(g, a, upper, [np.arange(l)])
-    return _certificate(g, a, a, (-rho, rho, value), 1.0, R, violation, feas)
+    roundoff = objective_roundoff(a, upper, R * R, rho, offset=rho, width=kernel_width(X),
+                                  hinges=rho - g)
+    return _certificate(g, a, a, (-rho, rho, value), 1.0, R, violation, feas, roundoff)
 
 
 def reduced_support(values: np.ndarray, mu: float) -> float:

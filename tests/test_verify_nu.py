@@ -16,6 +16,7 @@ from maxmargin.verification.campaign import NU_SHARE, nu_case, random_case, rand
 from maxmargin.verification.case import Case, make_nu_case
 from maxmargin.verification.cases import catalogue
 from maxmargin.verification.nu_checks import (
+    certify,
     compare_nu,
     hulls_meet_reported,
     nu_c_equivalence,
@@ -303,3 +304,44 @@ def test_the_audit_skips_nu_cases():
 def test_the_kernel_of_a_nu_case_is_its_own():
     case = _case("nu_clouds_scale_1e3_rbf")
     assert case.make_kernel().describe() == make_kernel("rbf", gamma=0.5e-6).describe()
+
+
+def test_nu_c_equivalence_takes_b_from_the_kkt_interval_when_no_weight_is_free() -> None:
+    """Campaign case seed 23, i6630 (linear, collinear points, ``nu = nu_max``, ``C`` 1e-8):
+    every weight is at a bound, so every ``b`` of the reference's KKT interval is optimal;
+    SMO's weight one ulp below ``C`` had pinned it to one end (b error 6e-3)."""
+    from maxmargin.verification.nu_checks import as_c_svc, with_kkt_interval
+
+    case = random_case(23, 6630)
+    kernel = make_kernel(case.kernel, **case.kernel_params)
+    oracle = nu_svm_dual(case.X, case.y, case.nu, kernel=kernel).solve()
+    assert oracle.status == "optimal"
+    bound, check = nu_c_equivalence(oracle, case.X, case.y, kernel)
+    assert bound.holds and check is not None and check.passed, check
+    lo, hi = check.b_interval
+    assert lo < hi and lo - 1e-12 <= as_c_svc(oracle).b <= hi + 1e-12
+    # a weight clearly free keeps b unique: the interval is a point
+    from maxmargin.algorithms import smo
+
+    rng = np.random.default_rng(0)
+    y = np.where(np.arange(40) % 2 == 0, 1.0, -1.0)
+    X = rng.normal(size=(40, 2)) + y[:, None]
+    sol = smo(X, y, C=1.0, tol=1e-9)
+    assert np.any((sol.alpha > 1e-6) & (sol.alpha < 1.0 - 1e-6))
+    lo, hi = with_kkt_interval(sol, X, y).b_interval
+    assert lo == hi
+
+
+def test_nu_smo_verdict_is_the_outside_judges() -> None:
+    """Campaign case seed 23, i4953 (RBF, gamma 2.2e-11 at scale 4e3, ``rho`` 5.3e-15):
+    ``nu_smo`` said "optimal" with its own gap -4.4e-11 where the recomputed certificate's was
+    4.33e-6 (both round-off of the objectives); its certificate is now the judge's, and the
+    C-SVC objective at ``C = 1 / (rho l)`` is compared within its float64 round-off."""
+    case = random_case(23, 4953)
+    kernel = make_kernel(case.kernel, **case.kernel_params)
+    sol = nu_smo(case.X, case.y, case.nu, kernel=kernel, tol=1e-6)
+    outside = certify(sol, case.X, case.y, kernel)
+    assert sol.status == "optimal" and sol.certificate == outside
+    oracle = nu_svm_dual(case.X, case.y, case.nu, kernel=kernel).solve()
+    bound, check = nu_c_equivalence(oracle, case.X, case.y, kernel)
+    assert bound.holds and check is not None and check.passed, check

@@ -143,13 +143,13 @@ class NuSolver(Solver):
             return nu_judge.project_one_class(a, self.nu, self.weights)
         return nu_judge.project_nu(a, self.problem.y, self.nu, self.weights)
 
-    def judge(self, g: np.ndarray) -> Certificate:
+    def judge(self, g: np.ndarray | None) -> Certificate:
         """The ν judge's certificate of ``alpha / scale``, with ``g / scale`` when that
-        ``alpha`` is already feasible and the data are the user's (else the judge sums ``g``
-        itself: linear data from their mean)."""
+        ``alpha`` is already feasible and the data are the user's (else, or ``g`` None, the
+        judge sums ``g`` itself, as the outside judge does: linear data from their mean)."""
         p = self.problem
         alpha = self.st.alpha / self.scale
-        own = (p.X is self.user_X and p.kernel.kind != KIND_LINEAR
+        own = (g is not None and p.X is self.user_X and p.kernel.kind != KIND_LINEAR
                and np.array_equal(self.schoelkopf(), alpha))
         gs = g / self.scale if own else None
         if self.one_class:
@@ -201,6 +201,8 @@ def _solve(solver: NuSolver, first: str, precision: str, tol: float,
             phase = "double"  # the float32 floor, or a second continuation: float64
         outcome = solver.solve(phase, refine=True)  # the warm cache when of that dtype
         g, cert = solver.certify()
+    if cert.meets(tol):  # the verdict is the outside judge's: g summed afresh, as it sums it
+        cert = solver.judge(None)
     solver.set_max_iter(cap)
     return outcome, cert, held and not cert.meets(tol)
 
