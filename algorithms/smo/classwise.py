@@ -13,7 +13,9 @@ one class, and the KKT conditions hold in each class ``s`` separately,
 * :func:`select_classwise` (``Solver_NU::select_working_set``) -- ``i_s = argmax m_s`` of each
   class, then ``j`` minimising ``-b_it^2 / a_it`` over both classes (``b_it = m_s + y_t G_t >
   0``, ``t in I_low`` of ``i``'s class ``s``, ``a_it`` as in :mod:`.working_set`), ``i`` the
-  ``i_s`` of ``j``'s class; none when ``max_s (m_s - M_s) < tol``;
+  ``i_s`` of ``j``'s class; none when ``max_s (m_s - M_s) < tol`` (LIBSVM's stop), or below
+  ``tol`` times :func:`stop_factor` (``scalars.tol_r > 0``: relative to LIBSVM's ``r``, the
+  certificate's ``kkt_violation``);
 * :func:`classwise_shrinking` (``Solver_NU::do_shrinking``) -- unshrink once when ``max_s (m_s
   - M_s) <= 10 tol``, then :func:`~.shrinking.do_shrinking` with each class's ``m_s``, ``M_s``.
 
@@ -130,12 +132,27 @@ def _second_order_classwise(
     return as_float(best), unordered(low_p), unordered(low_n)
 
 
+@njit(**INLINE)
+def stop_factor(st: SolverState, up_p: float, low_p: float, up_n: float, low_n: float
+                ) -> float:
+    """The factor of ``tol`` in the stop ``max_s (m_s - M_s) < tol min(1, tol_r r)`` when
+    ``scalars.tol_r > 0`` and ``r >= tol``, else 1 (LIBSVM's stop): ``r = (r_+ + r_-) / 2``,
+    LIBSVM's ``r`` (its ``calculate_rho``) estimated by the middle of each class's
+    extremes, ``r_+ = (-M_+ - m_+) / 2`` and ``r_- = (m_- + M_-) / 2`` (``up_s = m_s``,
+    ``low_s = -M_s``). ``m - M`` over ``r`` is the certificate's ``kkt_violation``."""
+    tol_r = st.scalars.tol_r
+    r = 0.25 * (low_p - up_p + up_n - low_n)
+    if tol_r > 0.0 and r >= st.tol:
+        return min(1.0, tol_r * r)
+    return 1.0
+
+
 @njit(inline="always")
 def select_classwise(st: SolverState, c: ColumnCache, kd: QMatrix) -> tuple[int, int, float]:
     """``(i, j, max_s (m_s - M_s))`` by LIBSVM's ``Solver_NU::select_working_set`` (module
     docstring): a pass for each class's ``i_s`` (the last argmax of ``m_s``), then one pass
     over both classes for ``j`` (the last maximum of the gain) and each ``M_s``; ``i = j =
-    -1`` when ``max_s (m_s - M_s) < tol`` or no pair remains."""
+    -1`` when ``max_s (m_s - M_s) < tol`` (times :func:`stop_factor`) or no pair remains."""
     L = c.state[S_LEN]
     G, yT, score = st.G[:L], st.yT[:L], st.score[:L]
     up_p, up_n = _up_maxima(G, yT, st.in_up[:L], score)
@@ -150,7 +167,7 @@ def select_classwise(st: SolverState, c: ColumnCache, kd: QMatrix) -> tuple[int,
     top, low_p, low_n = _second_order_classwise(G, yT, st.QDT[:L], st.in_low[:L], Q_p, Q_n,
                                                 st.QD[i_p], st.QD[i_n], up_p, up_n, score)
     gap = max(up_p + low_p, up_n + low_n)
-    if gap < st.tol or top < 0.0:
+    if gap < st.tol * stop_factor(st, up_p, low_p, up_n, low_n) or top < 0.0:
         return -1, -1, gap
     k = last_of(score, top)
     return (i_p if yT[k] > 0 else i_n), st.act[k], gap

@@ -20,12 +20,15 @@ offsets of the answer, in Schölkopf's scaling (``alpha = a / l``, resp. ``a / (
 
 **Tolerance.** The judge's ``kkt_violation`` is LIBSVM's ``m - M`` divided by its ``r`` (``l
 rho``, resp. ``nu l rho``): the violation in the units of the decision function LIBSVM returns,
-the equivalent C-SVC's. A run stops at LIBSVM's ``m - M < tol``; when the float64 certificate
-does not meet ``tol`` it continues from its ``alpha`` with the exact gradient, the warm cache
-and the stop ``m - M < TOL_FRACTION tol r`` (``r`` from the certificate; at most
-``MAX_ROUNDS``); ``precision="auto"`` continues in float64 after the float32 floor stopped a
-run and from the second continuation on. The precision policy of the first run is
-:func:`~.precision.first_precision`'s; the exact finish of C-SVC does not apply.
+the equivalent C-SVC's. A ν-SVC run stops at LIBSVM's ``m - M < tol min(1, FIRST_FRACTION
+r)``, ``r`` estimated in the loop from each class's extremes (:func:`~.classwise.stop_factor`;
+``m - M < tol`` alone while that estimate is below ``tol``), so that one run meets ``tol``
+where ``r < 1`` (small ``nu``); a one-class run at LIBSVM's ``m - M < tol``. When the float64
+certificate does not meet ``tol`` the run continues from its ``alpha`` with the exact
+gradient, the warm cache and the stop ``m - M < TOL_FRACTION tol r`` (``r`` from the
+certificate; at most ``MAX_ROUNDS``); ``precision="auto"`` continues in float64 after the
+float32 floor stopped a run and from the second continuation on. The precision policy of the
+first run is :func:`~.precision.first_precision`'s; the exact finish of C-SVC does not apply.
 
 **Nearly meeting hulls.** Where the ν-SVC's ``rho`` falls below what the certificate resolves
 (the reduced hulls nearly meet), SMO's steps shrink with ``rho`` and ``m - M / rho`` says
@@ -70,12 +73,16 @@ from maxmargin.tolerances import SMO_TOL
 if TYPE_CHECKING:  # the result container lives beside the oracles (imported when solving)
     from maxmargin.formulations.nu import NuSolution
 
-__all__ = ["nu_smo", "one_class_smo", "MAX_ROUNDS", "TOL_FRACTION", "initial_alpha"]
+__all__ = ["nu_smo", "one_class_smo", "MAX_ROUNDS", "TOL_FRACTION", "FIRST_FRACTION",
+           "initial_alpha"]
 
 #: At most this many continuations after the first run.
 MAX_ROUNDS = 4
 #: A continuation stops at LIBSVM's ``m - M`` below this fraction of ``tol r``.
 TOL_FRACTION = 0.5
+#: A ν-SVC's first run stops at LIBSVM's ``m - M`` below this fraction of ``tol r`` too (``r``
+#: estimated in the loop: :func:`~.classwise.stop_factor`).
+FIRST_FRACTION = 0.6
 #: A continuation held while ``rho`` is below the certificate's resolution runs at most this
 #: many iterations per variable, and at least :data:`HELD_MIN_ITER`.
 HELD_ITER_PER_POINT = 20
@@ -151,7 +158,9 @@ class NuSolver(Solver):
         self.options = dataclasses.replace(self.options, max_iter=max_iter)
 
     def set_tol(self, tol: float) -> None:
-        """The loop's stop ``m - M < tol`` (LIBSVM's scaling) from now on."""
+        """The loop's stop ``m - M < tol`` (LIBSVM's scaling) from now on, without the first
+        run's relative stop."""
+        self.st.scalars.tol_r = 0.0
         self.st = self.st._replace(tol=tol)
         self.options = dataclasses.replace(self.options, tol=tol)
 
@@ -277,6 +286,7 @@ def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings
     box = None if weights is None else l * weights / float(weights.sum())
     st = new_state(problem.kd, QD, 1.0 if box is None else box, options.tol, 1)
     st.scalars.linear = 0.0
+    st.scalars.tol_r = 0.0 if one_class else FIRST_FRACTION
     st.alpha[:] = initial_alpha(l, nu, y, box)
     solver = NuSolver(problem, options, st, nu, one_class, weights)
     sv = np.flatnonzero(st.alpha > 0.0)
