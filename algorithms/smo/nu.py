@@ -96,18 +96,17 @@ def initial_alpha(l: int, nu: float, y: np.ndarray | None = None,
     first ``floor(nu l)`` points and ``nu l - floor(nu l)`` on the next; ``a_t = min(box_t,
     rest)`` from ``rest = nu l`` with per-sample bounds ``box``."""
     a = np.zeros(l)
-    if y is None and box is None:
-        k = int(nu * l)
-        a[:k] = 1.0
-        if k < l:
-            a[k] = nu * l - k
-        return a
-    bound = np.ones(l) if box is None else box
     groups = [np.arange(l)] if y is None else [np.flatnonzero(y == s) for s in (1.0, -1.0)]
     for idx in groups:
         rest = nu * l if y is None else 0.5 * nu * l
+        if box is None:  # 1 on the first k = floor(rest), then rest - k (each 1 subtracted
+            k = min(int(rest), idx.shape[0])  # from rest exactly: the same bits)
+            a[idx[:k]] = 1.0
+            if k < idx.shape[0]:
+                a[idx[k]] = rest - k
+            continue
         for t in idx:
-            a[t] = min(bound[t], rest)
+            a[t] = min(box[t], rest)
             rest -= a[t]
     return a
 
@@ -289,8 +288,11 @@ def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings
     st.scalars.tol_r = 0.0 if one_class else FIRST_FRACTION
     st.alpha[:] = initial_alpha(l, nu, y, box)
     solver = NuSolver(problem, options, st, nu, one_class, weights)
-    sv = np.flatnonzero(st.alpha > 0.0)
-    solver.restart_from(solver.kernel_sums(sv, st.alpha[sv] * labels[sv]))
+    at = np.flatnonzero(st.alpha >= st.C)  # the start's gradient: its bounded part is G_bar
+    part = np.flatnonzero((st.alpha > 0.0) & (st.alpha < st.C))
+    g_at = solver.kernel_sums(at, st.C[at] * labels[at])
+    g = g_at + solver.kernel_sums(part, st.alpha[part] * labels[part]) if part.size else g_at
+    solver.restart_from(g, g_bounded=g_at)
     finish = weights is None  # Wolfe's reduced hulls have one bound for every point
     outcome, cert, held = _solve(solver, first, precision, options.tol, hold=finish)
     if held:
