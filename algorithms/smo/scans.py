@@ -4,7 +4,7 @@ the Q-matrix's threads.
 * :func:`second_order_j`: the gains ``b_it^2 / a_it`` of ``"wss2"`` and their last maximum;
 * :func:`argmax_up`: ``m = max_{I_up} -y_t G_t`` and its last position;
 * :func:`update_and_argmax`: the gradient update ``G += Q_:i d_i + Q_:j d_j``, then
-  :func:`argmax_up`;
+  :func:`argmax_up`; :func:`update_gradient`: the update alone (ν-SVC, one thread);
 * :func:`add_column`: ``G_bar[act[k]] += coef Q_t[k]`` over the layout (a variable reached or
   left its upper bound).
 
