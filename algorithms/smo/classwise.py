@@ -13,7 +13,9 @@ one class, and the KKT conditions hold in each class ``s`` separately,
 * :func:`select_classwise` (``Solver_NU::select_working_set``) -- ``i_s = argmax m_s`` of each
   class, then ``j`` minimising ``-b_it^2 / a_it`` over both classes (``b_it = m_s + y_t G_t >
   0``, ``t in I_low`` of ``i``'s class ``s``, ``a_it`` as in :mod:`.working_set`), ``i`` the
-  ``i_s`` of ``j``'s class; none when ``max_s (m_s - M_s) < tol``;
+  ``i_s`` of ``j``'s class; none when ``max_s (m_s - M_s) < tol`` (LIBSVM's stop), or below
+  ``tol`` times :func:`stop_factor` (``scalars.tol_r > 0``: relative to LIBSVM's ``r``, the
+  certificate's ``kkt_violation``);
 * :func:`classwise_shrinking` (``Solver_NU::do_shrinking``) -- unshrink once when ``max_s (m_s
   - M_s) <= 10 tol``, then :func:`~.shrinking.do_shrinking` with each class's ``m_s``, ``M_s``.
 
@@ -26,8 +28,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from maxmargin._jit import INTERNAL, njit
+from maxmargin._jit import INLINE, INTERNAL, njit
 from maxmargin.algorithms._kernel_cache import S_LEN, ColumnCache, get_column
+from maxmargin.algorithms.smo.bits import SEARCH_BLOCK, as_float, bits, last_of, ordered, unordered
 from maxmargin.algorithms.smo.scans import TAU
 from maxmargin.algorithms.smo.shrinking import do_shrinking, reconstruct_gradient
 from maxmargin.algorithms.smo.state import SolverState
@@ -61,49 +64,113 @@ def class_extremes(st: SolverState, c: ColumnCache) -> tuple[float, int, float, 
     return up_p, i_pos, low_p, up_n, i_neg, low_n
 
 
-@njit(**INTERNAL)
-def _best_in_class(st: SolverState, Q_i: np.ndarray, i: int, g_max: float, best: float
-                   ) -> tuple[int, float]:
-    """The last layout position ``k`` in ``i``'s class and ``I_low`` with ``b_it = g_max + y_t
-    G_t > 0`` whose gain ``b_it^2 / a_it`` is at least ``best`` and all before it (-1 if none),
-    and that gain."""
-    G, yT, QDT, in_low = st.G, st.yT, st.QDT, st.in_low
-    y_i, QD_i = st.y[i], st.QD[i]
-    k_best = -1
-    for k in range(Q_i.shape[0]):
-        if yT[k] != y_i or not in_low[k]:
-            continue
-        b_it = g_max + yT[k] * G[k]
-        if b_it > 0.0:
-            a_it = QD_i + QDT[k] - 2.0 * Q_i[k]  # y_i y_t = 1 within a class
-            gain = b_it * b_it / (a_it if a_it > 0.0 else TAU)
-            if gain >= best:
-                k_best, best = k, gain
-    return k_best, best
+#: :func:`~.bits.ordered` of ``-inf``: where the scans' integer maxima start.
+_NO_VALUE = -0x7FF0000000000001
+
+
+@njit(**INLINE)
+def _up_maxima(G: np.ndarray, yT: np.ndarray, in_up: np.ndarray, score: np.ndarray
+               ) -> tuple[float, float]:
+    """``(m_+, m_-)``: each class's ``max_{I_up} -y_t G_t`` over the layout's ``len(G)``
+    positions (``-inf`` for an empty set; NaN entries left out), ``score`` receiving ``-y_t
+    G_t`` (``-inf`` outside ``I_up``). A loop of selects with integer maxima over
+    :func:`~.bits.ordered` values, which vectorises."""
+    up_p, up_n = _NO_VALUE, _NO_VALUE
+    for k in range(G.shape[0]):
+        v = -yT[k] * G[k]
+        v = v if in_up[k] and v > -np.inf else -np.inf
+        score[k] = v
+        o = ordered(v)
+        positive = yT[k] > 0
+        up_p = max(up_p, o if positive else _NO_VALUE)
+        up_n = max(up_n, _NO_VALUE if positive else o)
+    return unordered(up_p), unordered(up_n)
+
+
+@njit(**INLINE)
+def _last_in_class(score: np.ndarray, yT: np.ndarray, top: float, s: float) -> int:
+    """The last position ``k`` of class ``s`` with ``score[k] == top`` (-1 if none): blocks of
+    ``SEARCH_BLOCK`` from the end tested by a loop that vectorises, then the block searched
+    backwards (as :func:`~.bits.last_of`)."""
+    k = score.shape[0]
+    while k > SEARCH_BLOCK:
+        hit = False
+        for t in range(k - SEARCH_BLOCK, k):
+            hit |= (score[t] == top) & (yT[t] == s)
+        if hit:
+            break
+        k -= SEARCH_BLOCK
+    k -= 1
+    while k >= 0 and not (score[k] == top and yT[k] == s):
+        k -= 1
+    return k
+
+
+@njit(**INLINE)
+def _second_order_classwise(
+    G: np.ndarray, yT: np.ndarray, QDT: np.ndarray, in_low: np.ndarray, Q_p: np.ndarray,
+    Q_n: np.ndarray, QD_p: float, QD_n: float, up_p: float, up_n: float, score: np.ndarray,
+) -> tuple[float, float, float]:
+    """One pass over both classes (``Solver_NU``'s second loop): ``score[k]`` the gain
+    ``b_kt^2 / a_kt`` of position ``k`` with its class's ``i`` (column ``Q_p`` or ``Q_n``,
+    ``m = up_p`` or ``up_n``; -1 unless ``t in I_low`` and ``b_it > 0``), and returns the
+    largest gain with each class's ``-M = max_{I_low} y_t G_t`` (NaN entries left out). A
+    loop of selects with integer maxima, which vectorises."""
+    best, low_p, low_n = bits(-1.0), _NO_VALUE, _NO_VALUE
+    for k in range(G.shape[0]):
+        positive = yT[k] > 0
+        yG = yT[k] * G[k]
+        b_it = (up_p if positive else up_n) + yG
+        a_it = (QD_p if positive else QD_n) + QDT[k] - 2.0 * (Q_p[k] if positive else Q_n[k])
+        a_it = a_it if a_it > 0.0 else TAU  # y_i y_t = 1 within a class
+        v = b_it * b_it / a_it if in_low[k] and b_it > 0.0 else -1.0
+        score[k] = v
+        best = max(best, bits(v))
+        o = ordered(yG) if in_low[k] and yG > -np.inf else _NO_VALUE
+        low_p = max(low_p, o if positive else _NO_VALUE)
+        low_n = max(low_n, _NO_VALUE if positive else o)
+    return as_float(best), unordered(low_p), unordered(low_n)
+
+
+@njit(**INLINE)
+def stop_factor(st: SolverState, up_p: float, low_p: float, up_n: float, low_n: float
+                ) -> float:
+    """The factor of ``tol`` in the stop ``max_s (m_s - M_s) < tol min(1, tol_r r)`` when
+    ``scalars.tol_r > 0`` and ``r >= tol``, else 1 (LIBSVM's stop): ``r = (r_+ + r_-) / 2``,
+    LIBSVM's ``r`` (its ``calculate_rho``) estimated by the middle of each class's
+    extremes, ``r_+ = (-M_+ - m_+) / 2`` and ``r_- = (m_- + M_-) / 2`` (``up_s = m_s``,
+    ``low_s = -M_s``). ``m - M`` over ``r`` is the certificate's ``kkt_violation``."""
+    tol_r = st.scalars.tol_r
+    r = 0.25 * (low_p - up_p + up_n - low_n)
+    if tol_r > 0.0 and r >= st.tol:
+        return min(1.0, tol_r * r)
+    return 1.0
 
 
 @njit(inline="always")
 def select_classwise(st: SolverState, c: ColumnCache, kd: QMatrix) -> tuple[int, int, float]:
     """``(i, j, max_s (m_s - M_s))`` by LIBSVM's ``Solver_NU::select_working_set`` (module
-    docstring); ``i = j = -1`` when ``max_s (m_s - M_s) < tol`` or no pair remains."""
-    g_pos, i_pos, l_pos, g_neg, i_neg, l_neg = class_extremes(st, c)
-    gap = max(g_pos + l_pos, g_neg + l_neg)
-    if gap < st.tol:
+    docstring): a pass for each class's ``i_s`` (the last argmax of ``m_s``), then one pass
+    over both classes for ``j`` (the last maximum of the gain) and each ``M_s``; ``i = j =
+    -1`` when ``max_s (m_s - M_s) < tol`` (times :func:`stop_factor`) or no pair remains."""
+    L = c.state[S_LEN]
+    G, yT, score = st.G[:L], st.yT[:L], st.score[:L]
+    up_p, up_n = _up_maxima(G, yT, st.in_up[:L], score)
+    k_p = _last_in_class(score, yT, up_p, 1.0) if up_p > -np.inf else -1
+    k_n = _last_in_class(score, yT, up_n, -1.0) if up_n > -np.inf else -1
+    if k_p < 0 and k_n < 0:
+        return -1, -1, -np.inf
+    i_p = st.act[k_p] if k_p >= 0 else st.act[k_n]
+    i_n = st.act[k_n] if k_n >= 0 else i_p
+    Q_p = get_column(c, kd, i_p)
+    Q_n = get_column(c, kd, i_n) if i_n != i_p else Q_p
+    top, low_p, low_n = _second_order_classwise(G, yT, st.QDT[:L], st.in_low[:L], Q_p, Q_n,
+                                                st.QD[i_p], st.QD[i_n], up_p, up_n, score)
+    gap = max(up_p + low_p, up_n + low_n)
+    if gap < st.tol * stop_factor(st, up_p, low_p, up_n, low_n) or top < 0.0:
         return -1, -1, gap
-    i, k, best = -1, -1, -np.inf
-    if i_pos >= 0:
-        Q_i = get_column(c, kd, i_pos)
-        k, best = _best_in_class(st, Q_i, i_pos, g_pos, best)
-        if k >= 0:
-            i = i_pos
-    if i_neg >= 0:
-        Q_i = get_column(c, kd, i_neg)
-        k_neg, best = _best_in_class(st, Q_i, i_neg, g_neg, best)
-        if k_neg >= 0:
-            i, k = i_neg, k_neg
-    if k < 0:
-        return -1, -1, gap
-    return i, st.act[k], gap
+    k = last_of(score, top)
+    return (i_p if yT[k] > 0 else i_n), st.act[k], gap
 
 
 @njit(inline="always")

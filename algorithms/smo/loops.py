@@ -217,7 +217,7 @@ def solve_pairs(
         if sc.iteration % sc.stride == 0:
             record_history(st, gap, PERIODIC)
         sc.iteration += 1
-        take_step(st, c, kd, i, j, prefetching)
+        take_step(st, c, kd, i, j, prefetching, classwise)
     reconstruct_gradient(st, c, kd)
     return outcome
 

@@ -20,12 +20,15 @@ offsets of the answer, in Schölkopf's scaling (``alpha = a / l``, resp. ``a / (
 
 **Tolerance.** The judge's ``kkt_violation`` is LIBSVM's ``m - M`` divided by its ``r`` (``l
 rho``, resp. ``nu l rho``): the violation in the units of the decision function LIBSVM returns,
-the equivalent C-SVC's. A run stops at LIBSVM's ``m - M < tol``; when the float64 certificate
-does not meet ``tol`` it continues from its ``alpha`` with the exact gradient, the warm cache
-and the stop ``m - M < TOL_FRACTION tol r`` (``r`` from the certificate; at most
-``MAX_ROUNDS``); ``precision="auto"`` continues in float64 after the float32 floor stopped a
-run and from the second continuation on. The precision policy of the first run is
-:func:`~.precision.first_precision`'s; the exact finish of C-SVC does not apply.
+the equivalent C-SVC's. A ν-SVC run stops at LIBSVM's ``m - M < tol min(1, FIRST_FRACTION
+r)``, ``r`` estimated in the loop from each class's extremes (:func:`~.classwise.stop_factor`;
+``m - M < tol`` alone while that estimate is below ``tol``), so that one run meets ``tol``
+where ``r < 1`` (small ``nu``); a one-class run at LIBSVM's ``m - M < tol``. When the float64
+certificate does not meet ``tol`` the run continues from its ``alpha`` with the exact
+gradient, the warm cache and the stop ``m - M < TOL_FRACTION tol r`` (``r`` from the
+certificate; at most ``MAX_ROUNDS``); ``precision="auto"`` continues in float64 after the
+float32 floor stopped a run and from the second continuation on. The precision policy of the
+first run is :func:`~.precision.first_precision`'s; the exact finish of C-SVC does not apply.
 
 **Units.** LIBSVM's ``G = Q a`` grows with the square of the features' scale while ``a`` does
 not, so its ``m - M < tol`` (and the squares of ``G`` in the working-set choice) depend on the
@@ -77,13 +80,16 @@ from maxmargin.tolerances import SMO_TOL
 if TYPE_CHECKING:  # the result container lives beside the oracles (imported when solving)
     from maxmargin.formulations.nu import NuSolution
 
-__all__ = ["nu_smo", "one_class_smo", "MAX_ROUNDS", "TOL_FRACTION", "initial_alpha",
-           "unit_exponent"]
+__all__ = ["nu_smo", "one_class_smo", "MAX_ROUNDS", "TOL_FRACTION", "FIRST_FRACTION",
+           "initial_alpha", "unit_exponent"]
 
 #: At most this many continuations after the first run.
 MAX_ROUNDS = 4
 #: A continuation stops at LIBSVM's ``m - M`` below this fraction of ``tol r``.
 TOL_FRACTION = 0.5
+#: A ν-SVC's first run stops at LIBSVM's ``m - M`` below this fraction of ``tol r`` too (``r``
+#: estimated in the loop: :func:`~.classwise.stop_factor`).
+FIRST_FRACTION = 0.6
 #: A continuation held while ``rho`` is below the certificate's resolution runs at most this
 #: many iterations per variable, and at least :data:`HELD_MIN_ITER`.
 HELD_ITER_PER_POINT = 20
@@ -97,18 +103,17 @@ def initial_alpha(l: int, nu: float, y: np.ndarray | None = None,
     first ``floor(nu l)`` points and ``nu l - floor(nu l)`` on the next; ``a_t = min(box_t,
     rest)`` from ``rest = nu l`` with per-sample bounds ``box``."""
     a = np.zeros(l)
-    if y is None and box is None:
-        k = int(nu * l)
-        a[:k] = 1.0
-        if k < l:
-            a[k] = nu * l - k
-        return a
-    bound = np.ones(l) if box is None else box
     groups = [np.arange(l)] if y is None else [np.flatnonzero(y == s) for s in (1.0, -1.0)]
     for idx in groups:
         rest = nu * l if y is None else 0.5 * nu * l
+        if box is None:  # 1 on the first k = floor(rest), then rest - k (each 1 subtracted
+            k = min(int(rest), idx.shape[0])  # from rest exactly: the same bits)
+            a[idx[:k]] = 1.0
+            if k < idx.shape[0]:
+                a[idx[k]] = rest - k
+            continue
         for t in idx:
-            a[t] = min(bound[t], rest)
+            a[t] = min(box[t], rest)
             rest -= a[t]
     return a
 
@@ -169,7 +174,9 @@ class NuSolver(Solver):
         self.options = dataclasses.replace(self.options, max_iter=max_iter)
 
     def set_tol(self, tol: float) -> None:
-        """The loop's stop ``m - M < tol`` (LIBSVM's scaling) from now on."""
+        """The loop's stop ``m - M < tol`` (LIBSVM's scaling) from now on, without the first
+        run's relative stop."""
+        self.st.scalars.tol_r = 0.0
         self.st = self.st._replace(tol=tol)
         self.options = dataclasses.replace(self.options, tol=tol)
 
@@ -299,10 +306,14 @@ def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings
     box = None if weights is None else l * weights / float(weights.sum())
     st = new_state(problem.kd, QD, 1.0 if box is None else box, options.tol, 1)
     st.scalars.linear = 0.0
+    st.scalars.tol_r = 0.0 if one_class else FIRST_FRACTION
     st.alpha[:] = initial_alpha(l, nu, y, box)
     solver = NuSolver(problem, options, st, nu, one_class, weights, unit=4.0**k)
-    sv = np.flatnonzero(st.alpha > 0.0)
-    solver.restart_from(solver.kernel_sums(sv, st.alpha[sv] * labels[sv]))
+    at = np.flatnonzero(st.alpha >= st.C)  # the start's gradient: its bounded part is G_bar
+    part = np.flatnonzero((st.alpha > 0.0) & (st.alpha < st.C))
+    g_at = solver.kernel_sums(at, st.C[at] * labels[at])
+    g = g_at + solver.kernel_sums(part, st.alpha[part] * labels[part]) if part.size else g_at
+    solver.restart_from(g, g_bounded=g_at)
     finish = weights is None  # Wolfe's reduced hulls have one bound for every point
     outcome, cert, held = _solve(solver, first, precision, options.tol, hold=finish)
     if held:

@@ -25,7 +25,7 @@ import numpy as np
 from maxmargin._jit import INLINE, njit
 from maxmargin.algorithms._kernel_cache import ColumnCache, get_column
 from maxmargin.algorithms.smo.columns import prefetch
-from maxmargin.algorithms.smo.scans import TAU, update_and_argmax
+from maxmargin.algorithms.smo.scans import TAU, update_and_argmax, update_gradient
 from maxmargin.algorithms.smo.shrinking import update_G_bar
 from maxmargin.algorithms.smo.state import UPPER, SolverState, update_alpha_status
 from maxmargin.kernels.qmatrix import QMatrix
@@ -106,13 +106,16 @@ def update_pair(
     Q_i: np.ndarray,
     Q_j: np.ndarray,
     Q_ij: float,
+    classwise: bool | None = None,
 ) -> None:
     """Move ``alpha_i, alpha_j`` to their new values and update ``G``, ``D``, the statuses and
     ``G_bar`` (module docstring).
 
     ``G`` is updated on the layout's rows by a loop that vectorises; a second pass finds
     ``m = max_{I_up} -y_t G_t`` and its last argmax for the next working set (both
-    :func:`~.scans.update_and_argmax`, on the Q-matrix's threads where it has them).
+    :func:`~.scans.update_and_argmax`, on the Q-matrix's threads where it has them); ν-SVC
+    (``classwise`` True) takes the update alone (:func:`~.scans.update_gradient`: its
+    selection finds each class's ``m`` itself).
     """
     alpha, G, sc = st.alpha, st.G, st.scalars
     d_i = new_i - alpha[i]
@@ -128,9 +131,12 @@ def update_pair(
     alpha[j] = new_j
     update_alpha_status(st, i)
     update_alpha_status(st, j)
-    g_max, k_max = update_and_argmax(kd, G, Q_i, Q_j, d_i, d_j, st.yT, st.in_up, st.score)
-    sc.g_max = g_max
-    sc.i_max = st.act[k_max] if k_max >= 0 else -1
+    if classwise is None:
+        g_max, k_max = update_and_argmax(kd, G, Q_i, Q_j, d_i, d_j, st.yT, st.in_up, st.score)
+        sc.g_max = g_max
+        sc.i_max = st.act[k_max] if k_max >= 0 else -1
+    else:
+        update_gradient(G, Q_i, Q_j, d_i, d_j)
     for t, was_upper in ((i, was_upper_i), (j, was_upper_j)):
         if was_upper != (st.status[t] == UPPER):
             update_G_bar(st, c, kd, t, -st.C[t] if was_upper else st.C[t])
@@ -138,7 +144,8 @@ def update_pair(
 
 @njit(inline="always")
 def take_step(
-    st: SolverState, c: ColumnCache, kd: QMatrix, i: int, j: int, prefetching: bool | None
+    st: SolverState, c: ColumnCache, kd: QMatrix, i: int, j: int, prefetching: bool | None,
+    classwise: bool | None = None,
 ) -> None:
     """One SMO iteration on the pair ``(i, j)``: columns from the cache, ``eta``, the
     two-variable update, then :func:`update_pair`. A missing column ``j`` is first offered to
@@ -154,4 +161,4 @@ def take_step(
         st.alpha[i], st.alpha[j], y[i], y[j], st.G[st.pos[i]], st.G[st.pos[j]], eta, st.C[i],
         st.C[j],
     )
-    update_pair(st, c, kd, i, j, new_i, new_j, Q_i, Q_j, Q_ij)
+    update_pair(st, c, kd, i, j, new_i, new_j, Q_i, Q_j, Q_ij, classwise)

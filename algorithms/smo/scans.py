@@ -4,7 +4,7 @@ the Q-matrix's threads.
 * :func:`second_order_j`: the gains ``b_it^2 / a_it`` of ``"wss2"`` and their last maximum;
 * :func:`argmax_up`: ``m = max_{I_up} -y_t G_t`` and its last position;
 * :func:`update_and_argmax`: the gradient update ``G += Q_:i d_i + Q_:j d_j``, then
-  :func:`argmax_up`;
+  :func:`argmax_up`; :func:`update_gradient`: the update alone (ν-SVC, one thread);
 * :func:`add_column`: ``G_bar[act[k]] += coef Q_t[k]`` over the layout (a variable reached or
   left its upper bound).
 
@@ -34,6 +34,7 @@ __all__ = [
     "argmax_up",
     "second_order_scan",
     "update_and_argmax",
+    "update_gradient",
     "add_column",
 ]
 
@@ -101,6 +102,14 @@ def _update(G: np.ndarray, Q_i: np.ndarray, Q_j: np.ndarray, d_i: float, d_j: fl
     """``G += Q_i d_i + Q_j d_j`` over ``len(G)`` positions (a loop that vectorises)."""
     for k in range(G.shape[0]):
         G[k] = G[k] + Q_i[k] * d_i + Q_j[k] * d_j
+
+
+@njit(**INLINE)
+def update_gradient(G: np.ndarray, Q_i: np.ndarray, Q_j: np.ndarray, d_i: float, d_j: float
+                    ) -> None:
+    """``G += Q_i d_i + Q_j d_j`` over ``len(Q_i)`` positions, one thread (ν-SVC's update:
+    its selection finds each class's ``m`` itself, :mod:`.classwise`)."""
+    _update(G[: Q_i.shape[0]], Q_i, Q_j, d_i, d_j)
 
 
 @njit(**INLINE)

@@ -269,16 +269,19 @@ class Solver:
         p = self.problem
         return certify_svm(self.st.alpha, p.X, p.y, self.box, p.kernel, g=g)
 
-    def restart_from(self, g: np.ndarray) -> None:
+    def restart_from(self, g: np.ndarray, g_bounded: np.ndarray | None = None) -> None:
         """Reset the solver's state around the current alpha: exact ``G = y g + p`` and
-        ``G_bar``, every variable active, statuses from alpha (the iteration count, the work
-        and the history go on)."""
+        ``G_bar`` (``y g_bounded`` when the caller has ``g_bounded = sum_{alpha_j = C_j} C_j
+        y_j K(x_j, .)``), every variable active, statuses from alpha (the iteration count, the
+        work and the history go on)."""
         st, y, C = self.st, self.problem.y, self.box
         alpha, sc = st.alpha, st.scalars
         n = alpha.shape[0]
         st.G[:] = (y * g + sc.linear)[st.act]  # by layout position
         if C is None:
             st.G_bar[:] = 0.0
+        elif g_bounded is not None:
+            st.G_bar[:] = y * g_bounded
         elif ((last := self.last_certified) is not None and np.array_equal(last.alpha, alpha)
               and last.g_bounded is not None):
             st.G_bar[:] = y * last.g_bounded  # from the certificate's kernel pass
