@@ -129,6 +129,19 @@ def test_degenerate_rows_are_finished(kind):
         np.testing.assert_array_equal(alpha, box)
 
 
+def test_a_refinement_then_a_release_keeps_its_bookkeeping():
+    """Regression: a refinement left the candidate for release marked as released (an index
+    error once the drop steps looked for it among the free rows)."""
+    rng = np.random.default_rng(5466)
+    X = rng.standard_normal((150, 3))
+    y = np.where(X @ rng.standard_normal(3) + 0.3 + rng.standard_normal(150) > 0, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    X, y = np.vstack([X, X[:75]]), np.concatenate([y, y[:75]])
+    box = np.full(225, 100.0)
+    start = np.random.default_rng(5467).uniform(0.0, 1.0, 225) * box
+    check_against_oracle(X, y, finish(X, y, start, box, 3.0), box, 100.0, 3.0, rel=1e-6)
+
+
 def test_the_finish_leaves_its_input_and_gives_the_same_bits():
     X, y = problem(300, 5, seed=5)
     box = np.ones(300)

@@ -344,17 +344,19 @@ def feature_finish(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, kk
         if max(float(np.max(wrong)), off) <= kkt_tol:
             good = a.copy()
         wrong[stuck] = 0.0
-        released = int(np.argmax(wrong))
-        worst = float(wrong[released])
+        top = int(np.argmax(wrong))
+        worst = float(wrong[top])
         if off > exact and refined < REFINE_STEPS and worst <= REFINE_BELOW * off:
             refined += 1  # round-off could decide: refine on the same free set
             continue
         if worst <= exact:
             return a
-        if progress:  # every large violation at once; after no progress, the worst alone
-            at0[wrong > max(exact, RELEASE_SHARE * worst)] = False
-            atC[wrong > max(exact, RELEASE_SHARE * worst)] = False
+        released = top
         at0[released] = atC[released] = False
+        if progress:  # every large violation at once; after no progress, the worst alone
+            many = wrong > max(exact, RELEASE_SHARE * worst)
+            at0[many] = atC[many] = False
+            released = -1  # one put back among many is no degenerate step (no stuck mark)
         refined, progress = 0, False
         free = np.flatnonzero(~at0 & ~atC)
         Z = _dense_rows(X, free, column)
