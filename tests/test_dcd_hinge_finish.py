@@ -102,13 +102,16 @@ def test_property_the_finish_is_exact(seed, n, d, C, s, sparse, weighted, passes
     check_against_oracle(rows, y, alpha, box, C, s, rel=1e-6)
 
 
-@pytest.mark.parametrize("kind", ["repeated rows", "zero column", "zero rows", "raw scales",
-                                  "all at C", "all at 0 but few", "no intercept"])
+@pytest.mark.parametrize("kind", ["repeated rows", "duplicate column", "zero column",
+                                  "zero rows", "raw scales", "all at C", "all at 0 but few",
+                                  "no intercept"])
 def test_degenerate_rows_are_finished(kind):
     X, y = problem(80, 4, seed=7)
     C, s = 2.0, 1.0
     if kind == "repeated rows":
         X, y = np.vstack([X, X[:30], X[:10]]), np.concatenate([y, y[:30], y[:10]])
+    elif kind == "duplicate column":
+        X = np.hstack([X, X[:, :1]])
     elif kind == "zero column":
         X = np.hstack([X, np.zeros((80, 1))])
     elif kind == "zero rows":

@@ -75,9 +75,10 @@ PEAK_COPIES = 4
 REFINE_STEPS = 2
 REFINE_BELOW = 1e3
 #: At a stationary point after a step that moved, every bound alpha whose margin is wrong by
-#: more than this times the worst (and round-off) is released; after none, the worst alone. The
-#: blocking steps that follow, ``O(k d)`` each, put back those the subproblem does not want, in
-#: place of a check, ``O(nnz)``, for each.
+#: more than this times the worst (and round-off) is released, while each check finds the
+#: objective lower than the last; else the worst alone. The blocking steps that follow,
+#: ``O(k d)`` each, put back those the subproblem does not want, in place of a check,
+#: ``O(nnz)``, for each.
 RELEASE_SHARE = 0.0
 #: Counted floating-point operations of one eigen- or singular value decomposition, per
 #: ``(d + 1)^3``.
@@ -292,6 +293,7 @@ def feature_finish(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, kk
     free = np.flatnonzero(~at0 & ~atC)
     Z, work, released, refined = _dense_rows(X, free, column), 0.0, -1, 0
     m, progress = Z.shape[1], True  # progress: a step moved alpha since the last release
+    many, level = True, math.inf  # releases of many while each lowers the objective
     w = _weights(X, y, a, scaling)  # moved with the Newton steps, recomputed at each check
     good: np.ndarray | None = None
     while work <= max_work:
@@ -344,6 +346,9 @@ def feature_finish(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, kk
         if max(float(np.max(wrong)), off) <= kkt_tol:
             good = a.copy()
         wrong[stuck] = 0.0
+        objective = 0.5 * float(w @ w) - float(a.sum())
+        many = many and objective < level - KKT_RTOL * max(1.0, abs(objective))
+        level = objective
         top = int(np.argmax(wrong))
         worst = float(wrong[top])
         if off > exact and refined < REFINE_STEPS and worst <= REFINE_BELOW * off:
@@ -353,9 +358,9 @@ def feature_finish(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, kk
             return a
         released = top
         at0[released] = atC[released] = False
-        if progress:  # every large violation at once; after no progress, the worst alone
-            many = wrong > max(exact, RELEASE_SHARE * worst)
-            at0[many] = atC[many] = False
+        if progress and many:  # every large violation at once; else the worst alone
+            out = wrong > max(exact, RELEASE_SHARE * worst)
+            at0[out] = atC[out] = False
             released = -1  # one put back among many is no degenerate step (no stuck mark)
         refined, progress = 0, False
         free = np.flatnonzero(~at0 & ~atC)
