@@ -1,8 +1,10 @@
 """``dcd``: LIBLINEAR's L2-regularised linear SVM (``LinearSVC``'s problem), certified.
 
-The dual coordinate descent of :mod:`maxmargin.algorithms.dcd.loop`, or for the squared hinge
-with ``n > d`` the primal finite Newton method of :mod:`maxmargin.algorithms.dcd.newton`; the
-answer judged by :func:`~maxmargin.certificate.certify_liblinear`.
+The dual coordinate descent of :mod:`maxmargin.algorithms.dcd.loop` (for the hinge, handed to
+the exact active-set finish of :mod:`maxmargin.algorithms.dcd.finish` once affordable), or for
+the squared hinge with ``n > d`` the primal finite Newton method of
+:mod:`maxmargin.algorithms.dcd.newton`; the answer judged by
+:func:`~maxmargin.certificate.certify_liblinear`.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -25,9 +28,21 @@ from maxmargin._validation import (
     check_sample_weight,
     check_Xy,
 )
-from maxmargin.algorithms.dcd.loop import CONVERGED, Coordinates, duality_gap, seed_state
+from maxmargin.algorithms.dcd.finish import HANDOVER_KKT, Handover, feature_finish
+from maxmargin.algorithms.dcd.loop import (
+    CONVERGED,
+    Coordinates,
+    dual_weights,
+    duality_gap,
+    seed_state,
+)
 from maxmargin.algorithms.dcd.newton import primal_newton
-from maxmargin.certificate import LIBLINEAR_LOSSES, certify_liblinear, liblinear_rows
+from maxmargin.certificate import (
+    LIBLINEAR_LOSSES,
+    Certificate,
+    certify_liblinear,
+    liblinear_rows,
+)
 from maxmargin.results import LiblinearSolution, join_messages
 from maxmargin.tolerances import DCD_PG_SHRINK, DCD_PG_TOL, DCD_TOL
 
@@ -118,7 +133,8 @@ def dcd(
         ``"dual"``: the coordinate descent; ``"primal"`` (squared hinge only): the finite
         Newton method (:func:`primal_newton`; ``max_iter`` caps its steps); ``"auto"``: the
         primal for the squared hinge when ``n > d`` (as ``LinearSVC(dual="auto")``), else
-        the dual. ``method`` says which ran.
+        the dual. ``method`` says which ran: ``"dcd+finish/hinge"`` when the hinge's passes
+        were handed to the exact active-set finish (:func:`dual_solve`).
 
     Returns
     -------
@@ -139,13 +155,22 @@ def dcd(
     n, d = X.shape
     squared = loss == "squared_hinge"
     primal = solver == "primal" or (solver == "auto" and squared and n > d)
+
+    def judge(w: np.ndarray, alpha: np.ndarray) -> Certificate:
+        """:func:`certify_liblinear` of ``w~`` (bias weight last) and its ``alpha``."""
+        return certify_liblinear(w if intercept_scaling is not None else w[:d],
+                                 liblinear_rows(X, intercept_scaling), y, box, loss=loss,
+                                 penalty="l2", alpha=alpha, margin_fits=False)
+
+    cert = None
     if primal:
         w, alpha, passes, trace = primal_newton(X, y, box, s, tol, max_iter)
     else:
-        w, alpha, passes, trace = dual_solve(X, y, box, squared, s, rng, shrinking, tol, max_iter)
+        w, alpha, passes, trace, cert = dual_solve(X, y, box, squared, s, rng, shrinking, tol,
+                                                   max_iter, judge)
+    finished = cert is not None
+    cert = judge(w, alpha) if cert is None else cert
     w_tilde = w if intercept_scaling is not None else w[:d].copy()
-    cert = certify_liblinear(w_tilde, liblinear_rows(X, intercept_scaling), y, box,
-                             loss=loss, penalty="l2", alpha=alpha, margin_fits=False)
     what = "Newton steps" if primal else "passes"
     status, message = finish_status(
         math.isfinite(cert.gap) and cert.gap <= tol,
@@ -156,7 +181,8 @@ def dcd(
         w=w[:d].copy(), b=b, w_tilde=w_tilde, alpha=alpha,
         primal_objective=cert.primal_objective, dual_objective=cert.dual_objective,
         status=status, iterations=passes,
-        method=f"{'newton' if primal else 'dcd'}/{loss}", certificate=cert, loss=loss,
+        method=f"{'newton' if primal else 'dcd+finish' if finished else 'dcd'}/{loss}",
+        certificate=cert, loss=loss,
         penalty="l2", intercept_scaling=intercept_scaling, C=C, tol=tol,
         message=join_messages(message, cert.summary()), runtime=time.perf_counter() - start,
         history=history_of(("iterations", "eps", "gap"), trace),
@@ -164,11 +190,17 @@ def dcd(
 
 
 def dual_solve(X: Any, y: np.ndarray, box: np.ndarray, squared: bool, s: float, rng: np.ndarray,
-          shrinking: bool, tol: float, max_iter: int) -> tuple:
+               shrinking: bool, tol: float, max_iter: int,
+               judge: Callable[[np.ndarray, np.ndarray], Certificate]) -> tuple:
     """The dual coordinate descent of :func:`dcd` (module docstring): ``(w~, alpha, passes,
-    trace)``."""
+    trace, certificate)``. For the hinge, at each check of the gap that does not meet ``tol``,
+    ``alpha`` is handed to the exact finish (:func:`exact_finish`) when :class:`~.finish.Handover`
+    says it is due; its answer is kept (with ``judge``'s certificate; ``eps = 0`` in the trace)
+    only when that certificate meets ``tol``, else the passes go on. The certificate is None
+    when no finish was kept."""
     run = Coordinates.start(X, y, box, squared, s, rng, shrinking)
     alpha, w = run.alpha, run.w
+    handover = None if squared else Handover(X)
     eps, passes, check_at = DCD_PG_TOL, 0, DCD_FIRST_CHECK
     trace: list[tuple[int, float, float]] = []
     while True:
@@ -178,8 +210,36 @@ def dual_solve(X: Any, y: np.ndarray, box: np.ndarray, squared: bool, s: float, 
         trace.append((passes, eps, gap))
         if gap <= tol or passes >= max_iter:
             break
+        if handover is not None:
+            before = trace[-2][2] if len(trace) > 1 else math.inf
+            finished = exact_finish(X, y, alpha, box, s, tol, handover,
+                                    (run.visits, gap, before), judge)
+            if finished is not None:
+                w_f, alpha_f, cert = finished
+                trace.append((passes, 0.0, duality_gap(X, y, alpha_f, w_f, s, box, False)))
+                return w_f, alpha_f, passes, trace, cert
         if code == CONVERGED:  # the PG rule is met but not the gap: a tighter rule
             eps /= DCD_PG_SHRINK
         else:  # the passes between checks ran out: check half as often
             check_at = 2 * passes
-    return w, alpha, passes, trace
+    return w, alpha, passes, trace, None
+
+
+def exact_finish(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, s: float,
+                 tol: float, handover: Handover, progress: tuple[float, float, float],
+                 judge: Callable[[np.ndarray, np.ndarray], Certificate]) -> tuple | None:
+    """The hinge's active-set finish (:func:`~.finish.feature_finish`, LIBLINEAR's problem on
+    the rows ``(x_i, s)``) from ``alpha`` after passes that visited ``visits`` samples and
+    brought the gap from ``before`` to ``gap`` (``progress = (visits, gap, before)``), when
+    ``handover`` says it is due: ``(w~, alpha, certificate)`` when ``judge``'s certificate
+    meets ``tol``, else None (``alpha`` is not modified)."""
+    free = int(np.count_nonzero((alpha > 0.0) & (alpha < box)))
+    budget = handover.budget(free, *progress, tol)
+    if budget is None:
+        return None
+    finished = feature_finish(X, y, alpha, box, HANDOVER_KKT * tol, budget, scaling=s)
+    if finished is None:
+        return None
+    w = dual_weights(X, y, finished, s)
+    cert = judge(w, finished)
+    return (w, finished, cert) if math.isfinite(cert.gap) and cert.gap <= tol else None

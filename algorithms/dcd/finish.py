@@ -1,36 +1,45 @@
-r"""The exact finish of ``dcd_svc`` in feature space: the active-set method on SVC's linear dual
-with the free set's KKT system of rank at most ``d + 1`` solved through ``(d + 1)``-square
-matrices, never the ``k x k`` Gram block of ``k`` free alphas.
+r"""The exact finish of ``dcd_svc`` and of ``dcd``'s hinge in feature space: the active-set
+method on the linear SVM dual with the free set's KKT system of rank at most ``d + 1`` solved
+through ``(d + 1)``-square matrices, never the ``k x k`` Gram block of ``k`` free alphas.
 
-With the free set ``F`` (bounds held fixed), ``Z = [X_F, 1]`` (``k x (d + 1)``), ``w = X^T (y
-alpha)`` and ``u = y_F Delta_F`` (the change of ``alpha_F`` times its labels), the subproblem is
+With the free set ``F`` (bounds held fixed), ``w = X^T (y alpha)`` and ``u = y_F Delta_F`` (the
+change of ``alpha_F`` times its labels), SVC's subproblem (``Z = [X_F, 1]``, ``k x (d + 1)``)
+and LIBLINEAR's (``scaling`` given: ``Z = X~_F``, the rows ``x~_i = (x_i, s)`` with the bias
+weight inside ``w~``, no equality; ``x~_i = x_i`` when ``s = 0``) are
 
 .. math::
 
     \min_u \tfrac12 \|w + X_F^T u\|^2 - y_F^T u \quad \text{s.t.} \quad 1^T u = 0,
+    \qquad
+    \min_u \tfrac12 \|\tilde w + Z^T u\|^2 - y_F^T u,
 
-whose optimum has ``Z p = y_F``, ``p = (w', b)``, ``w' = w + X_F^T u``. With ``r = y_F - Z q``,
-``q`` the least-squares solution of ``Z q = y_F`` (``M = Z^T Z``):
+whose optima have ``Z p = y_F``: ``p = (w', b)``, ``w' = w + X_F^T u`` (SVC's), ``p = w~ + Z^T
+u`` (LIBLINEAR's). With ``r = y_F - Z q``, ``q`` the least-squares solution of ``Z q = y_F``
+(``M = Z^T Z``):
 
 * ``r != 0``: the subproblem is unbounded along ``u = r`` (``Z^T r = 0``: ``w`` and ``y . alpha``
   stay, the objective falls by ``||r||^2`` per unit), followed to the first bound; a *drop
-  step*. While ``k > d + 1`` and ``M`` is well conditioned, these run compiled
-  (:func:`drop_steps`) with ``G = M^{-1}`` downdated by Sherman--Morrison when row ``j`` leaves,
-  ``r_i += (z_i . G z_j) r_j / (1 - z_j . G z_j)``: ``O(k d)`` a step;
-* ``r = 0``: the Newton step ``u = xi - beta / k`` (``beta = y . alpha``, restored to 0),
-  ``xi`` the least-norm least-squares solution of ``(X_F - 1 mu^T)^T xi = p_{:d} - w_0`` (the
-  free rows centred, so ``1^T xi = 0``; ``w_0 = w - beta / k X_F^T 1``), cut at the first bound.
+  step*. While ``k`` exceeds the columns of ``Z`` and ``M`` is well conditioned, these run
+  compiled (:func:`drop_steps`) with ``G = M^{-1}`` downdated by Sherman--Morrison when row
+  ``j`` leaves, ``r_i += (z_i . G z_j) r_j / (1 - z_j . G z_j)``: ``O(k d)`` a step;
+* ``r = 0``: the Newton step. SVC's: ``u = xi - beta / k`` (``beta = y . alpha``, restored to
+  0), ``xi`` the least-norm least-squares solution of ``(X_F - 1 mu^T)^T xi = p_{:d} - w_0``
+  (the free rows centred, so ``1^T xi = 0``; ``w_0 = w - beta / k X_F^T 1``); LIBLINEAR's:
+  ``u`` the least-norm least-squares solution of ``Z^T u = p - w~``. Cut at the first bound.
 
-At a stationary point the margins ``m_i = y_i (w . x_i + b)`` of the bounded alphas (``b`` the
-mean of the free ``y_i - w . x_i``) are checked (``O(nnz)``): ``m_i >= 1`` at 0, ``m_i <= 1``
-at ``C_i``; the worst violation is released, until none exceeds ``KKT_RTOL`` times ``max(1,
-max_i |m_i|)`` (the optimum to round-off); free margins off 1 by more are refined by
-``REFINE_STEPS`` Newton steps at most.
+At a stationary point the margins of the bounded alphas are checked (``O(nnz)``): ``m_i = y_i
+(w . x_i + b)``, ``b`` the mean of the free ``y_i - w . x_i`` (SVC's), or ``m_i = y_i w~ .
+x~_i`` (LIBLINEAR's); ``m_i >= 1`` at 0, ``m_i <= 1`` at ``C_i``; the worst violation is
+released (with every other one after a step that moved: ``RELEASE_SHARE``), until none
+exceeds ``KKT_RTOL`` times ``max(1, max_i |m_i|)`` (the optimum to round-off); free margins
+off 1 by more are refined by ``REFINE_STEPS`` Newton steps at most while round-off could
+decide.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -38,9 +47,10 @@ import numpy as np
 from maxmargin._jit import njit
 from maxmargin.algorithms.active_set import STEP_WORK, _best_multiplier
 
-__all__ = ["feature_finish", "drop_steps", "finish_work", "refresh_steps", "KKT_RTOL",
-           "NULL_RTOL", "PEAK_COPIES", "RANK_RTOL", "REFINE_STEPS",
-           "REFRESH_STEPS", "LEVERAGE_MAX"]
+__all__ = ["feature_finish", "drop_steps", "finish_work", "refresh_steps", "Handover",
+           "KKT_RTOL", "NULL_RTOL", "PEAK_COPIES", "RANK_RTOL", "REFINE_STEPS", "REFINE_BELOW",
+           "RELEASE_SHARE", "REFRESH_STEPS", "LEVERAGE_MAX", "HANDOVER_BUDGET",
+           "HANDOVER_GROWTH", "HANDOVER_KKT", "HANDOVER_MIN_BYTES", "HANDOVER_MIN_WORK"]
 
 #: ``r`` counts as zero (the subproblem consistent) when ``max |r_i|`` is at most this
 #: (``y_F`` has entries +-1).
@@ -60,11 +70,32 @@ KKT_RTOL = 1e-12
 #: The finish holds at most about this many ``k x (d + 1)`` float64 arrays at its peak (the free
 #: rows, their equilibrated copy, its compaction or singular vectors).
 PEAK_COPIES = 4
-#: Newton steps of iterative refinement on one free set whose margins are not 1 to round-off.
+#: Newton steps of iterative refinement on one free set whose margins are not 1 to round-off,
+#: taken only while no bound margin is wrong by more than ``REFINE_BELOW`` times their error.
 REFINE_STEPS = 2
+REFINE_BELOW = 1e3
+#: At a stationary point after a step that moved, every bound alpha whose margin is wrong by
+#: more than this times the worst (and round-off) is released, while each check finds the
+#: objective lower than the last; else the worst alone. The blocking steps that follow,
+#: ``O(k d)`` each, put back those the subproblem does not want, in place of a check,
+#: ``O(nnz)``, for each.
+RELEASE_SHARE = 0.0
 #: Counted floating-point operations of one eigen- or singular value decomposition, per
 #: ``(d + 1)^3``.
 EIGH_WORK = 9.0
+#: :class:`Handover` (``dcd``'s hinge): a finish may do this many times the floating-point
+#: operations of the passes so far, and at least ``HANDOVER_MIN_WORK``.
+HANDOVER_BUDGET = 2.0
+HANDOVER_MIN_WORK = 1e7
+#: :class:`Handover`: the finish's ``PEAK_COPIES k (d + 1)`` floats may take the data's own
+#: bytes, and at least this many.
+HANDOVER_MIN_BYTES = 32 * 2**20
+#: :class:`Handover`: after a finish that failed, the next waits until the passes' work has
+#: grown this many times, or the estimate of its own work has fallen as many.
+HANDOVER_GROWTH = 4.0
+#: :class:`Handover`: a finish whose work runs out returns its last stationary point whose
+#: bound margins were wrong by at most this times ``tol``.
+HANDOVER_KKT = 0.25
 
 
 def refresh_steps(d: int) -> int:
@@ -82,6 +113,41 @@ def finish_work(k: int, d: int, nnz: int, n: int) -> float:
     m, calls = d + 1, 2.0 + k / refresh_steps(d)
     per_step = m + 4.0 + m * m / refresh_steps(d) + 4.0 * m * m / max(k, 1)
     return float(k) * k * per_step + 6.0 * nnz + 4.0 * n + EIGH_WORK * m**3 + STEP_WORK * calls
+
+
+@dataclass
+class Handover:
+    """When coordinate passes hand their ``alpha`` to :func:`feature_finish`: not while the
+    passes are about to meet ``tol`` (the gap's last fall, once more, would meet it: ``gap^2
+    <= tol gap_before``); once its estimated work (:func:`finish_work`) is within that of the
+    passes so far (``2 (nnz / n + 1)`` per sample visited, at least ``HANDOVER_MIN_WORK``;
+    ``HANDOVER_BUDGET`` times that is its budget) and its floats (``PEAK_COPIES k (d + 1)``)
+    take at most the data's bytes (at least ``HANDOVER_MIN_BYTES``); after a failure, only
+    when the passes' work has grown ``HANDOVER_GROWTH`` times or the estimate has fallen as
+    many times. Counted, never timed."""
+
+    X: Any
+    retry_at: float = 0.0
+    retry_below: float = math.inf
+
+    def budget(self, free: int, visits: float, gap: float, before: float, tol: float
+               ) -> float | None:
+        """The work a finish from ``free`` free alphas may do after passes that visited
+        ``visits`` samples and brought the relative gap from ``before`` (``inf`` at first) to
+        ``gap``, or None when it is not due (class docstring)."""
+        X = self.X
+        if gap * gap <= tol * before:
+            return None
+        (n, d), sparse = X.shape, hasattr(X, "indptr")
+        nnz = X.nnz if sparse else X.size
+        work = max(HANDOVER_MIN_WORK, 2.0 * visits * (nnz / n + 1.0))
+        need = finish_work(free, d, nnz, n)
+        held = (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) if sparse else X.nbytes
+        if (need > work or (work < self.retry_at and need > self.retry_below)
+                or PEAK_COPIES * 8.0 * free * (d + 1) > max(held, HANDOVER_MIN_BYTES)):
+            return None
+        self.retry_at, self.retry_below = HANDOVER_GROWTH * work, need / HANDOVER_GROWTH
+        return HANDOVER_BUDGET * work
 
 
 @njit
@@ -137,11 +203,20 @@ def drop_steps(Z: np.ndarray, yF: np.ndarray, a: np.ndarray, upper: np.ndarray,
     return steps, work, consistent, moved
 
 
-def _dense_rows(X: Any, idx: np.ndarray) -> np.ndarray:
-    """``Z = [X[idx], 1]`` as a dense C-contiguous float64 array."""
+def _dense_rows(X: Any, idx: np.ndarray, column: float) -> np.ndarray:
+    """``Z = [X[idx], column]`` as a dense C-contiguous float64 array (``X[idx]`` alone when
+    ``column`` is 0)."""
     rows = X[idx]
-    rows = rows.toarray() if hasattr(rows, "toarray") else rows
-    return np.hstack([np.asarray(rows, dtype=np.float64), np.ones((idx.size, 1))])
+    rows = np.asarray(rows.toarray() if hasattr(rows, "toarray") else rows, dtype=np.float64)
+    return np.hstack([rows, np.full((idx.size, 1), column)]) if column else np.array(rows)
+
+
+def _weights(X: Any, y: np.ndarray, a: np.ndarray, scaling: float | None) -> np.ndarray:
+    """``w = X^T (y a)`` (SVC's, ``scaling`` None), or ``w~ = (w, s y . a)`` (LIBLINEAR's;
+    ``w`` alone when ``s = 0``), O(nnz)."""
+    v = a * y
+    w = np.asarray(X.T @ v, dtype=np.float64).ravel()
+    return np.append(w, scaling * float(v.sum())) if scaling else w
 
 
 def _equilibrated(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -153,16 +228,17 @@ def _equilibrated(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return Z * D, D
 
 
-def _subproblem(Z: np.ndarray, yF: np.ndarray, w: np.ndarray, beta: float
+def _subproblem(Z: np.ndarray, yF: np.ndarray, w: np.ndarray, beta: float | None
                 ) -> tuple[np.ndarray, bool]:
     """``(u, newton)``: the drop direction ``r`` (``newton`` False) or the Newton step (module
-    docstring) that also restores ``y . alpha = 0`` from ``beta`` (``1^T u = -beta``).
-    ``r`` and a solution ``p`` of ``Z p = y_F`` come from the singular value decomposition of
-    ``Z D`` (:func:`_equilibrated`; singular values below ``RANK_RTOL`` times the largest
-    dropped); then ``u = -beta / k + xi``, ``xi`` the least-norm least-squares solution of
-    ``B xi = p_d - w_0`` with ``B^T`` the free rows centred (``B 1 = 0``: ``1^T xi = 0``) and
-    ``w_0 = w - beta / k X_F^T 1``, in the features' own metric (the normal equations' square
-    of its condition avoided)."""
+    docstring). ``r`` and a solution ``p`` of ``Z p = y_F`` come from the singular value
+    decomposition of ``Z D`` (:func:`_equilibrated`; singular values below ``RANK_RTOL`` times
+    the largest dropped). LIBLINEAR's (``beta`` None): ``u`` the least-norm least-squares
+    solution of ``Z^T u = p - w~``. SVC's, which also restores ``y . alpha = 0`` from ``beta``
+    (``1^T u = -beta``): ``u = -beta / k + xi``, ``xi`` the least-norm least-squares solution
+    of ``B xi = p_d - w_0`` with ``B^T`` the free rows centred (``B 1 = 0``: ``1^T xi = 0``)
+    and ``w_0 = w - beta / k X_F^T 1``. Both in the features' own metric (the normal
+    equations' square of its condition avoided)."""
     k, d = Z.shape[0], w.size
     Zs, D = _equilibrated(Z)
     U, S, Vt = np.linalg.svd(Zs, full_matrices=False)
@@ -174,6 +250,8 @@ def _subproblem(Z: np.ndarray, yF: np.ndarray, w: np.ndarray, beta: float
     if k == 0:
         return r, True
     p = D * (Vt[:rank].T @ (coef / S[:rank]))
+    if beta is None:
+        return np.linalg.lstsq(Z.T, p - w, rcond=None)[0], True
     rows = Z[:, :d]
     shift = -beta / k
     centred = rows - rows.mean(axis=0)
@@ -181,28 +259,50 @@ def _subproblem(Z: np.ndarray, yF: np.ndarray, w: np.ndarray, beta: float
     return shift + xi - xi.mean(), True
 
 
+def _margins(X: Any, y: np.ndarray, a: np.ndarray, free: np.ndarray, at0: np.ndarray,
+             atC: np.ndarray, scaling: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """``(w, m)``: the weights of ``a`` (:func:`_weights`) and the margins ``m_i`` of the
+    stationary check (module docstring), O(nnz)."""
+    w = _weights(X, y, a, scaling)
+    d = X.shape[1]
+    g = np.asarray(X @ w[:d], dtype=np.float64).ravel()
+    if scaling is not None:  # LIBLINEAR's: the bias weight inside w~
+        return w, y * (g + (scaling * float(w[d]) if scaling else 0.0))
+    # SVC's bias: the free margins' mean; with no free alpha, the least violating one
+    b = (float(np.mean((y - g)[free])) if free.size
+         else _best_multiplier(y * g - 1.0, y, at0, atC))
+    return w, y * (g + b)
+
+
 def feature_finish(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, kkt_tol: float,
-                   max_work: float) -> np.ndarray | None:
-    """The active-set method (module docstring) from ``alpha`` (inside the box, ``y . alpha =
-    0``), on dense or CSR rows (only the free rows are made dense, ``k (d + 1)`` floats): the
-    optimum, or when ``max_work`` floating-point operations (counted, never timed) did not reach
-    it, the last stationary point whose bound margins were wrong by at most ``kkt_tol`` (then
-    ``m - M <= 2 kkt_tol`` up to round-off), None if none was. ``alpha`` is not modified."""
+                   max_work: float, *, scaling: float | None = None) -> np.ndarray | None:
+    """The active-set method (module docstring) from ``alpha`` (inside the box; ``y . alpha =
+    0`` for SVC's problem), on dense or CSR rows (only the free rows are made dense, ``k (d +
+    1)`` floats): the optimum, or when ``max_work`` floating-point operations (counted, never
+    timed) did not reach it, the last stationary point whose bound margins were wrong by at
+    most ``kkt_tol`` (then ``m - M <= 2 kkt_tol`` up to round-off), None if none was.
+    ``scaling``: None for SVC's problem (``y . alpha = 0``, an unregularised bias), else
+    LIBLINEAR's hinge on the rows ``(x_i, s)``, ``s = scaling`` (0: no intercept), no
+    equality. ``alpha`` is not modified."""
     n, d = X.shape
     a = np.clip(np.asarray(alpha, dtype=np.float64), 0.0, box)
     at0, atC = a <= 0.0, a >= box
     stuck = np.zeros(n, dtype=bool)
     nnz = X.nnz if hasattr(X, "nnz") else X.size
+    column = 1.0 if scaling is None else scaling
     free = np.flatnonzero(~at0 & ~atC)
-    Z, work, released, refined = _dense_rows(X, free), 0.0, -1, 0
+    Z, work, released, refined = _dense_rows(X, free, column), 0.0, -1, 0
+    m, progress = Z.shape[1], True  # progress: a step moved alpha since the last release
+    many, level = True, math.inf  # releases of many while each lowers the objective
+    w = _weights(X, y, a, scaling)  # moved with the Newton steps, recomputed at each check
     good: np.ndarray | None = None
     while work <= max_work:
         k = free.size
-        if k > d + 1:
-            spent, moved, kept = _drop_phase(Z, y[free], a, free, box, d)
+        if k > m:
+            spent, moved, kept = _drop_phase(Z, y[free], a, free, box, m)
             work += spent
             if moved:
-                stuck[:] = False
+                stuck[:], progress = False, True
             elif released >= 0 and not kept[np.searchsorted(free, released)]:
                 stuck[released] = True  # dropped again at once: not released again until a
                 released = -1           # step moves (no cycling)
@@ -210,9 +310,8 @@ def feature_finish(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, kk
             at0[gone], atC[gone] = a[gone] <= 0.0, a[gone] >= box[gone]
             free, Z = free[kept], Z[kept]
             k = free.size
-        w = np.asarray(X.T @ (a * y), dtype=np.float64).ravel()
-        u, newton = _subproblem(Z, y[free], w, float(y @ a))
-        work += STEP_WORK + EIGH_WORK * (d + 1) ** 3 + 4.0 * k * (d + 1) ** 2 + 2.0 * nnz
+        u, newton = _subproblem(Z, y[free], w, None if scaling is not None else float(y @ a))
+        work += STEP_WORK + EIGH_WORK * m**3 + 4.0 * k * m**2
         step = y[free] * u
         with np.errstate(divide="ignore", invalid="ignore"):
             room = np.where(step < 0.0, -a[free] / step, (box[free] - a[free]) / step)
@@ -224,9 +323,11 @@ def feature_finish(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, kk
         if not math.isfinite(length):
             return good
         a[free] += length * step
+        if newton:  # a drop step keeps w (Z^T r = 0)
+            w += length * (u @ Z[:, :w.size])
         if length * float(np.max(np.abs(step), initial=0.0)) > KKT_RTOL * float(
                 np.max(box[free], initial=0.0)):
-            stuck[:] = False  # a step that moves alpha (not by round-off): progress
+            stuck[:], progress = False, True  # a step that moves alpha (not by round-off)
         if block >= 0:  # the blocking alpha leaves F
             j = free[block]
             (at0 if step[block] < 0.0 else atC)[j] = True
@@ -237,34 +338,38 @@ def feature_finish(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, kk
             free, Z = np.delete(free, block), np.delete(Z, block, axis=0)
             refined = 0
             continue
-        w = np.asarray(X.T @ (a * y), dtype=np.float64).ravel()
-        g = np.asarray(X @ w, dtype=np.float64).ravel()
+        w, margins = _margins(X, y, a, free, at0, atC, scaling)
         work += 4.0 * nnz + 4.0 * n
-        # the bias: the free margins' mean; with no free alpha, the least violating one
-        b = (float(np.mean((y - g)[free])) if free.size
-             else _best_multiplier(y * g - 1.0, y, at0, atC))
-        margins = y * (g + b)
         exact = KKT_RTOL * max(1.0, float(np.max(np.abs(margins))))
         off = float(np.max(np.abs(margins[free] - 1.0), initial=0.0))
-        if off > exact and refined < REFINE_STEPS:  # round-off: refine on the same free set
-            refined += 1
-            continue
         wrong = np.where(at0, 1.0 - margins, 0.0) + np.where(atC, margins - 1.0, 0.0)
         if max(float(np.max(wrong)), off) <= kkt_tol:
             good = a.copy()
         wrong[stuck] = 0.0
-        released = int(np.argmax(wrong))
-        if wrong[released] <= exact:
+        objective = 0.5 * float(w @ w) - float(a.sum())
+        many = many and objective < level - KKT_RTOL * max(1.0, abs(objective))
+        level = objective
+        top = int(np.argmax(wrong))
+        worst = float(wrong[top])
+        if off > exact and refined < REFINE_STEPS and worst <= REFINE_BELOW * off:
+            refined += 1  # round-off could decide: refine on the same free set
+            continue
+        if worst <= exact:
             return a
+        released = top
         at0[released] = atC[released] = False
-        refined = 0
+        if progress and many:  # every large violation at once; else the worst alone
+            out = wrong > max(exact, RELEASE_SHARE * worst)
+            at0[out] = atC[out] = False
+            released = -1  # one put back among many is no degenerate step (no stuck mark)
+        refined, progress = 0, False
         free = np.flatnonzero(~at0 & ~atC)
-        Z = _dense_rows(X, free)
+        Z = _dense_rows(X, free, column)
     return good
 
 
 def _drop_phase(Z: np.ndarray, yF: np.ndarray, a: np.ndarray, free: np.ndarray,
-                box: np.ndarray, d: int) -> float:
+                box: np.ndarray, m: int) -> tuple[float, bool, np.ndarray]:
     """:func:`drop_steps` on the free rows (equilibrated, :func:`_equilibrated`) while their
     ``M`` is well conditioned, ``G`` recomputed (and the dropped rows removed) every
     :func:`refresh_steps`; ``a[free]`` updated. Returns ``(work, moved, kept)`` (``moved``: as
@@ -272,16 +377,16 @@ def _drop_phase(Z: np.ndarray, yF: np.ndarray, a: np.ndarray, free: np.ndarray,
     pos = np.arange(free.size)  # the rows still free, as positions in ``free``
     Z, aF, upper = _equilibrated(Z)[0], a[free], box[free]
     work, moved = 0.0, False
-    while pos.size > d + 1:
+    while pos.size > m:
         lam, V = np.linalg.eigh(Z.T @ Z)
-        work += STEP_WORK + EIGH_WORK * (d + 1) ** 3 + 2.0 * pos.size * (d + 1) ** 2
+        work += STEP_WORK + EIGH_WORK * m**3 + 2.0 * pos.size * m**2
         if float(lam[0]) <= RANK_RTOL**2 * max(float(lam[-1]), 1e-300):
             break  # rank-deficient: the singular value decomposition's steps
         G = (V / lam) @ V.T
         r = yF - Z @ (G @ (Z.T @ yF))
         alive = np.ones(pos.size, dtype=bool)
         steps, spent, consistent, went = drop_steps(Z, yF, aF, upper, alive, G, r, NULL_RTOL,
-                                                    refresh_steps(d))
+                                                    refresh_steps(m - 1))
         work, moved = work + spent, moved or went
         a[free[pos]] = aF
         pos, Z, yF, aF, upper = pos[alive], Z[alive], yF[alive], aF[alive], upper[alive]
