@@ -27,7 +27,7 @@ from maxmargin.certificate import Certificate, certify_svm, decision_values
 from maxmargin.kernels.formulas import KIND_LINEAR
 
 __all__ = ["polish_alpha", "polish_tries", "balance_alpha", "kernel_rows", "finish_alpha",
-           "Finished",
+           "best_multiplier", "Finished",
            "POLISH_EIG_RTOL", "POLISH_EIG_RTOL_FINE", "POLISH_KKT_RTOL", "POLISH_REFINE",
            "FINISH_MAX_FREE", "EIGH_WORK", "STEP_WORK"]
 
@@ -253,7 +253,7 @@ def polish_alpha(
         if newton and (tiny or refined >= POLISH_REFINE):
             # stationary on this free set: more Newton steps would be round-off
             if lam is None:  # no free alpha: the multiplier that violates the bounds least
-                lam = _best_multiplier(g, y, at0, atC)
+                lam = best_multiplier(g, y, at0, atC)
             reduced = g + lam * y
             wrong = np.where(at0, -reduced, 0.0) + np.where(atC, reduced, 0.0)
             if float(np.max(wrong, initial=0.0)) <= kkt_tol:
@@ -288,7 +288,7 @@ def polish_alpha(
     return spent(None if good is None else balance_alpha(good, y, C))
 
 
-def _best_multiplier(g: np.ndarray, y: np.ndarray, at0: np.ndarray, atC: np.ndarray) -> float:
+def best_multiplier(g: np.ndarray, y: np.ndarray, at0: np.ndarray, atC: np.ndarray) -> float:
     """The ``lambda`` that violates ``g_i + lambda y_i >= 0`` (alpha_i = 0) and ``<= 0``
     (alpha_i = C) least: the middle of the interval they allow (its finite end, else 0)."""
     bound = -g * y  # each constraint is lambda >= bound or lambda <= bound

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from maxmargin._jit import njit
-from maxmargin.algorithms.active_set import STEP_WORK, _best_multiplier
+from maxmargin.algorithms.active_set import STEP_WORK, best_multiplier
 
 __all__ = ["feature_finish", "drop_steps", "finish_work", "refresh_steps", "Handover",
            "KKT_RTOL", "NULL_RTOL", "PEAK_COPIES", "RANK_RTOL", "REFINE_STEPS", "REFINE_BELOW",
@@ -270,7 +270,7 @@ def _margins(X: Any, y: np.ndarray, a: np.ndarray, free: np.ndarray, at0: np.nda
         return w, y * (g + (scaling * float(w[d]) if scaling else 0.0))
     # SVC's bias: the free margins' mean; with no free alpha, the least violating one
     b = (float(np.mean((y - g)[free])) if free.size
-         else _best_multiplier(y * g - 1.0, y, at0, atC))
+         else best_multiplier(y * g - 1.0, y, at0, atC))
     return w, y * (g + b)
 
 
