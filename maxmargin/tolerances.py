@@ -56,9 +56,9 @@ __all__ = [
     "preset_for",
 ]
 
-# Numba compiles module-level constants into its cached machine code, and its cache is keyed
-# by the source file that uses them: after changing a constant used by compiled code, run
-# `maxmargin compile` (or clear the cache) so the compiled loops see the new value.
+# Numba compiles module-level constants into its cached machine code. This module is part of
+# every compiled module's source stamp (`maxmargin._jit.CONSTANT_MODULES`): after an edit here,
+# the cached code that may read these constants is cleared on the next import and recompiled.
 
 # --- certificates and verdicts ---------------------------------------------------------------
 
