@@ -91,7 +91,7 @@ class Limits(NamedTuple):
 
 
 def prefetching_for(kd: QMatrix) -> bool | None:
-    """:func:`solve_pairs`' ``prefetching``: True when :func:`~.columns.prefetch` may apply
+    """The drivers' ``prefetching``: True when :func:`~.columns.prefetch` may apply
     (dense data of at least ``EXPENSIVE_FEATURES`` features, ``PREFETCH_BYTES`` of them in
     all), else None, for which Numba drops its calls before typing (``x is None`` on an
     argument typed ``none`` is decided at compile time): the first call on other data does not
@@ -101,13 +101,14 @@ def prefetching_for(kd: QMatrix) -> bool | None:
 
 
 def warm_large_data() -> None:
-    """Compile (or load from Numba's on-disk cache) the specialisations of :func:`solve_pairs`
-    that only large problems select, by running it on a four-point problem with the types
-    :func:`~maxmargin.algorithms.smo.smo` passes them: on wide data (``prefetching=True``) an
-    rbf Q-matrix with float32 and float64 caches, a linear one with a float64 cache, and both
-    with rounded features (float32 caches: a float64 phase drops them); on large rbf data
-    (``prefetching=None``) the rbf Q-matrix with rounded features. No small problem selects
-    them, so ``maxmargin compile`` warms them up this way."""
+    """Compile (or load from Numba's on-disk cache) the drivers' specialisations that only
+    large problems select, by running them on a four-point problem with the types
+    :func:`~maxmargin.algorithms.smo.smo` passes them: :func:`solve_pairs` on wide data
+    (``prefetching=True``) with an rbf Q-matrix and float32 and float64 caches, a linear one
+    with a float64 cache, and both with rounded features (float32 caches: a float64 phase
+    drops them), and on large rbf data (``prefetching=None``) with the rbf Q-matrix with
+    rounded features; :func:`solve_platt` on wide data with float32 and float64 caches. No
+    small problem selects them, so ``maxmargin compile`` warms them up this way."""
     X = np.array([[0.0, 0.0], [1.0, 0.2], [2.0, 2.0], [3.0, 2.5]])
     y = np.array([-1.0, -1.0, 1.0, 1.0])
     limits = Limits(max_iter=1000, hull_bound2=0.0, floor_coeff=0.0, floor_limit=0.0)
@@ -120,6 +121,9 @@ def warm_large_data() -> None:
         st = new_state(kd, diagonal(kd), 1.0, 1e-3, 1)
         cache = make_cache(X.shape[0], 1.0, dtype)
         solve_pairs(st, cache, kd, True, True, limits, prefetching)
+    for dtype in (np.float32, np.float64):
+        st = new_state(rbf, diagonal(rbf), 1.0, 1e-3, 1)
+        solve_platt(st, make_cache(X.shape[0], 1.0, dtype), rbf, limits, 0, True)
 
 
 @njit(**HELPER)
@@ -224,12 +228,13 @@ def solve_pairs(
 
 @njit(**ENTRY)
 def solve_platt(
-    state: SolverState, cache: ColumnCache, qmatrix: QMatrix, limits: Limits, seed: int
+    state: SolverState, cache: ColumnCache, qmatrix: QMatrix, limits: Limits, seed: int,
+    prefetching: bool | None,
 ) -> int:
     """Platt's outer loop (:mod:`.platt`) with the honest ``m - M < tol`` stop: when a sweep
     over all examples takes no step and ``m - M >= tol`` still (pairs rejected by ``tau``), one
     maximal-violating-pair step is taken (its missing column offered to
-    :func:`~.columns.prefetch`: one driver for all data)."""
+    :func:`~.columns.prefetch` unless ``prefetching``, as :func:`solve_pairs`', is None)."""
     np.random.seed(seed)  # noqa: NPY002 (Numba's generator is the legacy global one)
     st, c, kd = byref(state), byref(cache), byref(qmatrix)
     n = st.alpha.shape[0]
@@ -260,7 +265,7 @@ def solve_platt(
                 i, j, gap = select_wss1(st, c)
                 record_history(st, gap, PERIODIC)
                 sc.iteration += 1
-                take_step(st, c, kd, i, j, True)
+                take_step(st, c, kd, i, j, prefetching)
             examine_all = False
         elif changed == 0:
             examine_all = True

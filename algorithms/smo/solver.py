@@ -174,7 +174,7 @@ class Solver:
         platt = opt.working_set == "platt"
         note_compile(solve_platt if platt else solve_pairs, "SMO's loops", "several seconds of CPU")
         if platt:
-            return solve_platt(st, self.cache, kd, limits, 0)
+            return solve_platt(st, self.cache, kd, limits, 0, prefetching_for(kd))
         # the BLAS blocks of wide data on one thread whatever n_jobs (its threads split long
         # columns instead): two pools on two shared cores took 3x the time
         with blas_threads(1) if kd.block.shape[0] > 0 else contextlib.nullcontext():
