@@ -60,6 +60,25 @@ def test_warm_up_waits_for_a_piece_compiled_ahead_and_then_loads_it(probes: Path
     assert warmup.compile_tasks(False) == [("a",), ("b",)]
 
 
+def test_compile_all_warms_every_task_up_in_turn_or_in_processes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``maxmargin compile``'s pieces: one triple per piece, in task order, here (one job) or
+    in forked processes (two), SMO's driver for wide data only when asked for."""
+    log = tmp_path / "log"
+    monkeypatch.setattr(warmup, "COMPILE_TASKS", (("a", "smo_large"), ("b",)))
+    for name in ("a", "b", "smo_large"):
+        monkeypatch.setitem(warmup.WARM_UPS, name, _recorder(log, name))
+    for jobs, large in ((1, False), (2, True)):
+        monkeypatch.setattr(warmup, "_WARMED", set())
+        done = warmup.compile_all(jobs, large=large)
+        assert [piece for piece, _, _ in done] == (["a", "smo_large", "b"] if large
+                                                   else ["a", "b"])
+        assert all(wall >= 0.0 and cpu >= 0.0 for _, wall, cpu in done)
+    pids = {line.split()[1] for line in log.read_text().splitlines()}
+    assert str(os.getpid()) in pids and len(pids) >= 2
+
+
 def test_a_block_that_raises_stops_the_compiling_processes(probes: Path) -> None:
     with pytest.raises(KeyboardInterrupt), warmup.compiling_ahead(1):
         raise KeyboardInterrupt
