@@ -136,15 +136,22 @@ def _run(args: argparse.Namespace) -> Any:
             if args.timeout is None:  # the guard grows with the data (a reference's passes)
                 entries = case.X.nnz if hasattr(case.X, "nnz") else n * d
                 timeout = max(timeout, entries / DATA_ENTRIES_PER_S)
+    ahead: Any = contextlib.nullcontext()
     if args.scheduler is None and numba_cache_is_cold():
-        # an empty cache: compile on every core first (as `maxmargin compile`), then the
-        # cases, or the local Dask workers (--workers: one cache), load the compiled code;
+        # an empty cache: compile on every core (as `maxmargin compile`) while the guarded
+        # cases run, each waiting for its pieces (warmup.compiling_ahead); unguarded cases or
+        # the local Dask workers (--workers: one cache) load the compiled code afterwards;
         # SMO's driver for wide data only for a data file (no catalogue problem selects it)
         jobs = _default_jobs()
         if not args.quiet:
             print(f"compiling the Numba loops on {jobs} core{'s' if jobs > 1 else ''} (first "
                   f"run only; {COMPILE_NOTICE}) ...", file=sys.stderr, flush=True)
-        _compile_all(jobs, large=args.data is not None)
+        from maxmargin.verification.warmup import compile_all, compiling_ahead
+
+        if args.workers is None and timeout > 0:
+            ahead = compiling_ahead(jobs, large=args.data is not None)
+        else:
+            compile_all(jobs, large=args.data is not None)
     resume = None
     if args.resume is not None and Path(args.resume).exists():
         from maxmargin.verification.table import load_rows
@@ -152,7 +159,7 @@ def _run(args: argparse.Namespace) -> Any:
         resume = load_rows(args.resume)
     stream = getattr(args, "json", None)
     stream = args.resume if stream is None else (None if stream == "-" else stream)
-    with _client(args) as client, notices_off():  # said above, once
+    with ahead, _client(args) as client, notices_off():  # said above, once
         return run_suite("data" if cases is not None else args.suite, patterns,
                          progress=sys.stderr if not args.quiet else None, cases=cases,
                          count=args.count, seed=args.seed, start=args.start,
@@ -349,49 +356,16 @@ def _jobs(text: str) -> int:
     return value
 
 
-def _compile_task(pieces: tuple[str, ...]) -> list[tuple[str, float, float]]:
-    """Warm ``pieces`` (keys of :data:`~maxmargin.verification.warmup.WARM_UPS`) up in turn
-    in this (worker) process: ``(piece, wall seconds, CPU seconds)`` each."""
-    import time
-
-    from maxmargin._jit import notices_off
-    from maxmargin.verification.warmup import warm_up
-
-    done = []
-    for piece in pieces:
-        wall, cpu = time.perf_counter(), time.process_time()
-        with notices_off():
-            warm_up([piece])
-        done.append((piece, time.perf_counter() - wall, time.process_time() - cpu))
-    return done
-
-
 #: What the first run's compile costs, in words (the measurements: the `compile` family of the
 #: benchmark report and docs/development/performance-notes.md).
 COMPILE_NOTICE = "a minute or two on 2 cores, longer when they are busy"
-#: The pieces as tasks, largest first: each compiling process takes the next task when it is
-#: done. SMO's driver for wide data follows SMO in one task (it loads the callees it shares
-#: with SMO from the cache); only data files select it (:func:`_compile_all`'s ``large``).
-COMPILE_TASKS = (("smo", "smo_large"), ("nearest",), ("platt",), ("nu",), ("perceptron",))
-
-
-def _compile_all(jobs: int, large: bool = True) -> list[tuple[str, float, float]]:
-    """Warm the pieces of :data:`COMPILE_TASKS` up (SMO's driver for wide data only when
-    ``large``), in ``jobs`` forked processes (here when 1; the cache's lock keeps the entries
-    they share whole): :func:`_compile_task`'s triples."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    tasks = [tuple(p for p in task if large or p != "smo_large") for task in COMPILE_TASKS]
-    if jobs == 1:
-        return _compile_task(sum(tasks, ()))
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-        return [t for done in pool.map(_compile_task, tasks) for t in done]
 
 
 def _default_jobs() -> int:
     """One process per available core, at most one per task."""
     import os
+
+    from maxmargin.verification.warmup import COMPILE_TASKS
 
     return min(len(os.sched_getaffinity(0)), len(COMPILE_TASKS))
 
@@ -402,6 +376,7 @@ def _compile(args: argparse.Namespace) -> int:
     import numba
 
     from maxmargin.verification.suite import numba_cache_is_cold
+    from maxmargin.verification.warmup import compile_all
 
     cold = numba_cache_is_cold()
     where = numba.config.CACHE_DIR or "the package's __pycache__ folders"
@@ -411,7 +386,7 @@ def _compile(args: argparse.Namespace) -> int:
         print(("compiling" if cold else "loading") + f" the Numba loops (cache: {where}; "
               f"{procs}) ...", file=sys.stderr, flush=True)
     start = time.perf_counter()
-    done = _compile_all(jobs)
+    done = compile_all(jobs)
     if not args.quiet:
         for piece, wall, cpu in done:
             print(f"  {piece}: {wall:.1f} s ({cpu:.1f} s CPU)", file=sys.stderr)

@@ -461,6 +461,11 @@ def test_verify_family_records_exit_code() -> None:
     ok = verify.run(harness.Case("verify", "help", {"argv": ["--help"]}), 1, 1.0)
     assert ok[0]["status"] == "passed" and ok[0]["extra"]["exit_code"] == 0
     assert ok[0]["method"] == "maxmargin --help" and ok[0]["time_s"] > 0
+    assert ok[0]["extra"]["cpu_s"] > 0 and ok[0]["params"]["numba_cache"] == "warm"
+    cold = verify.run(harness.Case("verify", "help", {"argv": ["--help"], "cache": "empty"}),
+                      1, 1.0)
+    assert cold[0]["status"] == "passed" and cold[0]["params"]["numba_cache"] == "empty"
+    assert [c.params["cache"] for c in verify.cases("standard")] == ["warm", "empty"]
     bad = verify.run(harness.Case("verify", "bad", {"argv": ["no-such-command"]}), 1, 1.0)
     assert bad[0]["status"] == "failed" and bad[0]["extra"]["exit_code"] not in (0, None)
 

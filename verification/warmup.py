@@ -1,16 +1,27 @@
 """Compiled code warmed up before the checks that run it: each check names the pieces it needs
 (``Method.warm``), and :func:`warm_up` compiles (or loads from Numba's on-disk cache) their
 specialisations once per process, on a four-point problem, so that forked workers inherit them.
+
+On an empty cache, :func:`compiling_ahead` compiles the pieces into the on-disk cache in
+parallel processes while the checks run: :func:`warm_up` waits for a piece that one of them
+is compiling (then loads it) instead of compiling it a second time, so that the checks of the
+first cases run while the last pieces compile.
 """
 
 from __future__ import annotations
 
+import contextlib
+import multiprocessing
+import time
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing.connection import Connection, wait
+from typing import Any
 
 import numpy as np
 
-from maxmargin._jit import cache_is_cold
+from maxmargin._jit import cache_is_cold, notices_off
 from maxmargin.algorithms import (
     gilbert_svm,
     kernel_perceptron,
@@ -23,13 +34,24 @@ from maxmargin.algorithms import (
 )
 from maxmargin.algorithms.smo.loops import solve_pairs, warm_large_data
 
-__all__ = ["WARM_UPS", "warm_up", "numba_cache_is_cold", "COMPILE_GUARD_S"]
+__all__ = [
+    "COMPILE_GUARD_S",
+    "COMPILE_TASKS",
+    "WARM_UPS",
+    "compile_all",
+    "compile_pieces",
+    "compile_tasks",
+    "compiling_ahead",
+    "numba_cache_is_cold",
+    "warm_up",
+]
 
 
 def numba_cache_is_cold() -> bool:
     """Whether SMO's compiled driver has no entry in Numba's on-disk cache yet (a first run
-    compiles the loops, which takes tens of seconds)."""
-    return cache_is_cold(solve_pairs)
+    compiles the loops, which takes tens of seconds) and no process of
+    :func:`compiling_ahead` is compiling it."""
+    return not _AHEAD and cache_is_cold(solve_pairs)
 
 
 #: A guard (seconds) long enough for a worker to compile its methods' code itself.
@@ -89,16 +111,127 @@ WARM_UPS: dict[str, Callable[[], None]] = {
     "nu_hulls": _warm_nu_hulls,  # MDM and Wolfe on reduced hulls (the same)
 }
 _WARMED: set[str] = set()
+#: The pieces as tasks, in the order compiling processes take them (each process the next task
+#: when it is done): SMO's and the nearest-point methods' (the largest) first, then Platt's
+#: (its callees are SMO's, in the cache by then) and the perceptrons': the first cases of the
+#: catalogue need all four. The ν-solvers' come last: their checks are the catalogue's last,
+#: so the other cases run while they compile. SMO's driver for wide data follows SMO in its
+#: task (it loads the callees it shares with SMO from the cache); only data files select it.
+COMPILE_TASKS: tuple[tuple[str, ...], ...] = (
+    ("smo", "smo_large"), ("nearest",), ("platt",), ("perceptron",), ("nu",))
+#: The state of :func:`compiling_ahead` while it runs: ``pending`` (pieces not compiled yet),
+#: ``taken`` (by connection: the pieces its process took).
+_AHEAD: dict[str, Any] = {}
 
 
 def warm_up(pieces: Iterable[str] | None = None) -> None:
     """Compile (or load from Numba's on-disk cache) the specialisations of ``pieces`` (keys of
     :data:`WARM_UPS`; all when None) in this process, once. ``maxmargin compile`` warms all of
     them up after an install; ``verify`` warms up each case's pieces before forking its
-    worker, so that the worker inherits them and the first rows come before all is compiled."""
+    worker, so that the worker inherits them and the first rows come before all is compiled.
+    A piece that a process of :func:`compiling_ahead` is compiling is waited for, then loaded."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for piece in WARM_UPS if pieces is None else pieces:
             if piece not in _WARMED:
+                _await(piece)
                 WARM_UPS[piece]()
                 _WARMED.add(piece)
+
+
+def compile_pieces(pieces: Iterable[str]) -> list[tuple[str, float, float]]:
+    """Warm ``pieces`` up in turn in this process, without first-compile notices: ``(piece,
+    wall seconds, CPU seconds)`` each."""
+    done = []
+    for piece in pieces:
+        wall, cpu = time.perf_counter(), time.process_time()
+        with notices_off():
+            warm_up([piece])
+        done.append((piece, time.perf_counter() - wall, time.process_time() - cpu))
+    return done
+
+
+def compile_tasks(large: bool) -> list[tuple[str, ...]]:
+    """:data:`COMPILE_TASKS`, SMO's driver for wide data only when ``large``."""
+    return [tuple(p for p in task if large or p != "smo_large") for task in COMPILE_TASKS]
+
+
+def compile_all(jobs: int, large: bool = True) -> list[tuple[str, float, float]]:
+    """Warm the pieces of :func:`compile_tasks` up in ``jobs`` forked processes (here when 1),
+    each taking the next task when it is done: :func:`compile_pieces`' triples."""
+    tasks = compile_tasks(large)
+    if jobs == 1:
+        return compile_pieces(sum(tasks, ()))
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(jobs, mp_context=context) as pool:
+        return [t for done in pool.map(compile_pieces, tasks) for t in done]
+
+
+def _compile_worker(tasks: list[tuple[str, ...]], counter: Any, sender: Connection) -> None:
+    """A process of :func:`compiling_ahead`: take the next task until none is left; say
+    ``("taken", piece)`` and ``("done", piece)`` for each of its pieces. A piece that fails
+    here counts as done: :func:`warm_up` then compiles it in the process that needs it (and
+    raises there)."""
+    while True:
+        with counter.get_lock():
+            k = counter.value
+            counter.value = k + 1
+        if k >= len(tasks):
+            break
+        for piece in tasks[k]:
+            sender.send(("taken", piece))
+            with contextlib.suppress(Exception):
+                compile_pieces([piece])
+            sender.send(("done", piece))
+    sender.close()
+
+
+@contextlib.contextmanager
+def compiling_ahead(jobs: int, large: bool = False) -> Iterator[None]:
+    """Compile the pieces of :data:`COMPILE_TASKS` (SMO's driver for wide data only when
+    ``large``) into Numba's on-disk cache in ``jobs`` forked processes while the block runs;
+    :func:`warm_up` waits for a piece they have not compiled yet (module docstring). On leaving
+    the block, wait for them (stop them when the block raised)."""
+    context = multiprocessing.get_context("fork")
+    tasks = compile_tasks(large)
+    counter = context.Value("i", 0)
+    procs, conns = [], []
+    for _ in range(max(1, min(jobs, len(tasks)))):
+        receiver, sender = context.Pipe(duplex=False)
+        proc = context.Process(target=_compile_worker, args=(tasks, counter, sender),
+                               daemon=True)
+        proc.start()
+        sender.close()
+        procs.append(proc)
+        conns.append(receiver)
+    _AHEAD.update(pending={p for task in tasks for p in task}, taken={c: set() for c in conns})
+    try:
+        yield
+    except BaseException:
+        for proc in procs:
+            proc.kill()
+        raise
+    finally:
+        _AHEAD.clear()
+        for proc in procs:
+            proc.join()
+        for conn in conns:
+            conn.close()
+
+
+def _await(piece: str) -> None:
+    """Wait until no process of :func:`compiling_ahead` is to compile ``piece`` any more: it
+    reported it done, or the process that took it ended (then this one compiles it)."""
+    pending, taken = _AHEAD.get("pending", set()), _AHEAD.get("taken", {})
+    while piece in pending and taken:
+        for conn in wait(list(taken)):
+            try:
+                kind, done = conn.recv()
+            except EOFError:  # its process ended: what it took and did not finish is ours
+                pending.difference_update(taken.pop(conn))
+                continue
+            if kind == "taken":
+                taken[conn].add(done)
+            else:
+                taken[conn].discard(done)
+                pending.discard(done)
