@@ -63,10 +63,6 @@ def test_the_summary_is_the_numpy_certificate_and_intercept(seed, n, free, weigh
     got = summarise(alpha, y, g, C)
     want = certify_svm(alpha, None, y, C, make_kernel("linear"), g=g)
     assert got is not None and got.certificate == want
-    X = rng.normal(size=(n, 3))  # the gap's round-off discount from the data, the same bits
-    with_data = summarise(alpha, y, g, C, make_kernel("linear"), X)
-    assert with_data is not None
-    assert with_data.certificate == certify_svm(alpha, X, y, C, make_kernel("linear"), g=g)
     b, interval = recover_intercept(alpha, y, g, C)
     assert (got.b, got.interval) == (b, interval)
     assert got.w2 == max(float((alpha * y) @ g), 0.0)

@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
+from maxmargin.algorithms import smo
 from maxmargin.certificate import certify_svm, objective_roundoff, relative_gap
 from maxmargin.certificate_nu import certify_nu_svm, project_nu
 from maxmargin.formulations import svm_dual
@@ -124,3 +125,18 @@ def test_exact_nu_optimum_below_the_objectives_roundoff_is_optimal(seed: int, in
     assert 0.0 < cert.primal_objective - cert.dual_objective
     assert cert.primal_objective - cert.dual_objective > ORACLE_GAP * abs(cert.primal_objective)
     assert cert.gap == 0.0 and cert.kkt_violation < ORACLE_KKT
+
+
+def test_the_c_svc_gap_takes_no_roundoff_discount() -> None:
+    """At a large C the worst-case round-off bound is a sizeable fraction of ``|P|`` (here
+    above 1e-6) and would excuse a real gap: the C-SVC's gap is ``(P - D) / |P|`` as
+    computed."""
+    rng = np.random.default_rng(0)
+    n, d, C = 2000, 20, 100.0
+    X = rng.normal(size=(n, d))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0)
+    alpha = smo(X, y, C=C, kernel="linear").alpha
+    cert = certify_svm(alpha, X, y, C, make_kernel("linear"))
+    bound = objective_roundoff(alpha, C, float(np.max(np.sum(X * X, axis=1))), cert.b, width=d)
+    assert bound > 1e-6 * abs(cert.primal_objective)
+    assert cert.gap == relative_gap(cert.primal_objective, cert.dual_objective)

@@ -151,8 +151,7 @@ class _SummarisingSolver(Solver):
     ) -> tuple[np.ndarray, Certificate]:
         p, alpha = self.problem, self.st.alpha
         same_units = p.X_user is None or p.X_user is p.X
-        summary = summarise(alpha, p.y, g, self.box, p.kernel, p.X) \
-            if self.box is not None and same_units \
+        summary = summarise(alpha, p.y, g, self.box) if self.box is not None and same_units \
             else None
         if summary is None:
             self.summary = None

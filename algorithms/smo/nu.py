@@ -191,7 +191,7 @@ def _solve(solver: NuSolver, first: str, precision: str, tol: float,
     Returns ``(outcome, certificate, held)``, ``held`` when the hold stopped it (the caller
     tries Wolfe's finish, then goes on)."""
     outcome = solver.solve(first)
-    g, cert = solver.certify()
+    g, cert = _certified(solver, tol)
     phase, held, cap = first, False, solver.options.max_iter
     for rounds in range(MAX_ROUNDS):
         unresolved = hold and solver.unresolved(cert)
@@ -207,11 +207,17 @@ def _solve(solver: NuSolver, first: str, precision: str, tol: float,
         if precision == "auto" and (outcome == PRECISION or rounds > 0):
             phase = "double"  # the float32 floor, or a second continuation: float64
         outcome = solver.solve(phase, refine=True)  # the warm cache when of that dtype
-        g, cert = solver.certify()
-    if cert.meets(tol):  # the verdict is the outside judge's: g summed afresh, as it sums it
-        cert = solver.judge(None)
+        g, cert = _certified(solver, tol)
     solver.set_max_iter(cap)
     return outcome, cert, held and not cert.meets(tol)
+
+
+def _certified(solver: NuSolver, tol: float) -> tuple[np.ndarray, Certificate]:
+    """``g`` and the certificate of the solver's answer; one that meets ``tol`` is judged again
+    with ``g`` summed afresh, as the outside judge sums it (the verdict is the outside judge's:
+    where it is not met, the continuations go on)."""
+    g, cert = solver.certify()
+    return g, solver.judge(None) if cert.meets(tol) else cert
 
 
 def held_iterations(solver: NuSolver) -> int:

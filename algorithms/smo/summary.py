@@ -18,12 +18,12 @@ Hard margins, non-finite values and any other shape take the NumPy path (None he
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
 from maxmargin._jit import njit
-from maxmargin.certificate import Certificate, relative_gap, rescaled_primal, svm_roundoff
+from maxmargin.certificate import Certificate, relative_gap, rescaled_primal
 
 __all__ = ["Summary", "summarise"]
 
@@ -146,11 +146,9 @@ def _hinges(y: np.ndarray, g: np.ndarray, b_cert: float, b: float, out: np.ndarr
         out[1, i] = max(0.0, 1.0 - y[i] * (g[i] + b))
 
 
-def summarise(alpha: np.ndarray, y: np.ndarray, g: np.ndarray, C: np.ndarray,
-              kernel: Any = None, X: Any = None) -> Summary | None:
+def summarise(alpha: np.ndarray, y: np.ndarray, g: np.ndarray, C: np.ndarray) -> Summary | None:
     """The :class:`Summary` of ``alpha`` (labels ``y``, ``g = K (alpha o y)``, per-sample bounds
-    ``C``, all float64 of one length; ``kernel`` and ``X`` for the gap's round-off discount,
-    :func:`~maxmargin.certificate.svm_roundoff`): ``certify_svm(alpha, X, y, C, kernel, g=g)`` and
+    ``C``, all float64 of one length): ``certify_svm(alpha, X, y, C, kernel, g=g)`` and
     :func:`~maxmargin.results.recover_intercept`'s ``b``, bit for bit; None when a value is not
     finite or ``y`` is not -1/+1 (the NumPy path then)."""
     n = alpha.shape[0]
@@ -177,7 +175,7 @@ def summarise(alpha: np.ndarray, y: np.ndarray, g: np.ndarray, C: np.ndarray,
     hinge = work[:2]
     _hinges(y, g, b_cert, b, hinge)
     primal = rescaled_primal(vKv, y * (g + b_cert), C, 0.5 * vKv + float(C @ hinge[0]))
-    gap = relative_gap(primal, dual, svm_roundoff(alpha, C, b_cert, kernel, X, g, y))
+    gap = relative_gap(primal, dual)
     if not math.isfinite(dual):
         gap = math.nan
     cert = Certificate(violation, gap, primal, dual, b_cert, feas, math.nan)
