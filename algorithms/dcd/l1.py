@@ -67,8 +67,9 @@ ESTIMATE_MET, MAX_ITER = 0, 1
 SIGMA, MAX_LINESEARCH = 0.01, 20
 #: LIBLINEAR's floor of ``L''_j`` and the smallest direction it moves on.
 H_FLOOR, D_SKIP = 1e-12, 1e-12
-#: The first ``eps`` of LIBLINEAR's shrinking rule (divided by ``DCD_PG_SHRINK`` when it is met
-#: with every feature active), and the most halvings of the gap estimate's target.
+#: The first ``eps`` of LIBLINEAR's shrinking rule (divided by ``DCD_PG_SHRINK`` each time the
+#: rule is met, every feature then active again), and the most halvings of the gap estimate's
+#: target.
 CDN_EPS, TARGET_HALVINGS = 0.01, 10
 #: The exact finish: at most this many weights in the support (its ``|J| x |J|`` Newton system
 #: is dense) and Newton steps per finish; the passes between certificates (doubled after each).
