@@ -191,7 +191,7 @@ def _solve(solver: NuSolver, first: str, precision: str, tol: float,
     Returns ``(outcome, certificate, held)``, ``held`` when the hold stopped it (the caller
     tries Wolfe's finish, then goes on)."""
     outcome = solver.solve(first)
-    g, cert = _certified(solver, tol)
+    g, cert = solver.certify()  # g summed afresh (no earlier certificate to update)
     phase, held, cap = first, False, solver.options.max_iter
     for rounds in range(MAX_ROUNDS):
         unresolved = hold and solver.unresolved(cert)
@@ -213,9 +213,11 @@ def _solve(solver: NuSolver, first: str, precision: str, tol: float,
 
 
 def _certified(solver: NuSolver, tol: float) -> tuple[np.ndarray, Certificate]:
-    """``g`` and the certificate of the solver's answer; one that meets ``tol`` is judged again
-    with ``g`` summed afresh, as the outside judge sums it (the verdict is the outside judge's:
-    where it is not met, the continuations go on)."""
+    """``g`` and the certificate of a continuation's answer. :meth:`~.solver.Solver.certify`
+    updates the last ``g`` by the columns that moved, whose round-off adds up over
+    continuations; so an answer that meets ``tol`` is judged again with ``g`` summed afresh, as
+    the outside judge sums it (the verdict is the outside judge's: where it is not met, the
+    continuations go on). The first certificate of a run sums ``g`` afresh already."""
     g, cert = solver.certify()
     return g, solver.judge(None) if cert.meets(tol) else cert
 
