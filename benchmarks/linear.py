@@ -79,8 +79,11 @@ def _solvers(p: dict) -> tuple[Callable, Callable]:
     def peer(X: Any, y: np.ndarray) -> Any:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return LinearSVC(C=p["C"], penalty=penalty, loss=loss, dual=penalty == "l2",
-                             tol=peer_tol, random_state=0, max_iter=1000).fit(X, y)
+            # LinearSVC's own choice for L2 (dual="auto": the primal Newton method for the
+            # squared hinge when n > d); the L1 penalty has the primal only
+            return LinearSVC(C=p["C"], penalty=penalty, loss=loss,
+                             dual=False if penalty == "l1" else "auto", tol=peer_tol,
+                             random_state=0, max_iter=1000).fit(X, y)
 
     def ours(X: Any, y: np.ndarray) -> Any:
         if p["problem"] == "svc":
