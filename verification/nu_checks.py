@@ -109,12 +109,13 @@ def _resolution(sol: NuSolution, cert: Certificate) -> float:
     return 0.5 * w_floor(np.asarray(sol.alpha), cert.radius, hull) ** 2
 
 
-def g_roundoff(alpha: np.ndarray, kernel_max: float) -> float:
+def g_roundoff(alpha: np.ndarray, kernel_max: float, width: int = 0) -> float:
     """How far two float64 evaluations of ``g = K v`` (summed in any order) may differ: twice
     the forward-error bound ``gamma_N sum(alpha) kernel_max`` (``gamma_N = N u / (1 - N u)``,
-    ``N = n + #{alpha_i != 0} + 8``, as :func:`~maxmargin.certificate_nu.w_floor`)."""
+    ``N = n + #{alpha_i != 0} + width + 8``, ``width`` the products in one kernel value, as
+    :func:`~maxmargin.certificate.objective_roundoff`)."""
     u = 0.5 * np.finfo(np.float64).eps
-    N = alpha.shape[0] + int(np.count_nonzero(alpha)) + 8
+    N = alpha.shape[0] + int(np.count_nonzero(alpha)) + max(int(width), 0) + 8
     return 2.0 * N * u / (1.0 - N * u) * float(np.sum(np.abs(alpha))) * kernel_max
 
 
@@ -130,7 +131,9 @@ def _offset_reasons(sol: NuSolution, cert: Certificate) -> list[str]:
                     f"C = {sol.C:.6g} (w = 0, rho = b = 0 and no C expected)"]
         return []
     reasons = []
-    roundoff = g_roundoff(np.asarray(sol.alpha), cert.radius**2)
+    X = sol.X_train
+    roundoff = g_roundoff(np.asarray(sol.alpha), cert.radius**2,
+                          0 if X is None else kernel_width(X))
     limit = IDENTITY_RTOL * max(abs(cert.margin), abs(cert.b)) + roundoff
     for name, mine, judged in (("rho", sol.rho, cert.margin), ("b", sol.b, cert.b)):
         if not abs(mine - judged) <= limit:
@@ -292,7 +295,7 @@ def nu_property(sol: NuSolution, X: Any, y: np.ndarray, accuracy: float, who: st
     f = sol.decision_function(X)
     m = f - sol.b if sol.problem == "one_class" else y * f
     kernel_max = float(np.max(sol.kernel.diag(X))) if l else 0.0
-    eps = accuracy * sol.rho + g_roundoff(np.asarray(sol.alpha), kernel_max)
+    eps = accuracy * sol.rho + g_roundoff(np.asarray(sol.alpha), kernel_max, kernel_width(X))
     errors = int(np.sum(m < sol.rho - eps))
     support = int(np.sum((sol.alpha > 0.0) & (m <= sol.rho + eps)))
     if sol.rho > 0.0:
