@@ -21,15 +21,16 @@ quadratic model plus ``|w_j + d|``,
     d = -(L'_j + 1) / L''_j \\text{ if } L'_j + 1 < L''_j w_j, \\quad
     d = -(L'_j - 1) / L''_j \\text{ if } L'_j - 1 > L''_j w_j, \\quad d = -w_j \\text{ else},
 
-and halves it until ``|w_j + d| - |w_j| + L(w + d e_j) - L(w) <= sigma (|w_j + d| - |w_j| +
-L'_j d)`` (Armijo, ``sigma = 0.01``; accepted early by the bound ``L(w + d e_j) - L(w) <=
-L'_j d + d^2 sum_i C_i x_ij^2``); a search that fails leaves ``w_j`` where it was. A feature at
-zero whose ``|L'_j|`` lies below ``1 - Gmax / n`` (``Gmax`` the largest violation of the last
-pass) is shrunk (set aside) until LIBLINEAR's ``sum of violations <= eps x (the first pass's)``
-rule brings every feature back. After each pass over many features a few rounds of steps go
-to those of largest violation (columns of at most 1/8 of the pass's entries): on text-like
-rows the bias and the frequent features, coupled with all the rare ones, otherwise keep
-``||u||_inf`` above 1 long after ``P`` has converged.
+and halves it until ``|w_j + d| - |w_j| + L(w + d e_j) - L(w) <= sigma (|w_j + d| - |w_j| + L'_j
+d)`` (Armijo, ``sigma = 0.01``; accepted early by the bound ``L(w + d e_j) - L(w) <= L'_j d +
+d^2 sum_i C_i x_ij^2``); a search that fails leaves ``w_j`` where it was. A feature at zero
+whose ``|L'_j|`` lies below ``1 - Gmax / n`` (``Gmax`` the largest violation of the last pass)
+is shrunk (set aside) until LIBLINEAR's ``sum of violations <= eps x (the first pass's)`` rule
+brings every feature back (``eps``, first ``L1_CDN_EPS``, is then divided by ``DCD_PG_SHRINK``:
+LIBLINEAR stops there instead). After each pass over many features a few rounds of steps go to
+those of largest violation (columns of at most 1/8 of the pass's entries): on text-like rows the
+bias and the frequent features, coupled with all the rare ones, otherwise keep ``||u||_inf``
+above 1 long after ``P`` has converged.
 
 **Stop rule.** ``u = -L'(w~) = sum_i a_i y_i x~_i`` at ``a = 2 C b_+`` is the certificate's dual
 point (:func:`~maxmargin.certificate.certify_liblinear`, scaled to ``||u||_inf <= 1``): each
@@ -56,7 +57,13 @@ from maxmargin.algorithms.dcd.api import checked_arguments, finish_status, histo
 from maxmargin.algorithms.dcd.loop import shuffle
 from maxmargin.certificate import TINY, certify_liblinear
 from maxmargin.results import LiblinearSolution, join_messages
-from maxmargin.tolerances import DCD_PG_SHRINK, DCD_TOL
+from maxmargin.tolerances import (
+    DCD_PG_SHRINK,
+    DCD_TOL,
+    L1_CDN_D_SKIP,
+    L1_CDN_EPS,
+    L1_CDN_H_FLOOR,
+)
 
 __all__ = ["l1_cdn", "cdn_loop", "column_rows", "ESTIMATE_MET", "MAX_ITER"]
 
@@ -65,12 +72,8 @@ __all__ = ["l1_cdn", "cdn_loop", "column_rows", "ESTIMATE_MET", "MAX_ITER"]
 ESTIMATE_MET, MAX_ITER = 0, 1
 #: Armijo's constant and the most halvings of one line search (LIBLINEAR's 0.01 and 20).
 SIGMA, MAX_LINESEARCH = 0.01, 20
-#: LIBLINEAR's floor of ``L''_j`` and the smallest direction it moves on.
-H_FLOOR, D_SKIP = 1e-12, 1e-12
-#: The first ``eps`` of LIBLINEAR's shrinking rule (divided by ``DCD_PG_SHRINK`` each time the
-#: rule is met, every feature then active again), and the most halvings of the gap estimate's
-#: target.
-CDN_EPS, TARGET_HALVINGS = 0.01, 10
+#: The most halvings of the gap estimate's target.
+TARGET_HALVINGS = 10
 #: The exact finish: at most this many weights in the support (its ``|J| x |J|`` Newton system
 #: is dense) and Newton steps per finish; the passes between certificates (doubled after each).
 FINISH_MAX_SUPPORT, FINISH_STEPS, CHECK_EVERY = 500, 10, 50
@@ -155,7 +158,7 @@ def newton_step(X: Any, indptr: Any, indices: Any, data: Any, j: int, C: np.ndar
         d = -Gn / H
     else:
         d = -w[j]
-    if abs(d) < D_SKIP:
+    if abs(d) < L1_CDN_D_SKIP:
         return
     delta = abs(w[j] + d) - abs(w[j]) + G * d
     d_old, loss_old = 0.0, 0.0
@@ -203,7 +206,7 @@ def heavy_steps(X: Any, indptr: Any, indices: Any, data: Any, C: np.ndarray,
         for k in range(size):
             j = ranked[k]
             G, H = column_derivatives(X, indptr, indices, data, j, C, b)
-            newton_step(X, indptr, indices, data, j, C, b, w, G, max(H, H_FLOOR), xj_sq[j])
+            newton_step(X, indptr, indices, data, j, C, b, w, G, max(H, L1_CDN_H_FLOOR), xj_sq[j])
 
 
 @njit
@@ -227,7 +230,7 @@ def cdn_loop(X: Any, indptr: Any, indices: Any, data: Any, C: np.ndarray,
         while s < active:
             j = order[s]
             G, H = column_derivatives(X, indptr, indices, data, j, C, b)
-            H = max(H, H_FLOOR)
+            H = max(H, L1_CDN_H_FLOOR)
             umax = max(umax, abs(G))
             if w[j] == 0.0:
                 violation = max(-(G + 1.0), G - 1.0, 0.0)
@@ -473,7 +476,7 @@ def _solve(Z: Any, box: np.ndarray, tol: float, max_iter: int, rng: np.ndarray,
     ones = np.ones(n)
     w, b = np.zeros(p), np.ones(n)
     order = np.arange(p, dtype=np.int64)
-    state = np.array([p, math.inf, -1.0, CDN_EPS, math.inf])
+    state = np.array([p, math.inf, -1.0, L1_CDN_EPS, math.inf])
     target, passes, check_at = tol, 0, CHECK_EVERY
     cert = certify_liblinear(w, Z, ones, box, loss="squared_hinge", penalty="l1")
     trace = [(0, math.nan, cert.gap)]  # w~ = 0: optimal when C is small enough

@@ -45,14 +45,13 @@ import numpy as np
 from maxmargin._jit import njit
 from maxmargin._validation import check_positive_int
 from maxmargin.certificate import TINY
+from maxmargin.tolerances import DCD_PG_SKIP
 
 __all__ = ["Coordinates", "dcd_loop", "dual_weights", "duality_gap", "next_random",
            "seed_state", "CONVERGED", "MAX_ITER"]
 
 #: Loop outcomes.
 CONVERGED, MAX_ITER = 0, 1
-#: A coordinate whose projected gradient is below this is not moved (LIBLINEAR's 1e-12).
-PG_SKIP = 1e-12
 
 
 @njit
@@ -148,7 +147,7 @@ def dcd_loop(rows: tuple, y: np.ndarray, upper: np.ndarray, diag: np.ndarray, QD
                 PG = G
             pg_max = max(pg_max, PG)
             pg_min = min(pg_min, PG)
-            if abs(PG) > PG_SKIP:
+            if abs(PG) > DCD_PG_SKIP:
                 old = alpha[i]
                 alpha[i] = min(max(old - G / QD[i], 0.0), upper[i])
                 row_axpy(X, indptr, indices, data, s_col, i, (alpha[i] - old) * y[i], w)
