@@ -32,6 +32,7 @@ __all__ = [
     "HullPairSolution",
     "PerceptronResult",
     "LiblinearSolution",
+    "MulticlassSolution",
     "recover_intercept",
     "adopt_svm_solution",
     "join_messages",
@@ -525,6 +526,73 @@ class LiblinearSolution(_Frozen):
     def predict(self, X_new: Any) -> np.ndarray:
         """Labels ``+1`` where ``w . x + b > 0`` and ``-1`` elsewhere."""
         return np.where(self.decision_function(X_new) > 0, 1.0, -1.0)
+
+
+@dataclass(frozen=True, eq=False)
+class MulticlassSolution(_Frozen):
+    """An answer of Crammer and Singer's multi-class problem (LIBLINEAR's ``-s 4``;
+    :mod:`maxmargin.certificate_multiclass`) from a hand-written solver.
+
+    Attributes
+    ----------
+    W : (K, d) array
+        One weight vector per class (``coef_``).
+    b : (K,) array
+        The intercepts ``s v_m`` (zeros without an intercept).
+    W_tilde : (K, d + 1) or (K, d) array
+        The weights the problem regularises (``v = b / s`` last, with an intercept).
+    alpha : (n, K) array
+        LIBLINEAR's dual variables, ``alpha_i^m = C_i [m = y_i] - lambda_i^m`` (``sum_m
+        alpha_i^m = 0``, ``alpha_i^m <= C_i [m = y_i]``; ``W~ = alpha^T X~``).
+    primal_objective, dual_objective : float
+        ``P(W~)`` and the certificate's lower bound ``D``.
+    status : str
+        ``"optimal"`` (certified) or ``"max_iter"``.
+    iterations : int
+    method : str
+    certificate : Certificate
+        :func:`~maxmargin.certificate_multiclass.certify_crammer_singer` of ``W~``.
+    intercept_scaling : float or None
+    message : str
+    runtime : float
+        Wall-clock seconds (not part of any comparison).
+    C, tol : float
+    history : mapping of str to arrays
+        Per-check records.
+    """
+
+    W: np.ndarray
+    b: np.ndarray
+    W_tilde: np.ndarray
+    alpha: np.ndarray
+    primal_objective: float
+    dual_objective: float
+    status: str
+    iterations: int
+    method: str
+    certificate: Certificate | None
+    intercept_scaling: float | None
+    message: str = ""
+    runtime: float = math.nan
+    C: float = math.nan
+    tol: float = math.nan
+    history: Mapping[str, np.ndarray] = field(default_factory=dict)
+    _ARRAYS: ClassVar[tuple[str, ...]] = ("W", "b", "W_tilde", "alpha")
+
+    def __post_init__(self) -> None:
+        _check_status(self.status, SVM_STATUSES)
+        self._freeze()
+        for name in ("primal_objective", "dual_objective", "C", "tol"):
+            object.__setattr__(self, name, float(getattr(self, name)))
+        object.__setattr__(self, "iterations", int(self.iterations))
+
+    def decision_function(self, X_new: Any) -> np.ndarray:
+        """``(n, K)`` scores ``w_m . x + b_m``."""
+        return np.asarray(check_X_new(X_new, self.W.shape[1]) @ self.W.T) + self.b
+
+    def predict(self, X_new: Any) -> np.ndarray:
+        """The class index of the largest score."""
+        return np.argmax(self.decision_function(X_new), axis=1)
 
 
 def infeasible_svm(
