@@ -32,6 +32,7 @@ __all__ = [
     "HullPairSolution",
     "PerceptronResult",
     "LiblinearSolution",
+    "MulticlassScores",
     "MulticlassSolution",
     "recover_intercept",
     "adopt_svm_solution",
@@ -115,6 +116,31 @@ class _Frozen:
         for key, value in state.items():
             object.__setattr__(self, key, value)
         self._freeze()
+
+    def _settle(self, floats: tuple[str, ...]) -> None:
+        """``__post_init__`` of a solver's answer: its status checked (``SVM_STATUSES``), its
+        arrays frozen, ``floats`` made floats and ``iterations`` an int."""
+        _check_status(self.status, SVM_STATUSES)  # type: ignore[attr-defined]
+        self._freeze()
+        for name in floats:
+            object.__setattr__(self, name, float(getattr(self, name)))
+        object.__setattr__(self, "iterations", int(self.iterations))  # type: ignore[attr-defined]
+
+
+class MulticlassScores:
+    """``decision_function`` and ``predict`` of an answer holding ``W`` (``(K, d)``) and ``b``
+    (``(K,)``)."""
+
+    W: np.ndarray
+    b: np.ndarray
+
+    def decision_function(self, X_new: Any) -> np.ndarray:
+        """``(n, K)`` scores ``w_m . x + b_m``."""
+        return np.asarray(check_X_new(X_new, self.W.shape[1]) @ self.W.T) + self.b
+
+    def predict(self, X_new: Any) -> np.ndarray:
+        """The class index of the largest score."""
+        return np.argmax(self.decision_function(X_new), axis=1)
 
 
 def _check_status(status: str, allowed: tuple[str, ...]) -> None:
@@ -513,11 +539,7 @@ class LiblinearSolution(_Frozen):
     _ARRAYS: ClassVar[tuple[str, ...]] = ("w", "w_tilde", "alpha")
 
     def __post_init__(self) -> None:
-        _check_status(self.status, SVM_STATUSES)
-        self._freeze()
-        for name in ("b", "primal_objective", "dual_objective", "C", "tol"):
-            object.__setattr__(self, name, float(getattr(self, name)))
-        object.__setattr__(self, "iterations", int(self.iterations))
+        self._settle(("b", "primal_objective", "dual_objective", "C", "tol"))
 
     def decision_function(self, X_new: Any) -> np.ndarray:
         """``w . x + b``."""
@@ -529,18 +551,15 @@ class LiblinearSolution(_Frozen):
 
 
 @dataclass(frozen=True, eq=False)
-class MulticlassSolution(_Frozen):
+class MulticlassSolution(MulticlassScores, _Frozen):
     """An answer of Crammer and Singer's multi-class problem (LIBLINEAR's ``-s 4``;
     :mod:`maxmargin.certificate_multiclass`) from a hand-written solver.
 
     Attributes
     ----------
-    W : (K, d) array
-        One weight vector per class (``coef_``).
-    b : (K,) array
-        The intercepts ``s v_m`` (zeros without an intercept).
-    W_tilde : (K, d + 1) or (K, d) array
-        The weights the problem regularises (``v = b / s`` last, with an intercept).
+    W, b, W_tilde : arrays
+        ``coef_`` (``(K, d)``), the intercepts ``s v_m`` and ``W~ = (W, v)``, as in
+        :class:`~maxmargin.formulations.CrammerSingerSolution`.
     alpha : (n, K) array
         LIBLINEAR's dual variables, ``alpha_i^m = C_i [m = y_i] - lambda_i^m`` (``sum_m
         alpha_i^m = 0``, ``alpha_i^m <= C_i [m = y_i]``; ``W~ = alpha^T X~``).
@@ -580,19 +599,7 @@ class MulticlassSolution(_Frozen):
     _ARRAYS: ClassVar[tuple[str, ...]] = ("W", "b", "W_tilde", "alpha")
 
     def __post_init__(self) -> None:
-        _check_status(self.status, SVM_STATUSES)
-        self._freeze()
-        for name in ("primal_objective", "dual_objective", "C", "tol"):
-            object.__setattr__(self, name, float(getattr(self, name)))
-        object.__setattr__(self, "iterations", int(self.iterations))
-
-    def decision_function(self, X_new: Any) -> np.ndarray:
-        """``(n, K)`` scores ``w_m . x + b_m``."""
-        return np.asarray(check_X_new(X_new, self.W.shape[1]) @ self.W.T) + self.b
-
-    def predict(self, X_new: Any) -> np.ndarray:
-        """The class index of the largest score."""
-        return np.argmax(self.decision_function(X_new), axis=1)
+        self._settle(("primal_objective", "dual_objective", "C", "tol"))
 
 
 def infeasible_svm(

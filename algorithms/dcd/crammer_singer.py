@@ -55,7 +55,14 @@ from maxmargin.algorithms.dcd.api import (
     finish_status,
     history_of,
 )
-from maxmargin.algorithms.dcd.loop import CONVERGED, MAX_ITER, PG_SKIP, seed_state, shuffle
+from maxmargin.algorithms.dcd.loop import (
+    CONVERGED,
+    MAX_ITER,
+    PG_SKIP,
+    row_layout,
+    seed_state,
+    shuffle,
+)
 from maxmargin.certificate import TINY, Certificate, liblinear_rows
 from maxmargin.certificate_multiclass import certify_crammer_singer
 from maxmargin.results import MulticlassSolution, join_messages
@@ -323,12 +330,7 @@ def cs_dcd(
         Wt = W.T if intercept_scaling is not None else W[:d].T
         return certify_crammer_singer(Wt, rows_tilde, y, box, lam=np.maximum(lam, 0.0))
 
-    if hasattr(X, "tocsr"):
-        norms = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-        rows = (None, X.indptr, X.indices, X.data, s)
-    else:
-        norms = np.einsum("ij,ij->i", X, X)
-        rows = (X, None, None, None, s)
+    rows, norms = row_layout(X, s)
     QD = norms + s * s
     alpha = np.zeros((n, K))
     zero = np.flatnonzero(QD <= 0.0)  # a zero row's optimum: lambda_i on the other classes
