@@ -103,21 +103,20 @@ def sub_problem(A: float, B: np.ndarray, k: int, y_at: int, C: float, D: np.ndar
 def add_scores(X: Any, indptr: Any, indices: Any, data: Any, s: float, i: int, W: np.ndarray,
                cls: np.ndarray, k: int, G: np.ndarray) -> None:
     """``G[m] += x~_i . W[:, cls[m]]`` for ``m < k`` (``W[-1]`` the bias row; rows as
-    :func:`~maxmargin.algorithms.dcd.loop.row_dot`: dense ``X`` when ``indptr`` is None)."""
+    :func:`~maxmargin.algorithms.dcd.loop.row_dot`: dense ``X`` when ``indptr`` is None), one
+    class at a time into a local sum."""
     d = W.shape[0] - 1
     for m in range(k):
-        G[m] += s * W[d, cls[m]]
-    if indptr is None:
-        if X is not None:
-            for j in range(d):
-                v = X[i, j]
-                for m in range(k):
-                    G[m] += v * W[j, cls[m]]
-    else:
-        for t in range(indptr[i], indptr[i + 1]):
-            j, v = indices[t], data[t]
-            for m in range(k):
-                G[m] += v * W[j, cls[m]]
+        c = cls[m]
+        total = s * W[d, c]
+        if indptr is None:
+            if X is not None:
+                for j in range(d):
+                    total += X[i, j] * W[j, c]
+        else:
+            for t in range(indptr[i], indptr[i + 1]):
+                total += data[t] * W[indices[t], c]
+        G[m] += total
 
 
 @njit
@@ -126,18 +125,15 @@ def add_row(X: Any, indptr: Any, indices: Any, data: Any, s: float, i: int, W: n
     """``W[:, cls[m]] += delta[m] x~_i`` for ``m < k`` (rows as :func:`add_scores`)."""
     d = W.shape[0] - 1
     for m in range(k):
-        W[d, cls[m]] += s * delta[m]
-    if indptr is None:
-        if X is not None:
-            for j in range(d):
-                v = X[i, j]
-                for m in range(k):
-                    W[j, cls[m]] += v * delta[m]
-    else:
-        for t in range(indptr[i], indptr[i + 1]):
-            j, v = indices[t], data[t]
-            for m in range(k):
-                W[j, cls[m]] += v * delta[m]
+        c, step = cls[m], delta[m]
+        W[d, c] += s * step
+        if indptr is None:
+            if X is not None:
+                for j in range(d):
+                    W[j, c] += step * X[i, j]
+        else:
+            for t in range(indptr[i], indptr[i + 1]):
+                W[indices[t], c] += step * data[t]
 
 
 @njit
