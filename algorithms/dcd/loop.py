@@ -48,7 +48,7 @@ from maxmargin.certificate import TINY
 from maxmargin.tolerances import DCD_PG_SKIP
 
 __all__ = ["Coordinates", "dcd_loop", "dual_weights", "duality_gap", "next_random",
-           "seed_state", "CONVERGED", "MAX_ITER"]
+           "row_layout", "seed_state", "CONVERGED", "MAX_ITER"]
 
 #: Loop outcomes.
 CONVERGED, MAX_ITER = 0, 1
@@ -214,12 +214,7 @@ class Coordinates:
         """``alpha = 0``, ``w~ = 0`` on validated rows (CSR or C-contiguous float64)."""
         n, d = X.shape
         diag = 0.5 / box if squared else np.zeros(n)
-        if hasattr(X, "tocsr"):
-            norms = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-            rows = (None, X.indptr, X.indices, X.data, s)
-        else:
-            norms = np.einsum("ij,ij->i", X, X)
-            rows = (X, None, None, None, s)
+        rows, norms = row_layout(X, s)
         QD = diag + norms + s * s
         QD[QD <= 0.0] = TINY  # hinge, a zero row without intercept: one step puts it on C_i
         return cls(X, y, s, rows, np.full(n, math.inf) if squared else box, diag, QD,
@@ -243,6 +238,16 @@ class Coordinates:
     def visits(self) -> float:
         """The samples visited so far, over all passes (each a row's non-zeros of work)."""
         return float(self.shrunk[3])
+
+
+def row_layout(X: Any, s: float) -> tuple[tuple, np.ndarray]:
+    """``(rows, ||x_i||^2)``: the rows as the compiled loops take them (``(X, None, None,
+    None, s)`` dense, ``(None, indptr, indices, data, s)`` CSR: :func:`row_dot`) and their
+    squared norms (without the bias column)."""
+    if hasattr(X, "tocsr"):
+        return (None, X.indptr, X.indices, X.data, s), np.asarray(
+            X.multiply(X).sum(axis=1)).ravel()
+    return (X, None, None, None, s), np.einsum("ij,ij->i", X, X)
 
 
 def seed_state(random_state: Any) -> np.ndarray:
