@@ -178,19 +178,24 @@ def decision_values(
     return kernel._values(lambda: kernel._weighted(X, X_sv, coef, rows), "`X`")
 
 
-def own_decision_values(kernel: Kernel, X: Any, v: np.ndarray) -> tuple[np.ndarray, float, Any]:
-    """``(g, shift, X')``: ``g = K' v`` on the rows ``X'`` a certificate evaluates, with
-    ``g + b - shift`` the decision values of an intercept ``b`` found from ``g``. The linear
-    kernel on dense data is evaluated on the points less their mean ``c`` (``X' = X - c``,
-    ``shift = c . X'^T v``): the same ``v^T K v`` and margins when ``sum v = 0``, without the
+def own_decision_values(kernel: Kernel, X: Any, v: np.ndarray) -> tuple[np.ndarray, float]:
+    """``(g, shift)``: ``g = K' v`` on the rows a certificate evaluates, with ``g + b - shift``
+    the decision values of an intercept ``b`` found from ``g``. The linear kernel on dense data
+    is evaluated on the points less their mean ``c`` (``K' = (X - c)(X - c)^T``, ``shift = c .
+    w``, ``w = (X - c)^T v``): the same ``v^T K v`` and margins when ``sum v = 0``, without the
     offset's cancellation (far from the origin ``x_i . w`` keeps a few digits), so the round-off
-    and the verdict do not depend on the origin. Otherwise ``X' = X``, ``shift = 0``."""
+    and the verdict do not depend on the origin. The centred rows are formed
+    :data:`BLOCK_BYTES` at a time, never all at once. Otherwise ``K' = K``, ``shift = 0``."""
     sv = np.flatnonzero(v != 0.0)
     if isinstance(kernel, LinearKernel) and isinstance(X, np.ndarray) and X.ndim == 2:
-        Xc = X - X.mean(axis=0)
-        w = Xc[sv].T @ v[sv]
-        return Xc @ w, float((X.mean(axis=0)) @ w), Xc
-    return decision_values(kernel, X, X[sv], v[sv]), 0.0, X
+        centre = X.mean(axis=0)
+        w = (X[sv] - centre).T @ v[sv]
+        g = np.empty(X.shape[0])
+        rows = max(1, BLOCK_BYTES // (8 * max(X.shape[1], 1)))
+        for start in range(0, X.shape[0], rows):
+            g[start:start + rows] = (X[start:start + rows] - centre) @ w
+        return g, float(centre @ w)
+    return decision_values(kernel, X, X[sv], v[sv]), 0.0
 
 
 def max_violation(alpha: np.ndarray, y: np.ndarray, g: np.ndarray, C: Any) -> float:
@@ -333,7 +338,7 @@ def certify_svm(
     v = alpha * y
     shift = 0.0
     if g is None:
-        g, shift, X = own_decision_values(kernel, X, v)
+        g, shift = own_decision_values(kernel, X, v)
     with np.errstate(over="ignore", invalid="ignore"):
         vKv = max(float(v @ g), 0.0)
         dual = float(alpha.sum()) - 0.5 * vKv

@@ -339,7 +339,7 @@ def certify_nu_svm(alpha: np.ndarray, X: Any, y: np.ndarray, nu: float, kernel: 
     v = a * y
     shift = 0.0
     if g is None:
-        g, shift, _ = own_decision_values(kernel, X, v)
+        g, shift = own_decision_values(kernel, X, v)
     R = _radius(kernel, X, centre=True)
     violation = _violation(y * g, a, upper, [np.flatnonzero(y > 0), np.flatnonzero(y < 0)])
     b, rho, slack = nu_offsets(g, y, nu, weights)

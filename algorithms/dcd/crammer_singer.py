@@ -58,7 +58,6 @@ from maxmargin.algorithms.dcd.api import (
 from maxmargin.algorithms.dcd.loop import (
     CONVERGED,
     MAX_ITER,
-    PG_SKIP,
     row_layout,
     seed_state,
     shuffle,
@@ -66,7 +65,7 @@ from maxmargin.algorithms.dcd.loop import (
 from maxmargin.certificate import TINY, Certificate, liblinear_rows
 from maxmargin.certificate_multiclass import certify_crammer_singer
 from maxmargin.results import MulticlassSolution, join_messages
-from maxmargin.tolerances import DCD_PG_SHRINK, DCD_PG_TOL, DCD_TOL
+from maxmargin.tolerances import DCD_PG_SHRINK, DCD_PG_SKIP, DCD_PG_TOL, DCD_TOL
 
 __all__ = ["cs_dcd", "cs_passes", "sub_problem", "cs_weights", "cs_gap"]
 
@@ -191,7 +190,7 @@ def cs_passes(rows: tuple, y: np.ndarray, box: np.ndarray, QD: np.ndarray, alpha
                     order[t], order[active] = order[active], order[t]
                     continue
             t += 1
-            if g_max - g_min <= PG_SKIP:
+            if g_max - g_min <= DCD_PG_SKIP:
                 continue
             worst = max(worst, g_max - g_min)
             y_at = -1
@@ -204,7 +203,7 @@ def cs_passes(rows: tuple, y: np.ndarray, box: np.ndarray, QD: np.ndarray, alpha
             for m in range(k):
                 step = new[m] - alpha[i, cls[m]]
                 alpha[i, cls[m]] = new[m]
-                if abs(step) >= PG_SKIP:
+                if abs(step) >= DCD_PG_SKIP:
                     moved[changed], delta[changed] = cls[m], step
                     changed += 1
             add_row(X, indptr, indices, data, s_col, i, W, moved, delta, changed)
