@@ -67,7 +67,15 @@ from maxmargin.certificate_multiclass import certify_crammer_singer
 from maxmargin.results import MulticlassSolution, join_messages
 from maxmargin.tolerances import DCD_PG_SHRINK, DCD_PG_SKIP, DCD_PG_TOL, DCD_TOL
 
-__all__ = ["cs_dcd", "cs_passes", "sub_problem", "cs_weights", "cs_gap"]
+__all__ = ["cs_dcd", "cs_passes", "sub_problem", "cs_weights", "cs_gap", "PASS_STATE"]
+
+
+#: The passes' state carried from one call to the next, as one record.
+PASS_STATE = np.dtype((np.record, [
+    ("active", np.int64),  # samples not set aside
+    ("eps_shrink", np.float64),  # the shrinking rule's threshold (halved down to eps)
+    ("from_all", np.bool_),  # the last pass started with every sample and class active
+]))
 
 
 @njit
@@ -138,24 +146,23 @@ def add_row(X: Any, indptr: Any, indices: Any, data: Any, s: float, i: int, W: n
 @njit
 def cs_passes(rows: tuple, y: np.ndarray, box: np.ndarray, QD: np.ndarray, alpha: np.ndarray,
               W: np.ndarray, order: np.ndarray, rng: np.ndarray, classes: np.ndarray,
-              n_cls: np.ndarray, shrunk: np.ndarray, eps: float, max_passes: int,
+              n_cls: np.ndarray, state: Any, eps: float, max_passes: int,
               shrinking: bool) -> tuple:
-    """The sequential dual passes (module docstring) until a pass that started with every
-    sample and class active has ``max_i (max G - min G) < eps``, or ``max_passes``. ``alpha``
-    (``(n, K)``), ``W`` (``(p, K)``, bias row last), ``order``, ``rng``, the active classes
-    ``classes[i, :n_cls[i]]`` and ``shrunk = (active samples, eps_shrink, from_all, visits)``
-    are updated in place (a later call goes on where this one stopped). Returns ``(passes,
-    CONVERGED or MAX_ITER)``."""
+    """The sequential dual passes (module docstring) until a pass that started with every sample
+    and class active has ``max_i (max G - min G) < eps``, or ``max_passes``. ``alpha`` (``(n,
+    K)``), ``W`` (``(p, K)``, bias row last), ``order``, ``rng``, the active classes
+    ``classes[i, :n_cls[i]]`` and ``state`` (a :data:`PASS_STATE` record: the active samples,
+    ``eps_shrink``, whether the pass started with all) are updated in place (a later call goes
+    on where this one stopped). Returns ``(passes, CONVERGED or MAX_ITER)``."""
     X, indptr, indices, data, s_col = rows
     n, K = alpha.shape
     G, B, D = np.empty(K), np.empty(K), np.empty(K)
     new, delta = np.empty(K), np.empty(K)
     moved = np.empty(K, dtype=np.int64)
-    active, eps_shrink, from_all = int(shrunk[0]), shrunk[1], shrunk[2] > 0.0
+    active, eps_shrink, from_all = state.active, state.eps_shrink, state.from_all
     passes, converged = 0, False
     while passes < max_passes and not converged:
         worst = -math.inf
-        shrunk[3] += active
         shuffle(order, active, rng)
         t = 0
         while t < active:
@@ -216,7 +223,7 @@ def cs_passes(rows: tuple, y: np.ndarray, box: np.ndarray, QD: np.ndarray, alpha
             from_all = True
         else:
             from_all = False
-    shrunk[0], shrunk[1], shrunk[2] = active, eps_shrink, 1.0 if from_all else 0.0
+    state.active, state.eps_shrink, state.from_all = active, eps_shrink, from_all
     return passes, CONVERGED if converged else MAX_ITER
 
 
@@ -335,12 +342,15 @@ def cs_dcd(
     order = np.arange(n, dtype=np.int64)
     classes = np.tile(np.arange(K, dtype=np.int64), (n, 1))
     n_cls = np.full(n, K, dtype=np.int64)
-    shrunk = np.array([n, max(10.0 * DCD_PG_TOL, 1.0), 1.0, 0.0])
+    fields = np.zeros(1, PASS_STATE)
+    fields["active"], fields["from_all"] = n, True
+    fields["eps_shrink"] = max(10.0 * DCD_PG_TOL, 1.0)
+    state = fields[0]  # a view: the compiled passes' writes land in it
     eps, passes, check_at = DCD_PG_TOL, 0, DCD_FIRST_CHECK
     trace: list[tuple[int, float, float]] = []
     cert = None
     while True:
-        done, code = cs_passes(rows, y, box, QD, alpha, W, order, rng, classes, n_cls, shrunk,
+        done, code = cs_passes(rows, y, box, QD, alpha, W, order, rng, classes, n_cls, state,
                                eps, np.int64(min(check_at, max_iter) - passes),
                                np.bool_(shrinking))
         passes += done

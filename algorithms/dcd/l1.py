@@ -65,7 +65,7 @@ from maxmargin.tolerances import (
     L1_CDN_H_FLOOR,
 )
 
-__all__ = ["l1_cdn", "cdn_loop", "column_rows", "ESTIMATE_MET", "MAX_ITER"]
+__all__ = ["l1_cdn", "cdn_loop", "column_rows", "ESTIMATE_MET", "MAX_ITER", "PASS_STATE"]
 
 #: Loop outcomes: the pass's gap estimate met the target (evaluate the certificate), or the
 #: passes ran out.
@@ -74,6 +74,14 @@ ESTIMATE_MET, MAX_ITER = 0, 1
 SIGMA, MAX_LINESEARCH = 0.01, 20
 #: The most halvings of the gap estimate's target.
 TARGET_HALVINGS = 10
+#: The passes' state carried from one call to the next, as one record.
+PASS_STATE = np.dtype((np.record, [
+    ("active", np.int64),  # features not shrunk
+    ("gmax_old", np.float64),  # the largest violation of the last pass (the shrinking rule)
+    ("gnorm1_init", np.float64),  # the first pass's sum of violations (-1: none yet)
+    ("eps", np.float64),  # LIBLINEAR's eps of that rule (divided when it is met)
+    ("estimate", np.float64),  # the last pass's gap estimate
+]))
 #: The exact finish: at most this many weights in the support (its ``|J| x |J|`` Newton system
 #: is dense) and Newton steps per finish; the passes between certificates (doubled after each).
 FINISH_MAX_SUPPORT, FINISH_STEPS, CHECK_EVERY = 500, 10, 50
@@ -212,14 +220,14 @@ def heavy_steps(X: Any, indptr: Any, indices: Any, data: Any, C: np.ndarray,
 @njit
 def cdn_loop(X: Any, indptr: Any, indices: Any, data: Any, C: np.ndarray,
              xj_sq: np.ndarray, w: np.ndarray, b: np.ndarray, order: np.ndarray,
-             rng: np.ndarray, state: np.ndarray, target: float, max_passes: int,
+             rng: np.ndarray, state: Any, target: float, max_passes: int,
              shrinking: bool) -> tuple:
     """CDN passes (module docstring; columns as :func:`column_derivatives`) until a pass's
     gap estimate is ``<= target`` or ``max_passes``. ``w``, ``b``, ``order``, ``rng`` and
-    ``state = (active, Gmax_old, Gnorm1_init, eps, estimate)`` are updated in place (a later
+    ``state`` (a :data:`PASS_STATE` record) are updated in place (a later
     call goes on where this one stopped). Returns ``(passes, ESTIMATE_MET or MAX_ITER)``."""
     n, p = b.shape[0], w.shape[0]
-    active, gmax_old, gnorm1_init, eps = int(state[0]), state[1], state[2], state[3]
+    active, gmax_old, gnorm1_init, eps = state.active, state.gmax_old, state.gnorm1_init, state.eps
     violations = np.zeros(p)
     passes, met = 0, False
     while passes < max_passes and not met:
@@ -252,7 +260,7 @@ def cdn_loop(X: Any, indptr: Any, indices: Any, data: Any, C: np.ndarray,
             heavy_steps(X, indptr, indices, data, C, xj_sq, w, b, order[:active],
                         violations, work // HEAVY_SHARE)
         estimate = pass_estimate(C, b, w, umax)
-        state[4] = estimate
+        state.estimate = estimate
         met = estimate <= target
         if gnorm1_init < 0.0:
             gnorm1_init = gnorm1
@@ -262,7 +270,7 @@ def cdn_loop(X: Any, indptr: Any, indices: Any, data: Any, C: np.ndarray,
             gmax_old = math.inf
             continue
         gmax_old = gmax
-    state[0], state[1], state[2], state[3] = active, gmax_old, gnorm1_init, eps
+    state.active, state.gmax_old, state.gnorm1_init, state.eps = active, gmax_old, gnorm1_init, eps
     return passes, ESTIMATE_MET if met else MAX_ITER
 
 
@@ -476,7 +484,10 @@ def _solve(Z: Any, box: np.ndarray, tol: float, max_iter: int, rng: np.ndarray,
     ones = np.ones(n)
     w, b = np.zeros(p), np.ones(n)
     order = np.arange(p, dtype=np.int64)
-    state = np.array([p, math.inf, -1.0, L1_CDN_EPS, math.inf])
+    fields = np.zeros(1, PASS_STATE)
+    fields["active"], fields["gmax_old"], fields["gnorm1_init"] = p, math.inf, -1.0
+    fields["eps"], fields["estimate"] = L1_CDN_EPS, math.inf
+    state = fields[0]  # a view: the compiled passes' writes land in it
     target, passes, check_at = tol, 0, CHECK_EVERY
     cert = certify_liblinear(w, Z, ones, box, loss="squared_hinge", penalty="l1")
     trace = [(0, math.nan, cert.gap)]  # w~ = 0: optimal when C is small enough
@@ -491,9 +502,9 @@ def _solve(Z: Any, box: np.ndarray, tol: float, max_iter: int, rng: np.ndarray,
             if judged.primal_objective <= cert.primal_objective:
                 w[:], cert = finish, judged
         b[:] = 1.0 - np.asarray(Z @ w).ravel()  # the kept b drifts
-        trace.append((passes, float(state[4]), cert.gap))
+        trace.append((passes, float(state.estimate), cert.gap))
         if code == ESTIMATE_MET and cert.gap > tol:  # shrunk features or drift: look closer
-            state[0], state[1] = p, math.inf
+            state.active, state.gmax_old = p, math.inf
             target = max(target / 2.0, tol / 2.0**TARGET_HALVINGS)
         if passes >= check_at:
             check_at *= 2
