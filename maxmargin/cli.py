@@ -386,7 +386,7 @@ def _compile(args: argparse.Namespace) -> int:
         print(("compiling" if cold else "loading") + f" the Numba loops (cache: {where}; "
               f"{procs}) ...", file=sys.stderr, flush=True)
     start = time.perf_counter()
-    done = compile_all(jobs)
+    done = compile_all(jobs, every=True)
     if not args.quiet:
         for piece, wall, cpu in done:
             print(f"  {piece}: {wall:.1f} s ({cpu:.1f} s CPU)", file=sys.stderr)

@@ -147,6 +147,52 @@ def test_the_tasks_compile_what_the_quick_suite_needs_and_the_nu_solvers_last() 
     assert "smo_large" in {p for task in warmup.compile_tasks(True) for p in task}
 
 
+def test_maxmargin_compile_warms_every_piece_once() -> None:
+    """``maxmargin compile`` (every=True) takes every piece of :data:`WARM_UPS` once, the
+    quick suite's first; ``verify``'s tasks leave out the pieces no quick check needs."""
+    every = [p for task in warmup.compile_tasks(True, every=True) for p in task]
+    assert sorted(every) == sorted(warmup.WARM_UPS) and len(every) == len(set(every))
+    assert every[:len(every) - len(warmup.LATER_TASKS)] == [
+        p for task in warmup.compile_tasks(True) for p in task]
+
+
+def test_the_linear_piece_compiles_what_linear_fits_run() -> None:
+    """After the ``linear`` piece, fits of every linear solver on other data (dense and CSR,
+    both losses, tight tolerances that reach the hinge's exact finish, with and without an
+    intercept) compile no further specialisation."""
+    import gc
+    import warnings
+
+    import numpy as np
+    import scipy.sparse as sp
+    from numba.core.registry import CPUDispatcher
+
+    from maxmargin.algorithms import cs_dcd, dcd, dcd_svc, l1_cdn
+
+    def signatures() -> set[tuple[str, str]]:
+        return {(o.py_func.__qualname__, str(sig)) for o in gc.get_objects()
+                if isinstance(o, CPUDispatcher) and o.py_func.__module__.startswith("maxmargin")
+                for sig in o.signatures}
+
+    warmup.WARM_UPS["linear"]()
+    before = signatures()
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 6))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=300) > 0, 1.0, -1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for rows in (X, sp.csr_matrix(X)):
+            for loss in ("hinge", "squared_hinge"):
+                for tol, scaling in ((1e-3, 1.0), (1e-8, 1.0), (1e-3, None)):
+                    dcd(rows, y, loss=loss, tol=tol, intercept_scaling=scaling)
+            for tol in (1e-3, 1e-8):
+                dcd_svc(rows, y, tol=tol)
+                l1_cdn(rows, y, tol=tol)
+            for scaling in (1.0, None):
+                cs_dcd(rows, np.arange(300) % 4, n_classes=4, intercept_scaling=scaling)
+    assert signatures() - before == set()
+
+
 _SIGNATURES = """
 import gc
 from numba import types

@@ -21,11 +21,16 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from maxmargin._jit import cache_is_cold, notices_off
 from maxmargin.algorithms import (
+    cs_dcd,
+    dcd,
+    dcd_svc,
     gilbert_svm,
     kernel_perceptron,
+    l1_cdn,
     mdm_hulls,
     nu_smo,
     one_class_hull,
@@ -33,11 +38,13 @@ from maxmargin.algorithms import (
     perceptron,
     smo,
 )
+from maxmargin.algorithms.dcd.finish import feature_finish
 from maxmargin.algorithms.smo.loops import solve_pairs, warm_large_data
 
 __all__ = [
     "COMPILE_GUARD_S",
     "COMPILE_TASKS",
+    "LATER_TASKS",
     "WARM_UPS",
     "compile_all",
     "compile_pieces",
@@ -94,6 +101,24 @@ def _warm_nu_hulls() -> None:
             one_class_hull(_WARM_X, 0.5, method=method, kernel=kernel)
 
 
+def _warm_linear() -> None:
+    """The linear solvers on dense and CSR rows: ``dcd`` (both losses), ``dcd_svc``,
+    ``l1_cdn``, ``cs_dcd`` (three classes) and the hinge's exact finish (from every alpha
+    free, more than the features: its drop steps)."""
+    X = np.vstack([_WARM_X, _WARM_X + 0.5])
+    y = np.concatenate([_WARM_Y, _WARM_Y])
+    classes = np.arange(X.shape[0]) % 3
+    half, box = np.full(y.size, 0.5), np.ones(y.size)
+    for rows in (X, sp.csr_matrix(X)):
+        for loss in ("hinge", "squared_hinge"):
+            dcd(rows, y, loss=loss)
+        dcd_svc(rows, y)
+        l1_cdn(rows, y)
+        cs_dcd(rows, classes, n_classes=3)
+        for scaling in (None, 1.0):
+            feature_finish(rows, y, half, box, 1e-12, 1e6, scaling=scaling)
+
+
 def _warm_perceptrons() -> None:
     for kernel in _KERNELS:
         kernel_perceptron(_WARM_X, _WARM_Y, kernel=kernel)
@@ -110,6 +135,7 @@ WARM_UPS: dict[str, Callable[[], None]] = {
     "perceptron": _warm_perceptrons,
     "nu": _warm_nu,  # nu_smo and one_class_smo (the nu checks, verification/nu_checks.py)
     "nu_hulls": _warm_nu_hulls,  # MDM and Wolfe on reduced hulls (the same)
+    "linear": _warm_linear,  # dcd, dcd_svc, l1_cdn, cs_dcd (no quick-suite check runs them)
 }
 _WARMED: set[str] = set()
 #: The pieces as tasks, in the order compiling processes take them (each process the next task
@@ -120,6 +146,9 @@ _WARMED: set[str] = set()
 #: task (it loads the callees it shares with SMO from the cache); only data files select it.
 COMPILE_TASKS: tuple[tuple[str, ...], ...] = (
     ("smo", "smo_large"), ("nearest",), ("platt",), ("perceptron",), ("nu",))
+#: The pieces no check of the quick suite needs, after :data:`COMPILE_TASKS` for
+#: ``maxmargin compile`` (every compiled loop).
+LATER_TASKS: tuple[tuple[str, ...], ...] = (("linear",), ("nu_hulls",))
 #: The state of :func:`compiling_ahead` while it runs: ``pending`` (pieces not compiled yet),
 #: ``taken`` (by connection: the pieces its process took).
 _AHEAD: dict[str, Any] = {}
@@ -155,15 +184,18 @@ def compile_pieces(pieces: Iterable[str]) -> list[tuple[str, float, float]]:
     return done
 
 
-def compile_tasks(large: bool) -> list[tuple[str, ...]]:
-    """:data:`COMPILE_TASKS`, SMO's driver for wide data only when ``large``."""
-    return [tuple(p for p in task if large or p != "smo_large") for task in COMPILE_TASKS]
+def compile_tasks(large: bool, every: bool = False) -> list[tuple[str, ...]]:
+    """:data:`COMPILE_TASKS`, SMO's driver for wide data only when ``large``, and then
+    :data:`LATER_TASKS` when ``every``."""
+    tasks = COMPILE_TASKS + (LATER_TASKS if every else ())
+    return [tuple(p for p in task if large or p != "smo_large") for task in tasks]
 
 
-def compile_all(jobs: int, large: bool = True) -> list[tuple[str, float, float]]:
+def compile_all(jobs: int, large: bool = True, every: bool = False
+                ) -> list[tuple[str, float, float]]:
     """Warm the pieces of :func:`compile_tasks` up in ``jobs`` forked processes (here when 1),
     each taking the next task when it is done: :func:`compile_pieces`' triples."""
-    tasks = compile_tasks(large)
+    tasks = compile_tasks(large, every)
     if jobs == 1:
         return compile_pieces(sum(tasks, ()))
     context = multiprocessing.get_context("fork")
