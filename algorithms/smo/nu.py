@@ -23,7 +23,9 @@ rho``, resp. ``nu l rho``): the violation in the units of the decision function 
 the equivalent C-SVC's. A ν-SVC run stops at LIBSVM's ``m - M < tol min(1, FIRST_FRACTION
 r)``, ``r`` estimated in the loop from each class's extremes (:func:`~.classwise.stop_factor`;
 ``m - M < tol`` alone while that estimate is below ``tol``), so that one run meets ``tol``
-where ``r < 1`` (small ``nu``); a one-class run at LIBSVM's ``m - M < tol``. When the float64
+where ``r < 1`` (small ``nu``); a one-class run likewise, ``r`` from the extremes of ``G``
+(:func:`~.working_set.relative_stop`; ``r < 1`` where ``nu l`` is small or ``gamma`` large:
+``K`` near the identity, ``rho`` near ``1 / (nu l)``). When the float64
 certificate does not meet ``tol`` the run continues from its ``alpha`` with the exact
 gradient, the warm cache and the stop ``m - M < TOL_FRACTION tol r`` (``r`` from the
 certificate; at most ``MAX_ROUNDS``); ``precision="auto"`` continues in float64 after the
@@ -89,8 +91,8 @@ __all__ = ["nu_smo", "one_class_smo", "MAX_ROUNDS", "TOL_FRACTION", "FIRST_FRACT
 MAX_ROUNDS = 4
 #: A continuation stops at LIBSVM's ``m - M`` below this fraction of ``tol r``.
 TOL_FRACTION = 0.5
-#: A ν-SVC's first run stops at LIBSVM's ``m - M`` below this fraction of ``tol r`` too (``r``
-#: estimated in the loop: :func:`~.classwise.stop_factor`).
+#: A first run stops at LIBSVM's ``m - M`` below this fraction of ``tol r`` too where ``r < 1 /
+#: FIRST_FRACTION`` (``r`` estimated in the loop: :func:`~.working_set.relative_stop`).
 FIRST_FRACTION = 0.6
 #: A continuation held while ``rho`` is below the certificate's resolution runs at most this
 #: many iterations per variable, and at least :data:`HELD_MIN_ITER`.
@@ -339,7 +341,7 @@ def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings
     box = None if weights is None else l * weights / float(weights.sum())
     st = new_state(problem.kd, QD, 1.0 if box is None else box, options.tol, 1)
     st.scalars.linear = 0.0
-    st.scalars.tol_r = 0.0 if one_class else FIRST_FRACTION
+    st.scalars.tol_r = FIRST_FRACTION
     st.alpha[:] = initial_alpha(l, nu, y, box)
     solver = NuSolver(problem, options, st, nu, one_class, weights, unit=4.0**k)
     g_at, g = solver.start_sums(first)
