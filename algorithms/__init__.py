@@ -6,7 +6,7 @@ Each lives in its own module and returns the result types of :mod:`maxmargin.res
 
 from __future__ import annotations
 
-from maxmargin.algorithms.dcd import dcd, dcd_svc, l1_cdn
+from maxmargin.algorithms.dcd import cs_dcd, dcd, dcd_svc, l1_cdn
 from maxmargin.algorithms.gilbert import gilbert, gilbert_hulls, gilbert_svm, one_class_hull
 from maxmargin.algorithms.kernel_perceptron import kernel_perceptron
 from maxmargin.algorithms.mdm import mdm_hulls
@@ -15,6 +15,7 @@ from maxmargin.algorithms.smo import nu_smo, one_class_smo, smo
 from maxmargin.algorithms.wolfe import wolfe_hulls
 
 __all__ = [
+    "cs_dcd",
     "dcd",
     "dcd_svc",
     "gilbert",

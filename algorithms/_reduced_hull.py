@@ -42,6 +42,7 @@ from maxmargin.algorithms._nearest_point import (
     run_nearest_point,
     status_of,
 )
+from maxmargin.certificate import roundoff_gamma
 from maxmargin.certificate_nu import below_resolution, certify_nu_svm, certify_one_class
 from maxmargin.kernels import Kernel
 from maxmargin.kernels.formulas import KIND_LINEAR
@@ -69,11 +70,10 @@ def nu_zero_rtol(l: int, sets: int = 2) -> float:
     """The loops' zero tolerance on ``||z||`` over ``R`` for the ν-SVC of ``l`` points (``sets =
     2``; the one-class SVM: 1): the judge's resolution :func:`~maxmargin.certificate_nu.w_floor`
     in the units of ``z = (2 / nu) w`` (one-class: ``z = w``), ``max(HULLS_MEET_ATOL, sets
-    sqrt(gamma_N))`` with ``N = l + 8`` (the judge's ``N`` counts the support too, so its floor
-    is never below this): a run stopped there is ``w = 0`` to the judge as well."""
-    u = 0.5 * np.finfo(np.float64).eps
-    N = l + 8
-    return max(HULLS_MEET_ATOL, sets * math.sqrt(N * u / (1.0 - N * u)))
+    sqrt(gamma_N))`` with ``N = l + 8`` (:func:`~maxmargin.certificate.roundoff_gamma`; the
+    judge's ``N`` counts the support too, so its floor is never below this): a run stopped
+    there is ``w = 0`` to the judge as well."""
+    return max(HULLS_MEET_ATOL, sets * math.sqrt(roundoff_gamma(terms=l)))
 
 
 def nu_svm_from_run(run: NearestPointRun, X: Any, y: np.ndarray | None, kernel: Kernel,

@@ -50,18 +50,12 @@ from maxmargin.algorithms._nearest_point import (
     solve_hull_pair,
 )
 from maxmargin.results import HullPairSolution
-from maxmargin.tolerances import WOLFE_TOL
+from maxmargin.tolerances import WOLFE_KKT_RTOL, WOLFE_PIVOT_RTOL, WOLFE_TOL
 
 __all__ = ["wolfe_hulls", "wolfe_loop", "WOLFE_TOL", "WOLFE_MAX_ITER"]
 
 #: Major cycles; each adds one point to the corral.
 WOLFE_MAX_ITER = 100_000
-#: Relative residual of the minor cycle's KKT system above which the solve is redone (from a
-#: fresh factor, then densely).
-_KKT_RTOL = 1e-8
-#: A point whose Cholesky pivot is below this fraction of its diagonal is affinely dependent on
-#: the corral in round-off: the factor is given up and the solve done densely.
-_PIVOT_RTOL = 1e-12
 #: The dense solve's Tikhonov term when the corral's KKT system is singular (equilibrated units).
 _RIDGE = 1e-10
 #: The corral's arrays start with room for this many points and double when full.
@@ -78,7 +72,7 @@ def _h(G: np.ndarray, inP: np.ndarray, c: float, a: int, b: int) -> float:
 def _factor_append(L: np.ndarray, G: np.ndarray, inP: np.ndarray, c: float, s: int) -> bool:
     """Extend the lower Cholesky factor ``L`` (``L L^T = H`` on the first ``s`` points) by point
     ``s``: row ``s`` is ``r = L^{-1} H[:s, s]`` and its pivot ``sqrt(H_ss - r . r)``. False when
-    the pivot is not above ``_PIVOT_RTOL H_ss`` (the point is affinely dependent on the others
+    the pivot is not above ``WOLFE_PIVOT_RTOL H_ss`` (the point is affinely dependent on the others
     in round-off)."""
     for i in range(s):
         t = _h(G, inP, c, i, s)
@@ -89,7 +83,7 @@ def _factor_append(L: np.ndarray, G: np.ndarray, inP: np.ndarray, c: float, s: i
     p = h_ss
     for k in range(s):
         p -= L[s, k] * L[s, k]
-    if not p > _PIVOT_RTOL * h_ss:
+    if not p > WOLFE_PIVOT_RTOL * h_ss:
         return False
     L[s, s] = math.sqrt(p)
     return True
@@ -133,7 +127,7 @@ def _factor_solve(L: np.ndarray, G: np.ndarray, inP: np.ndarray, c: float, s: in
     """The minor cycle's affine minimiser from the factor: ``W = H^{-1} E`` (forward and backward
     substitutions), ``t = (E^T W)^{-1} 1`` and ``w = W t`` solve ``G w / c + E nu = 0``,
     ``E^T w = 1`` (then ``H w = E (1 - nu)``). ``out[:s] = w``; False when ``E^T W`` is
-    singular, ``w`` is not finite or the KKT residual exceeds ``_KKT_RTOL``."""
+    singular, ``w`` is not finite or the KKT residual exceeds ``WOLFE_KKT_RTOL``."""
     for col in range(2):
         for i in range(s):  # L u = E[:, col]
             t = inP[i] if col == 0 else 1.0 - inP[i]
@@ -167,8 +161,8 @@ def _factor_solve(L: np.ndarray, G: np.ndarray, inP: np.ndarray, c: float, s: in
             gw += G[a, b] * out[b]
         r = gw / c + inP[a] * (sum_p - u1) + (1.0 - inP[a]) * (sum_q - u2)
         r2 += r * r
-    ok = math.sqrt(r2) <= _KKT_RTOL * max(1.0, abs(u1), abs(u2))
-    ok = ok and abs(sum_p - 1.0) <= _KKT_RTOL and abs(sum_q - 1.0) <= _KKT_RTOL
+    ok = math.sqrt(r2) <= WOLFE_KKT_RTOL * max(1.0, abs(u1), abs(u2))
+    ok = ok and abs(sum_p - 1.0) <= WOLFE_KKT_RTOL and abs(sum_q - 1.0) <= WOLFE_KKT_RTOL
     for i in range(s):
         ok = ok and math.isfinite(out[i])
     return ok
@@ -231,7 +225,7 @@ def _dense_affine(G: np.ndarray, s: int, inP: np.ndarray, scale: float, A: np.nd
                   x: np.ndarray, ridge: float) -> bool:
     """The minor cycle's KKT system ``A [w; nu] = [0; 1]`` (:func:`_kkt_matrix`) by Gaussian
     elimination with partial pivoting: ``x[:s]`` is ``w``. False when a pivot vanishes or the
-    residual of the system without ``ridge`` exceeds ``_KKT_RTOL``."""
+    residual of the system without ``ridge`` exceeds ``WOLFE_KKT_RTOL``."""
     m = s + 2
     _kkt_matrix(G, s, inP, scale, A, ridge)
     for a in range(s):
@@ -269,7 +263,7 @@ def _dense_affine(G: np.ndarray, s: int, inP: np.ndarray, scale: float, A: np.nd
         sum_p += inP[a] * x[a]
         sum_q += (1.0 - inP[a]) * x[a]
     r2 += sum_p * sum_p + sum_q * sum_q
-    return r2 <= _KKT_RTOL * _KKT_RTOL  # False for nan
+    return r2 <= WOLFE_KKT_RTOL * WOLFE_KKT_RTOL  # False for nan
 
 
 @njit

@@ -22,6 +22,8 @@ hulls          ``gilbert_hulls``, ``mdm_hulls`` and ``wolfe_hulls`` vs ``hull_di
 linear         ``dcd`` and ``l1_cdn`` vs ``LinearSVC`` (LIBLINEAR) on its own problems, hinge,
                squared hinge and the L1-penalised squared hinge, dense and sparse, relative gaps
                1e-3 and 1e-6 (:mod:`benchmarks.linear`).
+linear_cs      ``cs_dcd`` vs ``LinearSVC(multi_class="crammer_singer")`` on Crammer and Singer's
+               multi-class problem, dense and sparse.
 linear_svc     ``smo(kernel="linear")`` on SVC's problem (unregularised bias) vs ``LinearSVC``.
 nu_svc         ``nu_smo`` vs ``NuSVC``, and ``gilbert_svm(nu=...)`` by MDM and Wolfe vs
                ``nu_smo`` (:mod:`benchmarks.nu`).

@@ -10,6 +10,12 @@ sparse text-like rows, 5 % of the labels flipped):
   judged by the same float64 certificate, the relative duality gap of
   :func:`~maxmargin.certificate.certify_liblinear`; ``LinearSVC`` runs at its default ``tol``
   when maxmargin's target gap is 1e-3, else at that gap;
+* ``linear_cs``: ``crammer_singer``, Crammer and Singer's multi-class problem (``K = 5``
+  classes, the labels the largest of ``K`` random linear scores, 5 % relabelled at random):
+  ``cs_dcd`` against ``LinearSVC(multi_class="crammer_singer")``, both judged by
+  :func:`~maxmargin.certificate_multiclass.certify_crammer_singer`; LinearSVC exposes no dual
+  point, so its ``W`` is judged against the better of the certificate's own KKT multipliers and
+  maxmargin's dual point (any feasible one bounds its gap from above);
 * ``linear_svc``: ``svc``, SVC's problem (hinge, unregularised bias):
   ``smo(X, y, kernel="linear")`` as a user calls it (large problems go to ``dcd_svc``: the
   row's ``solver`` says which ran), certified to ``m - M < tol``, against ``LinearSVC``'s hinge
@@ -38,6 +44,16 @@ SIZES = {
 }
 
 
+#: ``(kind, n, d)`` of the Crammer-Singer cases by suite.
+CS_SIZES = {
+    "smoke": [("dense", 2_000, 20), ("sparse", 2_000, 5_000)],
+    "standard": [("dense", 20_000, 50), ("sparse", 20_000, 20_000)],
+    "scale": [("dense", 20_000, 50), ("sparse", 20_000, 20_000), ("sparse", 100_000, 50_000)],
+}
+#: Classes of the Crammer-Singer cases.
+CS_CLASSES = 5
+
+
 def _cases(family: str, suite: str, problems: tuple[str, ...]) -> list[Case]:
     """Each data set of :data:`SIZES` with ``problems`` at gap 1e-3, and LIBLINEAR's three at
     1e-6 on the first dense set (and on the sparse one of the smoke suite: on text-like rows
@@ -59,6 +75,91 @@ def _cases(family: str, suite: str, problems: tuple[str, ...]) -> list[Case]:
 def cases(suite: str) -> list[Case]:
     """Family ``linear``: LIBLINEAR's three problems."""
     return _cases("linear", suite, ("hinge", "squared_hinge", "l1"))
+
+
+def cs_cases(suite: str) -> list[Case]:
+    """Family ``linear_cs``: Crammer and Singer's problem at gap 1e-3 on :data:`CS_SIZES`
+    (and 1e-6 on the dense set)."""
+    out = []
+    for kind, n, d in CS_SIZES[suite]:
+        for tol in (1e-3, 1e-6) if kind == "dense" else (1e-3,):
+            out.append(Case("linear_cs", f"crammer_singer K={CS_CLASSES} {kind} n={n:,} "
+                            f"d={d:,} tol={tol:g}",
+                            {"kind": kind, "n": n, "d": d, "problem": "crammer_singer",
+                             "K": CS_CLASSES, "tol": tol, "C": 1.0}))
+    return out
+
+
+def multiclass(kind: str, n: int, d: int, K: int, seed: int) -> tuple[Any, np.ndarray]:
+    """The rows of :func:`make_dense` / :func:`make_sparse` with ``K`` classes: the largest of
+    ``K`` random linear scores (sparse weights on sparse rows), ``FLIP`` of them relabelled at
+    random."""
+    from benchmarks.bench_dcd import FLIP
+
+    X, _ = (make_dense if kind == "dense" else make_sparse)(n, d, seed=seed)
+    rng = np.random.default_rng(seed + 1)
+    W = rng.standard_normal((K, d)) / np.sqrt(d)
+    if kind != "dense":
+        W *= rng.random((K, d)) < 0.1
+    y = np.argmax(np.asarray(X @ W.T), axis=1)
+    flip = rng.random(n) < FLIP
+    y[flip] = rng.integers(0, K, int(flip.sum()))
+    return X, y
+
+
+def run_cs(case: Case, repeats: int, budget: float) -> list[dict]:
+    """Family ``linear_cs``: LinearSVC, then ``cs_dcd``, interleaved; both certified
+    afterwards (module docstring)."""
+    from sklearn.svm import LinearSVC
+    from threadpoolctl import threadpool_limits
+
+    from maxmargin.algorithms import cs_dcd
+    from maxmargin.certificate import liblinear_rows
+    from maxmargin.certificate_multiclass import certify_crammer_singer
+
+    p = case.params
+    X, y = multiclass(p["kind"], p["n"], p["d"], p["K"], seed=p["n"] + p["d"])
+    Xw, yw = multiclass(p["kind"], 500, min(p["d"], 2_000), p["K"], seed=1)
+    peer_tol = 1e-4 if p["tol"] >= 1e-3 else p["tol"]
+
+    def peer(X: Any, y: np.ndarray) -> Any:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return LinearSVC(C=p["C"], multi_class="crammer_singer", tol=peer_tol,
+                             random_state=0, max_iter=1000).fit(X, y)
+
+    def ours(X: Any, y: np.ndarray) -> Any:
+        return cs_dcd(X, y, p["C"], intercept_scaling=1.0, tol=p["tol"])
+
+    with threadpool_limits(1):
+        m_peer, m_ours = measure_many([(lambda: peer(X, y), lambda: peer(Xw, yw)),
+                                       (lambda: ours(X, y), lambda: ours(Xw, yw))],
+                                      repeats, budget)
+    params = {"tol": p["tol"], "C": p["C"], "problem": p["problem"], "K": p["K"]}
+    ref = make_row(case, "sklearn.LinearSVC", "peer", m_peer, params=dict(params))
+    row = make_row(case, "maxmargin.cs_dcd", "maxmargin", m_ours, params=params)
+    box = np.full(y.size, p["C"])
+    lam = None
+    if m_ours.value is not None:
+        sol = m_ours.value
+        lam = -np.asarray(sol.alpha)  # lambda_i^m = C_i [m = y_i] - alpha_i^m
+        lam[np.arange(y.size), y] += box
+        row.update(status=sol.status, iterations=sol.iterations,
+                   objective=sol.primal_objective,
+                   accuracy=float(np.mean(sol.predict(X) == y)),
+                   extra={"gap": sol.certificate.gap, "solver": sol.method})
+    if m_peer.value is not None:
+        clf = m_peer.value
+        Wt = np.hstack([clf.coef_, clf.intercept_[:, None]])
+        cert = certify_crammer_singer(Wt, liblinear_rows(X, 1.0), y, box, lam=lam)
+        # LIBLINEAR's -s 4 ignores max_iter: its own cap is 100,000 passes
+        ref.update(status="done", iterations=int(np.max(clf.n_iter_)),
+                   objective=cert.primal_objective,
+                   accuracy=float(np.mean(clf.predict(X) == y)),
+                   extra={"gap": cert.gap, "max_iter_reached": int(np.max(clf.n_iter_))
+                          >= 100_000})
+    compare([ref, row], ref)
+    return [ref, row]
 
 
 def svc_cases(suite: str) -> list[Case]:
@@ -154,7 +255,8 @@ def run(case: Case, repeats: int, budget: float) -> list[dict]:
 def markdown(rows: list[dict]) -> str:
     """The linear table (both families): times, ratio and each side's certified gap."""
     body = []
-    for peer, ours in pairs(rows, "linear") + pairs(rows, "linear_svc"):
+    for peer, ours in (pairs(rows, "linear") + pairs(rows, "linear_cs")
+                       + pairs(rows, "linear_svc")):
         body.append([
             ours["case"], peer["time_s"], ours["time_s"], ours["time_ratio"],
             fmt(peer["extra"].get("gap"), ".1e")
@@ -174,5 +276,9 @@ def markdown(rows: list[dict]) -> str:
         "1e-4 (its default) for the 1e-3 rows, else at the row's tol. svc: SVC's problem "
         "(unregularised bias) by `smo(kernel=\"linear\")`, its gap = m - M; LinearSVC's gap in "
         "its own hinge problem; on sparse rows LinearSVC's gap is measured against maxmargin's "
-        "dual point (an upper bound). (max_iter): LinearSVC stopped at its 1000 iterations.",
+        "dual point (an upper bound). crammer_singer: Crammer and Singer's multi-class problem "
+        "(K = 5), `cs_dcd` vs LinearSVC(multi_class='crammer_singer'), both judged by "
+        "certify_crammer_singer (LinearSVC's W against the better of the KKT multipliers and "
+        "maxmargin's dual point: an upper bound). (max_iter): LinearSVC stopped at its "
+        "iteration cap (1000; 100,000 for crammer_singer, which ignores max_iter).",
     )

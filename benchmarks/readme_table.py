@@ -43,6 +43,9 @@ LATER: tuple[tuple[str, ...], ...] = (
     ("linear", "`dcd` and `l1_cdn` vs LIBLINEAR (`LinearSVC`) on its own problems (hinge, "
                "squared hinge, L1-penalised squared hinge; dense and sparse; relative gap 1e-3 "
                "and 1e-6), one thread"),
+    ("linear_cs", "`cs_dcd` vs LIBLINEAR (`LinearSVC(multi_class=\"crammer_singer\")`): "
+                  "Crammer and Singer's problem, K = 5, dense and sparse, relative gap 1e-3 and "
+                  "1e-6, one thread"),
     ("linear_svc", "`smo(kernel=\"linear\")` on SVC's problem (unregularised bias) vs "
                    "LIBLINEAR (`LinearSVC`) on its hinge problem, dense and sparse, one thread"),
     ("hulls", "fastest of `gilbert_hulls`, `mdm_hulls`, `wolfe_hulls` vs Clarabel (through "

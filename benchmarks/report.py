@@ -228,7 +228,7 @@ def render_markdown(results: dict, figures: Sequence[str] = ()) -> str:
         out.append(f"- **{verdict}** - {t['target']}: {t['detail']}")
     out += ["", "## Tables", ""]
     families = {r["benchmark"] for r in rows}
-    families |= {"linear"} if "linear_svc" in families else set()  # one table for both
+    families |= {"linear"} if families & {"linear_cs", "linear_svc"} else set()  # one table
     families |= {"nu"} if families & {"nu_svc", "one_class", "reduced_hulls"} else set()
     sections = [
         ("smo_svc", lambda: smo.markdown_svc(rows)),

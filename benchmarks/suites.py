@@ -24,7 +24,7 @@ from benchmarks.harness import (
 from maxmargin._validation import check_choice, check_positive_int
 
 SUITES = ("smoke", "standard", "scale")
-FAMILIES = ("smo_svc", "smo_hard", "smo_cvxpy", "hulls", "linear", "linear_svc",
+FAMILIES = ("smo_svc", "smo_hard", "smo_cvxpy", "hulls", "linear", "linear_cs", "linear_svc",
             "nu_svc", "one_class", "reduced_hulls", "perceptron", "estimator",
             "grid_search", "predict", "compile", "verify")
 
@@ -44,6 +44,7 @@ def plan_suite(suite: str, only: Sequence[str] | None = None) -> list[Case]:
         "smo_cvxpy": smo.cvxpy_cases,
         "hulls": hulls.cases,
         "linear": linear.cases,
+        "linear_cs": linear.cs_cases,
         "linear_svc": linear.svc_cases,
         "nu_svc": nu.nu_svc_cases,
         "one_class": nu.one_class_cases,
@@ -77,6 +78,7 @@ RUNNERS: dict[str, Callable[[Case, int, float], list[dict]]] = {
     "smo_cvxpy": smo.run_cvxpy,
     "hulls": hulls.run,
     "linear": linear.run,
+    "linear_cs": linear.run_cs,
     "linear_svc": linear.run,
     "nu_svc": nu.run_nu_svc,
     "one_class": nu.run_one_class,

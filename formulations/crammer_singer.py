@@ -30,19 +30,18 @@ from maxmargin._validation import (
     check_class_indices,
     check_positive,
     check_sample_weight,
-    check_X_new,
 )
 from maxmargin.certificate import Certificate, liblinear_rows
 from maxmargin.certificate_multiclass import certify_crammer_singer
 from maxmargin.formulations._common import Formulation, SolveOutcome
-from maxmargin.results import join_messages
+from maxmargin.results import MulticlassScores, join_messages
 from maxmargin.tolerances import ORACLE_GAP
 
 __all__ = ["CrammerSingerSolution", "crammer_singer_primal"]
 
 
 @dataclass(frozen=True, eq=False)
-class CrammerSingerSolution:
+class CrammerSingerSolution(MulticlassScores):
     """An answer of Crammer and Singer's problem (module docstring).
 
     Attributes
@@ -81,13 +80,6 @@ class CrammerSingerSolution:
     message: str = ""
     runtime: float = math.nan
 
-    def decision_function(self, X_new: Any) -> np.ndarray:
-        """``(n, K)`` scores ``w_m . x + b_m``."""
-        return np.asarray(check_X_new(X_new, self.W.shape[1]) @ self.W.T) + self.b
-
-    def predict(self, X_new: Any) -> np.ndarray:
-        """The class index of the largest score."""
-        return np.argmax(self.decision_function(X_new), axis=1)
 
 
 def crammer_singer_primal(

@@ -37,6 +37,7 @@ __all__ = [
     "BLOCK_BYTES",
     "Certificate",
     "HullCertificate",
+    "roundoff_gamma",
     "certify_svm",
     "certify_hulls",
     "certify_infeasible",
@@ -177,19 +178,24 @@ def decision_values(
     return kernel._values(lambda: kernel._weighted(X, X_sv, coef, rows), "`X`")
 
 
-def own_decision_values(kernel: Kernel, X: Any, v: np.ndarray) -> tuple[np.ndarray, float, Any]:
-    """``(g, shift, X')``: ``g = K' v`` on the rows ``X'`` a certificate evaluates, with
-    ``g + b - shift`` the decision values of an intercept ``b`` found from ``g``. The linear
-    kernel on dense data is evaluated on the points less their mean ``c`` (``X' = X - c``,
-    ``shift = c . X'^T v``): the same ``v^T K v`` and margins when ``sum v = 0``, without the
+def own_decision_values(kernel: Kernel, X: Any, v: np.ndarray) -> tuple[np.ndarray, float]:
+    """``(g, shift)``: ``g = K' v`` on the rows a certificate evaluates, with ``g + b - shift``
+    the decision values of an intercept ``b`` found from ``g``. The linear kernel on dense data
+    is evaluated on the points less their mean ``c`` (``K' = (X - c)(X - c)^T``, ``shift = c .
+    w``, ``w = (X - c)^T v``): the same ``v^T K v`` and margins when ``sum v = 0``, without the
     offset's cancellation (far from the origin ``x_i . w`` keeps a few digits), so the round-off
-    and the verdict do not depend on the origin. Otherwise ``X' = X``, ``shift = 0``."""
+    and the verdict do not depend on the origin. The centred rows are formed
+    :data:`BLOCK_BYTES` at a time, never all at once. Otherwise ``K' = K``, ``shift = 0``."""
     sv = np.flatnonzero(v != 0.0)
     if isinstance(kernel, LinearKernel) and isinstance(X, np.ndarray) and X.ndim == 2:
-        Xc = X - X.mean(axis=0)
-        w = Xc[sv].T @ v[sv]
-        return Xc @ w, float((X.mean(axis=0)) @ w), Xc
-    return decision_values(kernel, X, X[sv], v[sv]), 0.0, X
+        centre = X.mean(axis=0)
+        w = (X[sv] - centre).T @ v[sv]
+        g = np.empty(X.shape[0])
+        rows = max(1, BLOCK_BYTES // (8 * max(X.shape[1], 1)))
+        for start in range(0, X.shape[0], rows):
+            g[start:start + rows] = (X[start:start + rows] - centre) @ w
+        return g, float(centre @ w)
+    return decision_values(kernel, X, X[sv], v[sv]), 0.0
 
 
 def max_violation(alpha: np.ndarray, y: np.ndarray, g: np.ndarray, C: Any) -> float:
@@ -332,7 +338,7 @@ def certify_svm(
     v = alpha * y
     shift = 0.0
     if g is None:
-        g, shift, X = own_decision_values(kernel, X, v)
+        g, shift = own_decision_values(kernel, X, v)
     with np.errstate(over="ignore", invalid="ignore"):
         vKv = max(float(v @ g), 0.0)
         dual = float(alpha.sum()) - 0.5 * vKv
@@ -434,6 +440,18 @@ def weak_duality(candidate: Certificate, reference: Certificate, *,
     return reasons
 
 
+def roundoff_gamma(alpha: np.ndarray | None = None, *, terms: int = 0, width: int = 0) -> float:
+    """Higham's ``gamma_N = N u / (1 - N u)`` (``u`` the unit round-off) for the sums the
+    judges evaluate: ``N = n + #{alpha_i != 0} + width + 8`` for ``alpha`` of length ``n``
+    (``terms`` more counted as well; ``width`` the products summed in one kernel value), so a
+    sum of ``N`` float64 terms of total size ``T`` errs by at most ``gamma_N T``."""
+    count = int(terms) + max(int(width), 0) + 8
+    if alpha is not None:
+        count += int(alpha.shape[0]) + int(np.count_nonzero(alpha))
+    u = 0.5 * np.finfo(np.float64).eps
+    return count * u / (1.0 - count * u)
+
+
 def objective_roundoff(alpha: np.ndarray, C: Any, kernel_max: float, b: float, *,
                        offset: float = 1.0, width: int = 0,
                        hinges: np.ndarray | None = None) -> float:
@@ -445,14 +463,13 @@ def objective_roundoff(alpha: np.ndarray, C: Any, kernel_max: float, b: float, *
 
     With ``A = sum |alpha_i|`` each ``g_i = sum_j alpha_j y_j K_ij`` is a sum of terms of total
     size at most ``A kernel_max``, so it carries an error of at most ``gamma_N A kernel_max``
-    (``gamma_N = N u / (1 - N u)``, ``u`` the unit round-off, ``N = n + #{alpha_j != 0} +
-    width + 8`` for the kernel values' own rounding and the sums); ``v^T K v = v . g`` then
-    errs by at most ``gamma_N A^2 kernel_max``, ``sum alpha`` by ``gamma_N A``, and each hinge
-    argument ``h_i = offset - y_i (g_i + b)`` by at most ``delta = gamma_N (A kernel_max + |b|
-    + offset)``, so the hinge sum ``sum_i C_i max(0, h_i)`` (``max(0, .)`` is 1-Lipschitz) by
-    at most ``gamma_N S (A kernel_max + |b| + offset)``, ``S`` the sum of the ``C_i`` whose
-    computed ``hinges`` ``h_i > -delta`` (the others are 0, exact and computed; all ``C_i``
-    when ``hinges`` is None). Together:
+    (:func:`roundoff_gamma`, whose ``N`` counts the kernel values' own rounding and the sums);
+    ``v^T K v = v . g`` then errs by at most ``gamma_N A^2 kernel_max``, ``sum alpha`` by
+    ``gamma_N A``, and each hinge argument ``h_i = offset - y_i (g_i + b)`` by at most ``delta =
+    gamma_N (A kernel_max + |b| + offset)``, so the hinge sum ``sum_i C_i max(0, h_i)``
+    (``max(0, .)`` is 1-Lipschitz) by at most ``gamma_N S (A kernel_max + |b| + offset)``, ``S``
+    the sum of the ``C_i`` whose computed ``hinges`` ``h_i > -delta`` (the others are 0, exact
+    and computed; all ``C_i`` when ``hinges`` is None). Together:
 
     .. math:: E = \gamma_N (A + S) (A\, K_{max} + |b| + \mathrm{offset}).
 
@@ -464,11 +481,8 @@ def objective_roundoff(alpha: np.ndarray, C: Any, kernel_max: float, b: float, *
     C / s^2`` (linear kernel) it scales like the objectives. 0 (no allowance) when an input is
     not finite."""
     alpha = np.asarray(alpha, dtype=np.float64)
-    n = alpha.shape[0]
     A = float(np.sum(np.abs(alpha)))
-    u = np.finfo(np.float64).eps / 2
-    N = n + int(np.count_nonzero(alpha)) + max(int(width), 0) + 8
-    gamma = N * u / (1.0 - N * u)
+    gamma = roundoff_gamma(alpha, width=width)
     size = A * max(kernel_max, 0.0) + abs(b) + abs(offset)
     weights = np.zeros(0) if C is None else np.broadcast_to(
         np.asarray(C, dtype=np.float64), alpha.shape)

@@ -57,6 +57,7 @@ from maxmargin.certificate import (
     objective_roundoff,
     own_decision_values,
     relative_gap,
+    roundoff_gamma,
 )
 from maxmargin.kernels import Kernel, LinearKernel
 from maxmargin.tolerances import HULLS_MEET_ATOL
@@ -261,12 +262,9 @@ def _violation(m: np.ndarray, a: np.ndarray, upper: float | np.ndarray,
 def w_floor(alpha: np.ndarray, R: float, hull: float) -> float:
     """The smallest ``||w||`` a certificate resolves: the larger of ``hull HULLS_MEET_ATOL R``
     (``hull = nu / 2`` for ν-SVC, 1 one-class: reduced hulls that far apart) and the float64
-    round-off of ``v^T K v``, ``sqrt(gamma_N) A R`` with ``A = sum alpha``, ``gamma_N = N u /
-    (1 - N u)``, ``N = n + #{alpha_i != 0} + 8`` (as
-    :func:`~maxmargin.certificate.objective_roundoff`)."""
-    u = 0.5 * np.finfo(np.float64).eps
-    N = alpha.shape[0] + int(np.count_nonzero(alpha)) + 8
-    gamma = N * u / (1.0 - N * u)
+    round-off of ``v^T K v``, ``sqrt(gamma_N) A R`` with ``A = sum alpha`` and ``gamma_N``
+    :func:`~maxmargin.certificate.roundoff_gamma`'s."""
+    gamma = roundoff_gamma(alpha)
     return max(hull * HULLS_MEET_ATOL * R, math.sqrt(gamma) * float(np.sum(alpha)) * R)
 
 
@@ -341,7 +339,7 @@ def certify_nu_svm(alpha: np.ndarray, X: Any, y: np.ndarray, nu: float, kernel: 
     v = a * y
     shift = 0.0
     if g is None:
-        g, shift, _ = own_decision_values(kernel, X, v)
+        g, shift = own_decision_values(kernel, X, v)
     R = _radius(kernel, X, centre=True)
     violation = _violation(y * g, a, upper, [np.flatnonzero(y > 0), np.flatnonzero(y < 0)])
     b, rho, slack = nu_offsets(g, y, nu, weights)

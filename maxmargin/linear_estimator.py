@@ -10,10 +10,10 @@ L2-regularised hinge or squared hinge, the L1-regularised squared hinge, with th
 :func:`~maxmargin.certificate_multiclass.certify_crammer_singer`) and kept in ``solutions_``.
 
 ``solver=``: ``"dcd"`` (dual coordinate descent, :func:`maxmargin.algorithms.dcd`: the
-L2-regularised problems), ``"cdn"`` (primal coordinate descent,
-:func:`maxmargin.algorithms.l1_cdn`: the L1-regularised squared hinge), ``"cvxpy"`` (the
-oracles: every problem, small data), or ``"auto"`` (``"dcd"`` or ``"cdn"`` where it applies,
-else the oracle). ``dual`` is validated as LinearSVC does and
+L2-regularised problems; :func:`maxmargin.algorithms.cs_dcd`: Crammer and Singer's),
+``"cdn"`` (primal coordinate descent, :func:`maxmargin.algorithms.l1_cdn`: the L1-regularised
+squared hinge), ``"cvxpy"`` (the oracles: every problem, small data), or ``"auto"``
+(``"dcd"`` or ``"cdn"`` where it applies). ``dual`` is validated as LinearSVC does and
 otherwise changes nothing: the problem is the same whichever side a solver works on.
 """
 
@@ -106,7 +106,8 @@ class MaxMarginLinearClassifier(ClassifierMixin, BaseEstimator):
         The most iterations any binary problem took.
     solutions_ : list
         Each problem's certified answer (:class:`~maxmargin.formulations.LiblinearSolution`,
-        :class:`~maxmargin.results.LinearSolution` or
+        :class:`~maxmargin.results.LinearSolution`,
+        :class:`~maxmargin.results.MulticlassSolution` or
         :class:`~maxmargin.formulations.CrammerSingerSolution`).
     certificates_ : list of Certificate
     """
@@ -161,11 +162,12 @@ class MaxMarginLinearClassifier(ClassifierMixin, BaseEstimator):
         return C, scaling, int(self.max_iter)
 
     def _solver_for(self) -> str:
-        """The solver of each problem: ``"cvxpy"`` for Crammer-Singer, else the one asked for
-        (``"auto"``: ``"cdn"`` for the L1 penalty, ``"dcd"`` for L2)."""
+        """The solver of each problem: the one asked for (``"auto"``: ``"dcd"`` for
+        Crammer-Singer, whose penalty and loss are its own, else ``"cdn"`` for the L1 penalty,
+        ``"dcd"`` for L2)."""
         fast = "cdn" if self.penalty == "l1" else "dcd"
         if self.multi_class == "crammer_singer":
-            fast = "cvxpy"
+            fast = "dcd"
         if self.solver not in ("auto", "cvxpy", fast):
             what = {"dcd": "the L2-regularised", "cdn": "the L1-regularised"}[self.solver]
             raise ValueError(f"`solver`: {self.solver!r} solves {what} one-vs-rest problems; "
@@ -208,7 +210,7 @@ class MaxMarginLinearClassifier(ClassifierMixin, BaseEstimator):
         Xk = X[keep]
         if self.multi_class == "crammer_singer":
             solutions = [self._crammer_singer(Xk, y_idx[keep], C * class_w[y_idx[keep]]
-                                              * weights[keep], scaling, max_iter)]
+                                              * weights[keep], scaling, max_iter, solver, seed)]
         else:
             solutions = [self._binary(Xk, yb, box, scaling, max_iter, solver, seed, label)
                          for label, yb, box in liblinear_problems(
@@ -251,15 +253,24 @@ class MaxMarginLinearClassifier(ClassifierMixin, BaseEstimator):
         return sol
 
     def _crammer_singer(self, X: Any, y_idx: np.ndarray, box: np.ndarray,
-                        scaling: float | None, max_iter: int) -> Any:
-        from maxmargin.formulations import crammer_singer_primal
-
+                        scaling: float | None, max_iter: int, solver: str, seed: int) -> Any:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", exceptions.ConvergenceWarning)
-            sol = crammer_singer_primal(X, y_idx, 1.0, n_classes=self.classes_.size,
-                                        intercept_scaling=scaling, sample_weight=box).solve()
+            warnings.simplefilter("ignore", exceptions.ConvergenceWarning)  # one, in fit
+            if solver == "dcd":
+                from maxmargin.algorithms import cs_dcd
+
+                sol = cs_dcd(X, y_idx, 1.0, n_classes=self.classes_.size,
+                             intercept_scaling=scaling, sample_weight=box,
+                             tol=max(self.tol, LINEAR_GAP_FLOOR), max_iter=max_iter,
+                             random_state=seed)
+            else:
+                from maxmargin.formulations import crammer_singer_primal
+
+                sol = crammer_singer_primal(X, y_idx, 1.0, n_classes=self.classes_.size,
+                                            intercept_scaling=scaling,
+                                            sample_weight=box).solve()
         if self.verbose:
-            print(f"[maxmargin] cvxpy (crammer_singer): {sol.status}, {sol.iterations} "
+            print(f"[maxmargin] {solver} (crammer_singer): {sol.status}, {sol.iterations} "
                   "iterations")
         return sol
 

@@ -32,6 +32,8 @@ __all__ = [
     "HullPairSolution",
     "PerceptronResult",
     "LiblinearSolution",
+    "MulticlassScores",
+    "MulticlassSolution",
     "recover_intercept",
     "adopt_svm_solution",
     "join_messages",
@@ -114,6 +116,31 @@ class _Frozen:
         for key, value in state.items():
             object.__setattr__(self, key, value)
         self._freeze()
+
+    def _settle(self, floats: tuple[str, ...]) -> None:
+        """``__post_init__`` of a solver's answer: its status checked (``SVM_STATUSES``), its
+        arrays frozen, ``floats`` made floats and ``iterations`` an int."""
+        _check_status(self.status, SVM_STATUSES)  # type: ignore[attr-defined]
+        self._freeze()
+        for name in floats:
+            object.__setattr__(self, name, float(getattr(self, name)))
+        object.__setattr__(self, "iterations", int(self.iterations))  # type: ignore[attr-defined]
+
+
+class MulticlassScores:
+    """``decision_function`` and ``predict`` of an answer holding ``W`` (``(K, d)``) and ``b``
+    (``(K,)``)."""
+
+    W: np.ndarray
+    b: np.ndarray
+
+    def decision_function(self, X_new: Any) -> np.ndarray:
+        """``(n, K)`` scores ``w_m . x + b_m``."""
+        return np.asarray(check_X_new(X_new, self.W.shape[1]) @ self.W.T) + self.b
+
+    def predict(self, X_new: Any) -> np.ndarray:
+        """The class index of the largest score."""
+        return np.argmax(self.decision_function(X_new), axis=1)
 
 
 def _check_status(status: str, allowed: tuple[str, ...]) -> None:
@@ -512,11 +539,7 @@ class LiblinearSolution(_Frozen):
     _ARRAYS: ClassVar[tuple[str, ...]] = ("w", "w_tilde", "alpha")
 
     def __post_init__(self) -> None:
-        _check_status(self.status, SVM_STATUSES)
-        self._freeze()
-        for name in ("b", "primal_objective", "dual_objective", "C", "tol"):
-            object.__setattr__(self, name, float(getattr(self, name)))
-        object.__setattr__(self, "iterations", int(self.iterations))
+        self._settle(("b", "primal_objective", "dual_objective", "C", "tol"))
 
     def decision_function(self, X_new: Any) -> np.ndarray:
         """``w . x + b``."""
@@ -525,6 +548,58 @@ class LiblinearSolution(_Frozen):
     def predict(self, X_new: Any) -> np.ndarray:
         """Labels ``+1`` where ``w . x + b > 0`` and ``-1`` elsewhere."""
         return np.where(self.decision_function(X_new) > 0, 1.0, -1.0)
+
+
+@dataclass(frozen=True, eq=False)
+class MulticlassSolution(MulticlassScores, _Frozen):
+    """An answer of Crammer and Singer's multi-class problem (LIBLINEAR's ``-s 4``;
+    :mod:`maxmargin.certificate_multiclass`) from a hand-written solver.
+
+    Attributes
+    ----------
+    W, b, W_tilde : arrays
+        ``coef_`` (``(K, d)``), the intercepts ``s v_m`` and ``W~ = (W, v)``, as in
+        :class:`~maxmargin.formulations.CrammerSingerSolution`.
+    alpha : (n, K) array
+        LIBLINEAR's dual variables, ``alpha_i^m = C_i [m = y_i] - lambda_i^m`` (``sum_m
+        alpha_i^m = 0``, ``alpha_i^m <= C_i [m = y_i]``; ``W~ = alpha^T X~``).
+    primal_objective, dual_objective : float
+        ``P(W~)`` and the certificate's lower bound ``D``.
+    status : str
+        ``"optimal"`` (certified) or ``"max_iter"``.
+    iterations : int
+    method : str
+    certificate : Certificate
+        :func:`~maxmargin.certificate_multiclass.certify_crammer_singer` of ``W~``.
+    intercept_scaling : float or None
+    message : str
+    runtime : float
+        Wall-clock seconds (not part of any comparison).
+    C, tol : float
+    history : mapping of str to arrays
+        Per-check records.
+    """
+
+    W: np.ndarray
+    b: np.ndarray
+    W_tilde: np.ndarray
+    alpha: np.ndarray
+    primal_objective: float
+    dual_objective: float
+    status: str
+    iterations: int
+    method: str
+    certificate: Certificate | None
+    intercept_scaling: float | None
+    message: str = ""
+    runtime: float = math.nan
+    C: float = math.nan
+    tol: float = math.nan
+    history: Mapping[str, np.ndarray] = field(default_factory=dict)
+    _ARRAYS: ClassVar[tuple[str, ...]] = ("W", "b", "W_tilde", "alpha")
+
+    def __post_init__(self) -> None:
+        self._settle(("primal_objective", "dual_objective", "C", "tol"))
 
 
 def infeasible_svm(

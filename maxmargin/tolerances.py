@@ -133,21 +133,51 @@ DCD_SVC_GROWTH = 10.0
 #: ``dcd_svc``: a run not yet certified after this many passes (then 4, 16, ... times as
 #: many) is handed to the exact active-set finish, as ``smo``'s stalled runs are.
 DCD_SVC_FINISH_AFTER = 100
-#: ``dcd_svc``: a finish may do as many floating-point operations as the passes so far
-#: (``2 (nnz + n)`` each), and at least this many.
-DCD_SVC_FINISH_MIN_WORK = 1e7
+#: The exact finishes of ``dcd_svc`` and of ``dcd``'s hinge (``Handover``): a finish may do
+#: as many floating-point operations as the passes so far (``2 (nnz + n)`` each) times its
+#: budget (``dcd_svc`` 1, ``dcd``'s hinge :data:`DCD_HINGE_FINISH_BUDGET`), and at least
+#: ``DCD_FINISH_MIN_WORK``.
+DCD_FINISH_MIN_WORK = 1e7
+DCD_HINGE_FINISH_BUDGET = 2.0
 #: ``dcd_svc``: the finish holds about this many float64 ``(k + 1) x (k + 1)`` matrices at its
 #: peak (``k`` free variables: the KKT matrix, its factor or eigendecomposition, the Gram
-#: block); it is tried only while they take at most the data's own bytes, and at least
-#: ``DCD_SVC_FINISH_MIN_BYTES``.
+#: block). Either finish is tried only while its arrays take at most the data's own bytes, and
+#: at least ``DCD_FINISH_MIN_BYTES``.
 DCD_SVC_FINISH_MATRICES = 8
-DCD_SVC_FINISH_MIN_BYTES = 32 * 2**20
-#: ``dcd_svc``: after a feature-space finish that failed, the next waits until the passes'
-#: work has grown this many times, or the estimate of its own work has fallen as many.
-DCD_SVC_FINISH_GROWTH = 4.0
-#: ``dcd_svc``: a feature-space finish whose work runs out returns its last stationary point
-#: whose bound margins were wrong by at most this times ``tol`` (``m - M`` about twice that).
-DCD_SVC_FINISH_KKT = 0.25
+DCD_FINISH_MIN_BYTES = 32 * 2**20
+#: After a finish that failed, the next waits until the passes' work has grown this many
+#: times, or the estimate of its own work has fallen as many.
+DCD_FINISH_GROWTH = 4.0
+#: A finish whose work runs out returns its last stationary point whose bound margins were
+#: wrong by at most this times ``tol`` (``m - M`` about twice that).
+DCD_FINISH_KKT = 0.25
+#: ``dcd``'s hinge finish (``feature_finish``): ``r`` counts as zero (the subproblem
+#: consistent) when ``max |r_i|`` is at most ``DCD_FINISH_NULL_RTOL`` (``y_F`` has entries
+#: +-1); singular values of the equilibrated ``Z`` below ``DCD_FINISH_RANK_RTOL`` times the
+#: largest count as zero (in ``drop_steps``, eigenvalues of ``M`` below its square); a row
+#: whose leverage ``z_j . G z_j`` exceeds ``DCD_FINISH_LEVERAGE_MAX`` leaves ``M`` near
+#: singular (the eigendecomposition takes over); the finish ends where no bound margin is wrong
+#: by more than ``DCD_FINISH_KKT_RTOL`` times ``max(1, max |m_i|)``.
+DCD_FINISH_NULL_RTOL = 1e-9
+DCD_FINISH_RANK_RTOL = 1e-10
+DCD_FINISH_LEVERAGE_MAX = 1.0 - 1e-8
+DCD_FINISH_KKT_RTOL = 1e-12
+#: ``dcd``: a coordinate whose projected gradient is below this is not moved (LIBLINEAR's).
+DCD_PG_SKIP = 1e-12
+#: ``l1_cdn``: the first ``eps`` of LIBLINEAR's shrinking rule (divided by ``DCD_PG_SHRINK``
+#: each time the rule is met, every feature then active again); LIBLINEAR's floor of ``L''_j``
+#: and the smallest direction it moves on.
+L1_CDN_EPS = 0.01
+L1_CDN_H_FLOOR = 1e-12
+L1_CDN_D_SKIP = 1e-12
+#: Wolfe's minor cycle: a relative residual of its KKT system above ``WOLFE_KKT_RTOL`` redoes
+#: the solve (from a fresh factor, then densely); a point whose Cholesky pivot is below
+#: ``WOLFE_PIVOT_RTOL`` of its diagonal is affinely dependent on the corral in round-off (the
+#: factor is given up and the solve done densely).
+WOLFE_KKT_RTOL = 1e-8
+WOLFE_PIVOT_RTOL = 1e-12
+#: Platt's SMO: the "no progress" test ``|a2 - a2_old| < eps (a2 + a2_old + eps)``.
+PLATT_EPS = 1e-12
 
 # --- numerical thresholds ----------------------------------------------------------------------
 

@@ -64,6 +64,7 @@ def test_smoke_json_schema(smoke: tuple[int, Path, dict]) -> None:
         "smo_cvxpy",
         "hulls",
         "linear",
+        "linear_cs",
         "linear_svc",
         "nu_svc",
         "one_class",
@@ -153,14 +154,14 @@ def test_smoke_linear_rows_are_certified(smoke: tuple[int, Path, dict]) -> None:
     duality gap; SVC's: m - M) by the certificate, LinearSVC's gap is measured beside it, and
     on LIBLINEAR's problems the two primal objectives agree to what the gaps allow."""
     _, out, results = smoke
-    for family in ("linear", "linear_svc"):
+    for family in ("linear", "linear_cs", "linear_svc"):
         ours = _rows(results, benchmark=family, role="maxmargin")
         assert ours
         for row in ours:
             peer = _rows(results, benchmark=family, case=row["case"], role="peer")[0]
             assert row["status"] == "optimal" and row["extra"]["gap"] < row["params"]["tol"]
             assert peer["extra"]["gap"] >= 0 and row["time_ratio"] > 0
-            if family == "linear":
+            if family in ("linear", "linear_cs"):
                 # each P - P* <= gap |P| (relative duality gaps): |P - P_peer| / |P_peer| within
                 # their sum, up to a factor 1 + gap
                 slack = row["extra"]["gap"] + peer["extra"]["gap"] + 1e-12

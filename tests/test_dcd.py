@@ -298,7 +298,8 @@ def test_the_liblinear_certificate_is_invariant_to_the_scale_of_C(loss):
     for scale in (1.0, 1e-100, 1e100, 1e150):
         cert = certify_liblinear(ref.w_tilde / scale, liblinear_rows(X * scale, scale), y,
                                  1.0 / scale**2, loss=loss, alpha=ref.alpha / scale**2)
-        assert 0.0 <= cert.gap <= 1e-7
+        # weak duality to round-off: a few ulps of P below 0 where the answer is the optimum
+        assert -8 * np.finfo(np.float64).eps <= cert.gap <= 1e-7
         gaps.append(cert.gap)
     assert max(gaps) - min(gaps) <= 1e-10
 
@@ -431,14 +432,14 @@ def test_the_exact_finish_is_not_tried_when_its_matrices_outgrow_the_data(
         monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    from maxmargin.tolerances import DCD_SVC_FINISH_MATRICES, DCD_SVC_FINISH_MIN_BYTES
+    from maxmargin.tolerances import DCD_FINISH_MIN_BYTES, DCD_SVC_FINISH_MATRICES
 
     svc = sys.modules["maxmargin.algorithms.dcd.svc"]
     calls: list[int] = []
     finish = svc.finish_alpha
     monkeypatch.setattr(svc, "finish_alpha", lambda *a, **k: calls.append(1) or finish(*a, **k))
     rng = np.random.default_rng(0)
-    limit = math.isqrt(DCD_SVC_FINISH_MIN_BYTES // (8 * DCD_SVC_FINISH_MATRICES)) - 1
+    limit = math.isqrt(DCD_FINISH_MIN_BYTES // (8 * DCD_SVC_FINISH_MATRICES)) - 1
     n = limit + 50
     X = rng.standard_normal((n, 3))
     y = np.where(X[:, 0] > 0, 1.0, -1.0)

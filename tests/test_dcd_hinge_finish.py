@@ -16,10 +16,11 @@ from hypothesis import strategies as st
 
 from benchmarks.bench_dcd import make_dense
 from maxmargin.algorithms import dcd
-from maxmargin.algorithms.dcd.finish import HANDOVER_MIN_WORK, Handover, feature_finish
+from maxmargin.algorithms.dcd.finish import Handover, feature_finish
 from maxmargin.certificate import certify_liblinear, liblinear_rows
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.formulations import liblinear_primal
+from maxmargin.tolerances import DCD_FINISH_MIN_WORK
 
 API = importlib.import_module("maxmargin.algorithms.dcd.api")
 
@@ -164,7 +165,7 @@ def test_the_hand_over_waits_and_backs_off():
     # the finish would cost more than the passes so far: not due
     assert handover.budget(2000, 10.0, 1e-2, 1e-1, 1e-9) is None
     budget = handover.budget(50, 1e6, 1e-2, 1e-1, 1e-9)
-    assert budget is not None and budget >= HANDOVER_MIN_WORK
+    assert budget is not None and budget >= DCD_FINISH_MIN_WORK
     # after a failure: not again until the passes' work has grown or the estimate fallen
     assert handover.budget(50, 1.5e6, 1e-2, 1e-1, 1e-9) is None
     assert handover.budget(50, 1e8, 1e-2, 1e-1, 1e-9) is not None

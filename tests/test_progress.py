@@ -54,6 +54,22 @@ def test_a_slow_stretch_writes_a_line_between_steps(monkeypatch):
     assert len(stream.getvalue().splitlines()) == 3
 
 
+def test_time_left_leaves_out_the_first_step_and_waits_for_a_tenth(monkeypatch):
+    """A first step that waited for a compile (600 s) does not set the rate: 99 steps of 1 s
+    each after it leave 900 steps, 900 s (15:00), not 6.5 hours; "?" before a tenth is done."""
+    now = [0.0]
+    monkeypatch.setattr(progress_module.time, "monotonic", lambda: now[0])
+    stream = io.StringIO()
+    bar = PlainProgress(1000, stream)
+    now[0] = 600.0
+    bar.update(1)
+    assert "?" in bar._line()
+    for _ in range(99):
+        now[0] += 1.0
+        bar.update(1)
+    assert bar._line().startswith("100/1000 checks (10%), 11:39 elapsed, 15:00 left")
+
+
 def test_write_and_close_are_plain_and_close_adds_no_repeat():
     stream = io.StringIO()
     bar = PlainProgress(4, stream)

@@ -45,6 +45,21 @@ def test_same_rows_as_serial(client) -> None:
     assert set(dist.artifacts.pictures) == set(serial.artifacts.pictures)
 
 
+def test_a_warm_up_broadcast_to_a_lost_worker_does_not_stop_the_run(client, monkeypatch) -> None:
+    """``client.run(warm_up)`` reaching a worker whose connection closed (a worker restarted
+    under load) raises ``CommClosedError``; the workers then load the compiled code on first
+    use, and the rows are the serial ones."""
+    from distributed.comm.core import CommClosedError
+
+    def lost(*args, **kwargs):
+        raise CommClosedError("in <TCP (closed) Scheduler Broadcast>: Stream is closed")
+
+    monkeypatch.setattr(client, "run", lost)
+    kwargs = {"suite": "full", "pattern": ["li_hang*", "circle_rbf"]}
+    serial = run_suite(progress=None, timeout=60, **kwargs)
+    assert _key(run_suite(progress=None, timeout=60, client=client, **kwargs)) == _key(serial)
+
+
 def _crash(ctx):
     os._exit(3)  # the process dies in the middle of a method
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -79,10 +80,56 @@ def test_compile_all_warms_every_task_up_in_turn_or_in_processes(
     assert str(os.getpid()) in pids and len(pids) >= 2
 
 
-def test_a_block_that_raises_stops_the_compiling_processes(probes: Path) -> None:
+def _slow(path: Path):  # noqa: ANN202
+    """A piece that says it started (with its pid), then would take ten minutes."""
+
+    def piece() -> None:
+        with open(path, "a") as fh:
+            fh.write(f"start {os.getpid()}\n")
+        time.sleep(600.0)
+        with open(path, "a") as fh:
+            fh.write("end\n")
+
+    return piece
+
+
+def test_a_block_that_raises_stops_the_compiling_processes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A block that raises (Ctrl-C) kills the compiling process mid-piece rather than waiting
+    for it: the piece never ends, its process is gone, the state is cleared."""
+    log = tmp_path / "log"
+    monkeypatch.setattr(warmup, "_WARMED", set())
+    monkeypatch.setattr(warmup, "COMPILE_TASKS", (("slow",),))
+    monkeypatch.setitem(warmup.WARM_UPS, "slow", _slow(log))
     with pytest.raises(KeyboardInterrupt), warmup.compiling_ahead(1):
+        for _ in range(600):  # until the piece has started (at most a minute)
+            if log.exists() and log.read_text():
+                break
+            time.sleep(0.1)
         raise KeyboardInterrupt
+    lines = log.read_text().split()
+    assert lines[0] == "start" and "end" not in lines
+    with pytest.raises(ProcessLookupError):  # killed and joined (reaped)
+        os.kill(int(lines[1]), 0)
     assert warmup._AHEAD == {}
+
+
+def test_a_process_forked_while_compiling_ahead_does_not_wait_for_it(probes: Path) -> None:
+    """A case's worker, forked inside the block, starts with no compiling processes to wait
+    for (the pipes' messages are the parent's to read)."""
+    import multiprocessing
+
+    def child() -> None:
+        os._exit(0 if warmup._AHEAD == {} else 1)
+
+    with warmup.compiling_ahead(1):
+        assert warmup._AHEAD
+        proc = multiprocessing.get_context("fork").Process(target=child)
+        proc.start()
+        proc.join()
+        assert proc.exitcode == 0
+        warmup.warm_up(["a"])  # the parent still waits for, and reads, its processes
 
 
 def test_the_tasks_compile_what_the_quick_suite_needs_and_the_nu_solvers_last() -> None:

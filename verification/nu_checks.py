@@ -52,6 +52,7 @@ from maxmargin.certificate import (
     Certificate,
     kernel_width,
     objective_roundoff,
+    roundoff_gamma,
     weak_duality,
 )
 from maxmargin.certificate_nu import (
@@ -111,19 +112,17 @@ def _resolution(sol: NuSolution, cert: Certificate) -> float:
 
 def g_roundoff(alpha: np.ndarray, kernel_max: float, width: int = 0) -> float:
     """How far two float64 evaluations of ``g = K v`` (summed in any order) may differ: twice
-    the forward-error bound ``gamma_N sum(alpha) kernel_max`` (``gamma_N = N u / (1 - N u)``,
-    ``N = n + #{alpha_i != 0} + width + 8``, ``width`` the products in one kernel value, as
-    :func:`~maxmargin.certificate.objective_roundoff`)."""
-    u = 0.5 * np.finfo(np.float64).eps
-    N = alpha.shape[0] + int(np.count_nonzero(alpha)) + max(int(width), 0) + 8
-    return 2.0 * N * u / (1.0 - N * u) * float(np.sum(np.abs(alpha))) * kernel_max
+    the forward-error bound ``gamma_N sum(alpha) kernel_max`` (``gamma_N`` of
+    :func:`~maxmargin.certificate.roundoff_gamma`, ``width`` the products in one kernel
+    value)."""
+    gamma = roundoff_gamma(alpha, width=width)
+    return 2.0 * gamma * float(np.sum(np.abs(alpha))) * kernel_max
 
 
 def _offset_reasons(sol: NuSolution, cert: Certificate) -> list[str]:
     """Whether the reported ``rho``, ``b``, ``C`` (and ``w = 0``) are the judge's: to
     :data:`IDENTITY_RTOL` of ``max(|rho|, |b|)`` plus twice the float64 forward-error bound
-    of ``g = K v`` summed another way, ``gamma_N sum(alpha) R^2`` (``gamma_N = N u / (1 - N
-    u)``, ``N = n + #{alpha_i != 0} + 8``, as :func:`~maxmargin.certificate_nu.w_floor`)."""
+    of ``g = K v`` summed another way (:func:`g_roundoff`)."""
     if sol.hulls_meet:
         zero_w = sol.w is None or not np.any(sol.w)
         if sol.rho != 0.0 or sol.b != 0.0 or not math.isnan(sol.C) or not zero_w:

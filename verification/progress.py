@@ -43,12 +43,15 @@ def _clock(seconds: float) -> str:
 
 class PlainProgress:
     """Progress as plain lines (module docstring): ``done/total unit (pct), elapsed, left,
-    postfix``."""
+    postfix``. The time left is the rate of the steps after the first (which carries the
+    start-up, and on an empty cache the compile) times the steps to go, shown once a
+    :data:`LINE_STEP` fraction of the steps is done ("?" before)."""
 
     def __init__(self, total: int, stream: TextIO, unit: str = "check") -> None:
         self.total, self.stream, self.unit = int(total), stream, unit
         self.done, self.postfix = 0, ""
         self._t0 = self._last = time.monotonic()
+        self._t_first = math.nan  # when the first step was done
         self._step_shown = 0  # the last LINE_STEP step a line was written for
         self._done_shown = 0  # ``done`` when the last line was written
 
@@ -59,7 +62,10 @@ class PlainProgress:
     def _line(self) -> str:
         elapsed = time.monotonic() - self._t0
         pct = 100.0 * self.done / self.total if self.total else 100.0
-        left = (elapsed / self.done * (self.total - self.done)) if self.done else math.nan
+        left = math.nan
+        if self.done > 1 and self.done >= LINE_STEP * self.total:
+            rate = (time.monotonic() - self._t_first) / (self.done - 1)
+            left = rate * (self.total - self.done)
         left_text = _clock(left) if math.isfinite(left) else "?"
         text = (f"{self.done}/{self.total} {self.unit}s ({pct:.0f}%), "
                 f"{_clock(elapsed)} elapsed, {left_text} left")
@@ -72,6 +78,8 @@ class PlainProgress:
 
     def update(self, n: int = 1) -> None:
         """``n`` more steps done; a line when a step boundary is crossed or it is time."""
+        if self.done == 0 and n > 0:
+            self._t_first = time.monotonic()
         self.done += int(n)
         step = math.floor(self.done / self.total / LINE_STEP + 1e-9) if self.total else 0
         if step > self._step_shown or time.monotonic() - self._last >= LINE_EVERY_S:

@@ -28,6 +28,7 @@ to every run made inside it, including ``maxmargin verify``; a :class:`Method` w
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 import time
@@ -263,10 +264,10 @@ def _run_on_client(
     fails as a whole gives one failed row per method, with the reason."""
     from dask.distributed import as_completed  # an optional dependency (the distributed extra)
 
-
-
     if timeout is not None:  # each worker loads the compiled code once; its forks inherit it
-        client.run(warm_up)
+        # a worker lost meanwhile (a closed connection) loads it on first use instead
+        with contextlib.suppress(OSError):
+            client.run(warm_up)
     futures = {}
     for case, methods in plan:
         if methods:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -122,6 +123,9 @@ COMPILE_TASKS: tuple[tuple[str, ...], ...] = (
 #: The state of :func:`compiling_ahead` while it runs: ``pending`` (pieces not compiled yet),
 #: ``taken`` (by connection: the pieces its process took).
 _AHEAD: dict[str, Any] = {}
+# A process forked while they compile (a case's worker) does not wait for them: its pieces
+# were warmed up before the fork, and the pipes' messages are this process's to read.
+os.register_at_fork(after_in_child=_AHEAD.clear)
 
 
 def warm_up(pieces: Iterable[str] | None = None) -> None:

@@ -8,12 +8,15 @@ float64.
 * :mod:`~maxmargin.algorithms.dcd.svc`: :func:`dcd_svc`;
 * :mod:`~maxmargin.algorithms.dcd.l1`: :func:`l1_cdn`, LIBLINEAR's L1-regularised squared
   hinge by primal coordinate descent (CDN);
+* :mod:`~maxmargin.algorithms.dcd.crammer_singer`: :func:`cs_dcd`, Crammer and Singer's
+  multi-class problem by the sequential dual method (Keerthi et al. 2008);
 * :mod:`~maxmargin.algorithms.dcd.finish`: ``dcd_svc``'s exact finish in feature space.
 """
 
 from __future__ import annotations
 
 from maxmargin.algorithms.dcd.api import DCD_MAX_ITER, DCD_SOLVERS, dcd
+from maxmargin.algorithms.dcd.crammer_singer import cs_dcd
 from maxmargin.algorithms.dcd.l1 import l1_cdn
 from maxmargin.algorithms.dcd.loop import (
     Coordinates,
@@ -31,6 +34,7 @@ __all__ = [
     "DCD_SOLVERS",
     "Coordinates",
     "balanced",
+    "cs_dcd",
     "dcd",
     "dcd_loop",
     "dcd_svc",

@@ -28,7 +28,7 @@ from maxmargin._validation import (
     check_sample_weight,
     check_Xy,
 )
-from maxmargin.algorithms.dcd.finish import HANDOVER_KKT, Handover, feature_finish
+from maxmargin.algorithms.dcd.finish import Handover, feature_finish
 from maxmargin.algorithms.dcd.loop import (
     CONVERGED,
     Coordinates,
@@ -44,7 +44,7 @@ from maxmargin.certificate import (
     liblinear_rows,
 )
 from maxmargin.results import LiblinearSolution, join_messages
-from maxmargin.tolerances import DCD_PG_SHRINK, DCD_PG_TOL, DCD_TOL
+from maxmargin.tolerances import DCD_FINISH_KKT, DCD_PG_SHRINK, DCD_PG_TOL, DCD_TOL
 
 __all__ = ["dcd", "checked_arguments", "finish_status", "history_of", "DCD_MAX_ITER",
            "DCD_SOLVERS"]
@@ -237,7 +237,7 @@ def exact_finish(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, s: f
     budget = handover.budget(free, *progress, tol)
     if budget is None:
         return None
-    finished = feature_finish(X, y, alpha, box, HANDOVER_KKT * tol, budget, scaling=s)
+    finished = feature_finish(X, y, alpha, box, DCD_FINISH_KKT * tol, budget, scaling=s)
     if finished is None:
         return None
     w = dual_weights(X, y, finished, s)

@@ -31,9 +31,9 @@ At a stationary point the margins of the bounded alphas are checked (``O(nnz)``)
 (w . x_i + b)``, ``b`` the mean of the free ``y_i - w . x_i`` (SVC's), or ``m_i = y_i w~ .
 x~_i`` (LIBLINEAR's); ``m_i >= 1`` at 0, ``m_i <= 1`` at ``C_i``; the worst violation is
 released (with every other one after a step that moved: ``RELEASE_SHARE``), until none
-exceeds ``KKT_RTOL`` times ``max(1, max_i |m_i|)`` (the optimum to round-off); free margins
-off 1 by more are refined by ``REFINE_STEPS`` Newton steps at most while round-off could
-decide.
+exceeds ``DCD_FINISH_KKT_RTOL`` times ``max(1, max_i |m_i|)`` (the optimum to round-off);
+free margins off 1 by more are refined by ``REFINE_STEPS`` Newton steps at most while
+round-off could decide.
 """
 
 from __future__ import annotations
@@ -46,27 +46,24 @@ import numpy as np
 
 from maxmargin._jit import njit
 from maxmargin.algorithms.active_set import STEP_WORK, best_multiplier
+from maxmargin.tolerances import (
+    DCD_FINISH_GROWTH,
+    DCD_FINISH_KKT_RTOL,
+    DCD_FINISH_LEVERAGE_MAX,
+    DCD_FINISH_MIN_BYTES,
+    DCD_FINISH_MIN_WORK,
+    DCD_FINISH_NULL_RTOL,
+    DCD_FINISH_RANK_RTOL,
+    DCD_HINGE_FINISH_BUDGET,
+)
 
 __all__ = ["feature_finish", "drop_steps", "finish_work", "refresh_steps", "Handover",
-           "KKT_RTOL", "NULL_RTOL", "PEAK_COPIES", "RANK_RTOL", "REFINE_STEPS", "REFINE_BELOW",
-           "RELEASE_SHARE", "REFRESH_STEPS", "LEVERAGE_MAX", "HANDOVER_BUDGET",
-           "HANDOVER_GROWTH", "HANDOVER_KKT", "HANDOVER_MIN_BYTES", "HANDOVER_MIN_WORK"]
+           "PEAK_COPIES", "REFINE_STEPS", "REFINE_BELOW", "RELEASE_SHARE", "REFRESH_STEPS"]
 
-#: ``r`` counts as zero (the subproblem consistent) when ``max |r_i|`` is at most this
-#: (``y_F`` has entries +-1).
-NULL_RTOL = 1e-9
-#: Singular values of the equilibrated ``Z`` below this times the largest count as zero
-#: (rank-deficient ``Z``); in :func:`drop_steps`, eigenvalues of ``M`` below its square.
-RANK_RTOL = 1e-10
 #: :func:`drop_steps` recomputes ``G`` from the free rows after this many downdates, at least
 #: (``2 (d + 1)`` when larger: the refresh's ``O(k d^2)`` spread over as many ``O(k d)``
 #: steps).
 REFRESH_STEPS = 64
-#: A row whose leverage ``z_j . G z_j`` exceeds this leaves ``M`` near singular: the compiled
-#: steps stop and the eigendecomposition takes over.
-LEVERAGE_MAX = 1.0 - 1e-8
-#: The finish ends where no bound margin is wrong by more than this times ``max(1, max |m_i|)``.
-KKT_RTOL = 1e-12
 #: The finish holds at most about this many ``k x (d + 1)`` float64 arrays at its peak (the free
 #: rows, their equilibrated copy, its compaction or singular vectors).
 PEAK_COPIES = 4
@@ -83,19 +80,6 @@ RELEASE_SHARE = 0.0
 #: Counted floating-point operations of one eigen- or singular value decomposition, per
 #: ``(d + 1)^3``.
 EIGH_WORK = 9.0
-#: :class:`Handover` (``dcd``'s hinge): a finish may do this many times the floating-point
-#: operations of the passes so far, and at least ``HANDOVER_MIN_WORK``.
-HANDOVER_BUDGET = 2.0
-HANDOVER_MIN_WORK = 1e7
-#: :class:`Handover`: the finish's ``PEAK_COPIES k (d + 1)`` floats may take the data's own
-#: bytes, and at least this many.
-HANDOVER_MIN_BYTES = 32 * 2**20
-#: :class:`Handover`: after a finish that failed, the next waits until the passes' work has
-#: grown this many times, or the estimate of its own work has fallen as many.
-HANDOVER_GROWTH = 4.0
-#: :class:`Handover`: a finish whose work runs out returns its last stationary point whose
-#: bound margins were wrong by at most this times ``tol``.
-HANDOVER_KKT = 0.25
 
 
 def refresh_steps(d: int) -> int:
@@ -120,10 +104,10 @@ class Handover:
     """When coordinate passes hand their ``alpha`` to :func:`feature_finish`: not while the
     passes are about to meet ``tol`` (the gap's last fall, once more, would meet it: ``gap^2
     <= tol gap_before``); once its estimated work (:func:`finish_work`) is within that of the
-    passes so far (``2 (nnz / n + 1)`` per sample visited, at least ``HANDOVER_MIN_WORK``;
-    ``HANDOVER_BUDGET`` times that is its budget) and its floats (``PEAK_COPIES k (d + 1)``)
-    take at most the data's bytes (at least ``HANDOVER_MIN_BYTES``); after a failure, only
-    when the passes' work has grown ``HANDOVER_GROWTH`` times or the estimate has fallen as
+    passes so far (``2 (nnz / n + 1)`` per sample visited, at least ``DCD_FINISH_MIN_WORK``;
+    ``DCD_HINGE_FINISH_BUDGET`` times that is its budget) and its floats (``PEAK_COPIES k (d + 1)``)
+    take at most the data's bytes (at least ``DCD_FINISH_MIN_BYTES``); after a failure, only
+    when the passes' work has grown ``DCD_FINISH_GROWTH`` times or the estimate has fallen as
     many times. Counted, never timed."""
 
     X: Any
@@ -140,14 +124,14 @@ class Handover:
             return None
         (n, d), sparse = X.shape, hasattr(X, "indptr")
         nnz = X.nnz if sparse else X.size
-        work = max(HANDOVER_MIN_WORK, 2.0 * visits * (nnz / n + 1.0))
+        work = max(DCD_FINISH_MIN_WORK, 2.0 * visits * (nnz / n + 1.0))
         need = finish_work(free, d, nnz, n)
         held = (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) if sparse else X.nbytes
         if (need > work or (work < self.retry_at and need > self.retry_below)
-                or PEAK_COPIES * 8.0 * free * (d + 1) > max(held, HANDOVER_MIN_BYTES)):
+                or PEAK_COPIES * 8.0 * free * (d + 1) > max(held, DCD_FINISH_MIN_BYTES)):
             return None
-        self.retry_at, self.retry_below = HANDOVER_GROWTH * work, need / HANDOVER_GROWTH
-        return HANDOVER_BUDGET * work
+        self.retry_at, self.retry_below = DCD_FINISH_GROWTH * work, need / DCD_FINISH_GROWTH
+        return DCD_HINGE_FINISH_BUDGET * work
 
 
 @njit
@@ -158,7 +142,7 @@ def drop_steps(Z: np.ndarray, yF: np.ndarray, a: np.ndarray, upper: np.ndarray,
     at most ``max_steps`` of them, each dropping the alpha it blocks on (``alive`` set False,
     ``a`` put on its bound). ``a``, ``alive``, ``G`` and ``r`` are updated in place. Returns
     ``(steps, work, consistent, moved)`` (``moved``: a step whose blocking alpha travelled
-    more than ``KKT_RTOL`` times its bound)."""
+    more than ``DCD_FINISH_KKT_RTOL`` times its bound)."""
     k, m = Z.shape
     steps, work, consistent, moved = 0, 0.0, False, False
     while steps < max_steps:
@@ -179,7 +163,7 @@ def drop_steps(Z: np.ndarray, yF: np.ndarray, a: np.ndarray, upper: np.ndarray,
                 t, j = room, i
         if j < 0 or not math.isfinite(t):
             break
-        moved = moved or t * abs(yF[j] * r[j]) > KKT_RTOL * upper[j]
+        moved = moved or t * abs(yF[j] * r[j]) > DCD_FINISH_KKT_RTOL * upper[j]
         for i in range(k):
             if alive[i]:
                 a[i] += t * yF[i] * r[i]
@@ -189,7 +173,7 @@ def drop_steps(Z: np.ndarray, yF: np.ndarray, a: np.ndarray, upper: np.ndarray,
         gz = np.dot(G, Z[j])
         lev = np.dot(gz, Z[j])
         work += 4.0 * m * m + 2.0 * k * m + 4.0 * k
-        if lev >= LEVERAGE_MAX:  # M without row j is near singular
+        if lev >= DCD_FINISH_LEVERAGE_MAX:  # M without row j is near singular
             break
         dots = np.dot(Z, gz)
         scale = r[j] / (1.0 - lev)
@@ -232,20 +216,20 @@ def _subproblem(Z: np.ndarray, yF: np.ndarray, w: np.ndarray, beta: float | None
                 ) -> tuple[np.ndarray, bool]:
     """``(u, newton)``: the drop direction ``r`` (``newton`` False) or the Newton step (module
     docstring). ``r`` and a solution ``p`` of ``Z p = y_F`` come from the singular value
-    decomposition of ``Z D`` (:func:`_equilibrated`; singular values below ``RANK_RTOL`` times
-    the largest dropped). LIBLINEAR's (``beta`` None): ``u`` the least-norm least-squares
-    solution of ``Z^T u = p - w~``. SVC's, which also restores ``y . alpha = 0`` from ``beta``
-    (``1^T u = -beta``): ``u = -beta / k + xi``, ``xi`` the least-norm least-squares solution
-    of ``B xi = p_d - w_0`` with ``B^T`` the free rows centred (``B 1 = 0``: ``1^T xi = 0``)
-    and ``w_0 = w - beta / k X_F^T 1``. Both in the features' own metric (the normal
-    equations' square of its condition avoided)."""
+    decomposition of ``Z D`` (:func:`_equilibrated`; singular values below
+    ``DCD_FINISH_RANK_RTOL`` times the largest dropped). LIBLINEAR's (``beta`` None): ``u`` the
+    least-norm least-squares solution of ``Z^T u = p - w~``. SVC's, which also restores ``y .
+    alpha = 0`` from ``beta`` (``1^T u = -beta``): ``u = -beta / k + xi``, ``xi`` the least-norm
+    least-squares solution of ``B xi = p_d - w_0`` with ``B^T`` the free rows centred (``B 1 =
+    0``: ``1^T xi = 0``) and ``w_0 = w - beta / k X_F^T 1``. Both in the features' own metric
+    (the normal equations' square of its condition avoided)."""
     k, d = Z.shape[0], w.size
     Zs, D = _equilibrated(Z)
     U, S, Vt = np.linalg.svd(Zs, full_matrices=False)
-    rank = int(np.count_nonzero(S > RANK_RTOL * (float(S[0]) if S.size else 0.0)))
+    rank = int(np.count_nonzero(S > DCD_FINISH_RANK_RTOL * (float(S[0]) if S.size else 0.0)))
     coef = U[:, :rank].T @ yF
     r = yF - U[:, :rank] @ coef
-    if r.size and float(np.max(np.abs(r))) > NULL_RTOL:
+    if r.size and float(np.max(np.abs(r))) > DCD_FINISH_NULL_RTOL:
         return r, False
     if k == 0:
         return r, True
@@ -325,7 +309,7 @@ def feature_finish(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, kk
         a[free] += length * step
         if newton:  # a drop step keeps w (Z^T r = 0)
             w += length * (u @ Z[:, :w.size])
-        if length * float(np.max(np.abs(step), initial=0.0)) > KKT_RTOL * float(
+        if length * float(np.max(np.abs(step), initial=0.0)) > DCD_FINISH_KKT_RTOL * float(
                 np.max(box[free], initial=0.0)):
             stuck[:], progress = False, True  # a step that moves alpha (not by round-off)
         if block >= 0:  # the blocking alpha leaves F
@@ -340,14 +324,14 @@ def feature_finish(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, kk
             continue
         w, margins = _margins(X, y, a, free, at0, atC, scaling)
         work += 4.0 * nnz + 4.0 * n
-        exact = KKT_RTOL * max(1.0, float(np.max(np.abs(margins))))
+        exact = DCD_FINISH_KKT_RTOL * max(1.0, float(np.max(np.abs(margins))))
         off = float(np.max(np.abs(margins[free] - 1.0), initial=0.0))
         wrong = np.where(at0, 1.0 - margins, 0.0) + np.where(atC, margins - 1.0, 0.0)
         if max(float(np.max(wrong)), off) <= kkt_tol:
             good = a.copy()
         wrong[stuck] = 0.0
         objective = 0.5 * float(w @ w) - float(a.sum())
-        many = many and objective < level - KKT_RTOL * max(1.0, abs(objective))
+        many = many and objective < level - DCD_FINISH_KKT_RTOL * max(1.0, abs(objective))
         level = objective
         top = int(np.argmax(wrong))
         worst = float(wrong[top])
@@ -380,13 +364,13 @@ def _drop_phase(Z: np.ndarray, yF: np.ndarray, a: np.ndarray, free: np.ndarray,
     while pos.size > m:
         lam, V = np.linalg.eigh(Z.T @ Z)
         work += STEP_WORK + EIGH_WORK * m**3 + 2.0 * pos.size * m**2
-        if float(lam[0]) <= RANK_RTOL**2 * max(float(lam[-1]), 1e-300):
+        if float(lam[0]) <= DCD_FINISH_RANK_RTOL**2 * max(float(lam[-1]), 1e-300):
             break  # rank-deficient: the singular value decomposition's steps
         G = (V / lam) @ V.T
         r = yF - Z @ (G @ (Z.T @ yF))
         alive = np.ones(pos.size, dtype=bool)
-        steps, spent, consistent, went = drop_steps(Z, yF, aF, upper, alive, G, r, NULL_RTOL,
-                                                    refresh_steps(m - 1))
+        steps, spent, consistent, went = drop_steps(Z, yF, aF, upper, alive, G, r,
+                                                    DCD_FINISH_NULL_RTOL, refresh_steps(m - 1))
         work, moved = work + spent, moved or went
         a[free[pos]] = aF
         pos, Z, yF, aF, upper = pos[alive], Z[alive], yF[alive], aF[alive], upper[alive]

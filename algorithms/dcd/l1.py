@@ -21,15 +21,16 @@ quadratic model plus ``|w_j + d|``,
     d = -(L'_j + 1) / L''_j \\text{ if } L'_j + 1 < L''_j w_j, \\quad
     d = -(L'_j - 1) / L''_j \\text{ if } L'_j - 1 > L''_j w_j, \\quad d = -w_j \\text{ else},
 
-and halves it until ``|w_j + d| - |w_j| + L(w + d e_j) - L(w) <= sigma (|w_j + d| - |w_j| +
-L'_j d)`` (Armijo, ``sigma = 0.01``; accepted early by the bound ``L(w + d e_j) - L(w) <=
-L'_j d + d^2 sum_i C_i x_ij^2``); a search that fails leaves ``w_j`` where it was. A feature at
-zero whose ``|L'_j|`` lies below ``1 - Gmax / n`` (``Gmax`` the largest violation of the last
-pass) is shrunk (set aside) until LIBLINEAR's ``sum of violations <= eps x (the first pass's)``
-rule brings every feature back. After each pass over many features a few rounds of steps go
-to those of largest violation (columns of at most 1/8 of the pass's entries): on text-like
-rows the bias and the frequent features, coupled with all the rare ones, otherwise keep
-``||u||_inf`` above 1 long after ``P`` has converged.
+and halves it until ``|w_j + d| - |w_j| + L(w + d e_j) - L(w) <= sigma (|w_j + d| - |w_j| + L'_j
+d)`` (Armijo, ``sigma = 0.01``; accepted early by the bound ``L(w + d e_j) - L(w) <= L'_j d +
+d^2 sum_i C_i x_ij^2``); a search that fails leaves ``w_j`` where it was. A feature at zero
+whose ``|L'_j|`` lies below ``1 - Gmax / n`` (``Gmax`` the largest violation of the last pass)
+is shrunk (set aside) until LIBLINEAR's ``sum of violations <= eps x (the first pass's)`` rule
+brings every feature back (``eps``, first ``L1_CDN_EPS``, is then divided by ``DCD_PG_SHRINK``:
+LIBLINEAR stops there instead). After each pass over many features a few rounds of steps go to
+those of largest violation (columns of at most 1/8 of the pass's entries): on text-like rows the
+bias and the frequent features, coupled with all the rare ones, otherwise keep ``||u||_inf``
+above 1 long after ``P`` has converged.
 
 **Stop rule.** ``u = -L'(w~) = sum_i a_i y_i x~_i`` at ``a = 2 C b_+`` is the certificate's dual
 point (:func:`~maxmargin.certificate.certify_liblinear`, scaled to ``||u||_inf <= 1``): each
@@ -56,21 +57,31 @@ from maxmargin.algorithms.dcd.api import checked_arguments, finish_status, histo
 from maxmargin.algorithms.dcd.loop import shuffle
 from maxmargin.certificate import TINY, certify_liblinear
 from maxmargin.results import LiblinearSolution, join_messages
-from maxmargin.tolerances import DCD_PG_SHRINK, DCD_TOL
+from maxmargin.tolerances import (
+    DCD_PG_SHRINK,
+    DCD_TOL,
+    L1_CDN_D_SKIP,
+    L1_CDN_EPS,
+    L1_CDN_H_FLOOR,
+)
 
-__all__ = ["l1_cdn", "cdn_loop", "column_rows", "ESTIMATE_MET", "MAX_ITER"]
+__all__ = ["l1_cdn", "cdn_loop", "column_rows", "ESTIMATE_MET", "MAX_ITER", "PASS_STATE"]
 
 #: Loop outcomes: the pass's gap estimate met the target (evaluate the certificate), or the
 #: passes ran out.
 ESTIMATE_MET, MAX_ITER = 0, 1
 #: Armijo's constant and the most halvings of one line search (LIBLINEAR's 0.01 and 20).
 SIGMA, MAX_LINESEARCH = 0.01, 20
-#: LIBLINEAR's floor of ``L''_j`` and the smallest direction it moves on.
-H_FLOOR, D_SKIP = 1e-12, 1e-12
-#: The first ``eps`` of LIBLINEAR's shrinking rule (divided by ``DCD_PG_SHRINK`` each time the
-#: rule is met, every feature then active again), and the most halvings of the gap estimate's
-#: target.
-CDN_EPS, TARGET_HALVINGS = 0.01, 10
+#: The most halvings of the gap estimate's target.
+TARGET_HALVINGS = 10
+#: The passes' state carried from one call to the next, as one record.
+PASS_STATE = np.dtype((np.record, [
+    ("active", np.int64),  # features not shrunk
+    ("gmax_old", np.float64),  # the largest violation of the last pass (the shrinking rule)
+    ("gnorm1_init", np.float64),  # the first pass's sum of violations (-1: none yet)
+    ("eps", np.float64),  # LIBLINEAR's eps of that rule (divided when it is met)
+    ("estimate", np.float64),  # the last pass's gap estimate
+]))
 #: The exact finish: at most this many weights in the support (its ``|J| x |J|`` Newton system
 #: is dense) and Newton steps per finish; the passes between certificates (doubled after each).
 FINISH_MAX_SUPPORT, FINISH_STEPS, CHECK_EVERY = 500, 10, 50
@@ -155,7 +166,7 @@ def newton_step(X: Any, indptr: Any, indices: Any, data: Any, j: int, C: np.ndar
         d = -Gn / H
     else:
         d = -w[j]
-    if abs(d) < D_SKIP:
+    if abs(d) < L1_CDN_D_SKIP:
         return
     delta = abs(w[j] + d) - abs(w[j]) + G * d
     d_old, loss_old = 0.0, 0.0
@@ -203,20 +214,20 @@ def heavy_steps(X: Any, indptr: Any, indices: Any, data: Any, C: np.ndarray,
         for k in range(size):
             j = ranked[k]
             G, H = column_derivatives(X, indptr, indices, data, j, C, b)
-            newton_step(X, indptr, indices, data, j, C, b, w, G, max(H, H_FLOOR), xj_sq[j])
+            newton_step(X, indptr, indices, data, j, C, b, w, G, max(H, L1_CDN_H_FLOOR), xj_sq[j])
 
 
 @njit
 def cdn_loop(X: Any, indptr: Any, indices: Any, data: Any, C: np.ndarray,
              xj_sq: np.ndarray, w: np.ndarray, b: np.ndarray, order: np.ndarray,
-             rng: np.ndarray, state: np.ndarray, target: float, max_passes: int,
+             rng: np.ndarray, state: Any, target: float, max_passes: int,
              shrinking: bool) -> tuple:
     """CDN passes (module docstring; columns as :func:`column_derivatives`) until a pass's
     gap estimate is ``<= target`` or ``max_passes``. ``w``, ``b``, ``order``, ``rng`` and
-    ``state = (active, Gmax_old, Gnorm1_init, eps, estimate)`` are updated in place (a later
+    ``state`` (a :data:`PASS_STATE` record) are updated in place (a later
     call goes on where this one stopped). Returns ``(passes, ESTIMATE_MET or MAX_ITER)``."""
     n, p = b.shape[0], w.shape[0]
-    active, gmax_old, gnorm1_init, eps = int(state[0]), state[1], state[2], state[3]
+    active, gmax_old, gnorm1_init, eps = state.active, state.gmax_old, state.gnorm1_init, state.eps
     violations = np.zeros(p)
     passes, met = 0, False
     while passes < max_passes and not met:
@@ -227,7 +238,7 @@ def cdn_loop(X: Any, indptr: Any, indices: Any, data: Any, C: np.ndarray,
         while s < active:
             j = order[s]
             G, H = column_derivatives(X, indptr, indices, data, j, C, b)
-            H = max(H, H_FLOOR)
+            H = max(H, L1_CDN_H_FLOOR)
             umax = max(umax, abs(G))
             if w[j] == 0.0:
                 violation = max(-(G + 1.0), G - 1.0, 0.0)
@@ -249,7 +260,7 @@ def cdn_loop(X: Any, indptr: Any, indices: Any, data: Any, C: np.ndarray,
             heavy_steps(X, indptr, indices, data, C, xj_sq, w, b, order[:active],
                         violations, work // HEAVY_SHARE)
         estimate = pass_estimate(C, b, w, umax)
-        state[4] = estimate
+        state.estimate = estimate
         met = estimate <= target
         if gnorm1_init < 0.0:
             gnorm1_init = gnorm1
@@ -259,7 +270,7 @@ def cdn_loop(X: Any, indptr: Any, indices: Any, data: Any, C: np.ndarray,
             gmax_old = math.inf
             continue
         gmax_old = gmax
-    state[0], state[1], state[2], state[3] = active, gmax_old, gnorm1_init, eps
+    state.active, state.gmax_old, state.gnorm1_init, state.eps = active, gmax_old, gnorm1_init, eps
     return passes, ESTIMATE_MET if met else MAX_ITER
 
 
@@ -473,7 +484,10 @@ def _solve(Z: Any, box: np.ndarray, tol: float, max_iter: int, rng: np.ndarray,
     ones = np.ones(n)
     w, b = np.zeros(p), np.ones(n)
     order = np.arange(p, dtype=np.int64)
-    state = np.array([p, math.inf, -1.0, CDN_EPS, math.inf])
+    fields = np.zeros(1, PASS_STATE)
+    fields["active"], fields["gmax_old"], fields["gnorm1_init"] = p, math.inf, -1.0
+    fields["eps"], fields["estimate"] = L1_CDN_EPS, math.inf
+    state = fields[0]  # a view: the compiled passes' writes land in it
     target, passes, check_at = tol, 0, CHECK_EVERY
     cert = certify_liblinear(w, Z, ones, box, loss="squared_hinge", penalty="l1")
     trace = [(0, math.nan, cert.gap)]  # w~ = 0: optimal when C is small enough
@@ -488,9 +502,9 @@ def _solve(Z: Any, box: np.ndarray, tol: float, max_iter: int, rng: np.ndarray,
             if judged.primal_objective <= cert.primal_objective:
                 w[:], cert = finish, judged
         b[:] = 1.0 - np.asarray(Z @ w).ravel()  # the kept b drifts
-        trace.append((passes, float(state[4]), cert.gap))
+        trace.append((passes, float(state.estimate), cert.gap))
         if code == ESTIMATE_MET and cert.gap > tol:  # shrunk features or drift: look closer
-            state[0], state[1] = p, math.inf
+            state.active, state.gmax_old = p, math.inf
             target = max(target / 2.0, tol / 2.0**TARGET_HALVINGS)
         if passes >= check_at:
             check_at *= 2

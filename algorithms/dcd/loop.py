@@ -45,14 +45,13 @@ import numpy as np
 from maxmargin._jit import njit
 from maxmargin._validation import check_positive_int
 from maxmargin.certificate import TINY
+from maxmargin.tolerances import DCD_PG_SKIP
 
 __all__ = ["Coordinates", "dcd_loop", "dual_weights", "duality_gap", "next_random",
-           "seed_state", "CONVERGED", "MAX_ITER"]
+           "row_layout", "seed_state", "CONVERGED", "MAX_ITER"]
 
 #: Loop outcomes.
 CONVERGED, MAX_ITER = 0, 1
-#: A coordinate whose projected gradient is below this is not moved (LIBLINEAR's 1e-12).
-PG_SKIP = 1e-12
 
 
 @njit
@@ -148,7 +147,7 @@ def dcd_loop(rows: tuple, y: np.ndarray, upper: np.ndarray, diag: np.ndarray, QD
                 PG = G
             pg_max = max(pg_max, PG)
             pg_min = min(pg_min, PG)
-            if abs(PG) > PG_SKIP:
+            if abs(PG) > DCD_PG_SKIP:
                 old = alpha[i]
                 alpha[i] = min(max(old - G / QD[i], 0.0), upper[i])
                 row_axpy(X, indptr, indices, data, s_col, i, (alpha[i] - old) * y[i], w)
@@ -215,12 +214,7 @@ class Coordinates:
         """``alpha = 0``, ``w~ = 0`` on validated rows (CSR or C-contiguous float64)."""
         n, d = X.shape
         diag = 0.5 / box if squared else np.zeros(n)
-        if hasattr(X, "tocsr"):
-            norms = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-            rows = (None, X.indptr, X.indices, X.data, s)
-        else:
-            norms = np.einsum("ij,ij->i", X, X)
-            rows = (X, None, None, None, s)
+        rows, norms = row_layout(X, s)
         QD = diag + norms + s * s
         QD[QD <= 0.0] = TINY  # hinge, a zero row without intercept: one step puts it on C_i
         return cls(X, y, s, rows, np.full(n, math.inf) if squared else box, diag, QD,
@@ -244,6 +238,16 @@ class Coordinates:
     def visits(self) -> float:
         """The samples visited so far, over all passes (each a row's non-zeros of work)."""
         return float(self.shrunk[3])
+
+
+def row_layout(X: Any, s: float) -> tuple[tuple, np.ndarray]:
+    """``(rows, ||x_i||^2)``: the rows as the compiled loops take them (``(X, None, None,
+    None, s)`` dense, ``(None, indptr, indices, data, s)`` CSR: :func:`row_dot`) and their
+    squared norms (without the bias column)."""
+    if hasattr(X, "tocsr"):
+        return (None, X.indptr, X.indices, X.data, s), np.asarray(
+            X.multiply(X).sum(axis=1)).ravel()
+    return (X, None, None, None, s), np.einsum("ij,ij->i", X, X)
 
 
 def seed_state(random_state: Any) -> np.ndarray:

@@ -24,15 +24,15 @@ from maxmargin.certificate import Certificate, certify_svm, max_violation
 from maxmargin.kernels import LinearKernel
 from maxmargin.results import SVMSolution, adopt_svm_solution, join_messages, recover_intercept
 from maxmargin.tolerances import (
+    DCD_FINISH_GROWTH,
+    DCD_FINISH_KKT,
+    DCD_FINISH_MIN_BYTES,
+    DCD_FINISH_MIN_WORK,
     DCD_PG_SHRINK,
     DCD_PG_TOL,
     DCD_SVC_EPS,
     DCD_SVC_FINISH_AFTER,
-    DCD_SVC_FINISH_GROWTH,
-    DCD_SVC_FINISH_KKT,
     DCD_SVC_FINISH_MATRICES,
-    DCD_SVC_FINISH_MIN_BYTES,
-    DCD_SVC_FINISH_MIN_WORK,
     DCD_SVC_GROWTH,
     DCD_SVC_SCALING,
     SMO_TOL,
@@ -160,10 +160,10 @@ def exact_finish(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, tol:
     has ``m - M < tol``; not tried (None) when the first factorisation of the free set,
     ``|F|^3``, would already exceed the budget (the active set is still far off), or when its
     dense matrices, ``DCD_SVC_FINISH_MATRICES`` of ``(|F| + 1)^2`` float64, would take more
-    than the data's own bytes (at least ``DCD_SVC_FINISH_MIN_BYTES``)."""
+    than the data's own bytes (at least ``DCD_FINISH_MIN_BYTES``)."""
     free = int(np.count_nonzero((alpha > 0.0) & (alpha < box)))
     if (float(free) ** 3 > budget or DCD_SVC_FINISH_MATRICES * 8.0 * (free + 1) ** 2
-            > max(data_bytes(X), DCD_SVC_FINISH_MIN_BYTES)):
+            > max(data_bytes(X), DCD_FINISH_MIN_BYTES)):
         return None
     return finish_alpha(alpha, X, y, box, LinearKernel(), accept=lambda c: c.meets(tol),
                         max_work=budget, kkt_tol=0.25 * tol)
@@ -174,10 +174,10 @@ class Finish:
     """When and how :func:`solve_svc` hands its balanced ``alpha`` to an exact finish, kept only
     when certified (never before ``DCD_SVC_FINISH_AFTER`` passes). While the ``k`` free alphas
     outnumber ``d + 1``: in feature space (:func:`~.finish.feature_finish`, ``PEAK_COPIES k (d +
-    1)`` floats, at most the data's bytes or ``DCD_SVC_FINISH_MIN_BYTES``), once its estimated work
+    1)`` floats, at most the data's bytes or ``DCD_FINISH_MIN_BYTES``), once its estimated work
     (:func:`~.finish.finish_work`) is within that of the passes so far (``2 (nnz / n + 1)`` per
-    sample visited, at least ``DCD_SVC_FINISH_MIN_WORK``), its budget; after a failure, only
-    when the passes' work has grown ``DCD_SVC_FINISH_GROWTH`` times or the estimate has fallen
+    sample visited, at least ``DCD_FINISH_MIN_WORK``), its budget; after a failure, only
+    when the passes' work has grown ``DCD_FINISH_GROWTH`` times or the estimate has fallen
     as many times. Else, or when that gave nothing, in kernel space (:func:`exact_finish`) after
     ``DCD_SVC_FINISH_AFTER`` passes (then 4, 16, ... times as many), once the bias is located
     (an inner solve has sampled ``y . alpha(B)``; from ``16 DCD_SVC_FINISH_AFTER`` passes on
@@ -202,7 +202,7 @@ class Finish:
         free = int(np.count_nonzero((a > 0.0) & (a < box)))
         if d + 1 < free:
             finished = self.in_feature_space(a, free, max(
-                DCD_SVC_FINISH_MIN_WORK, 2.0 * visits * (nnz / n + 1.0)))
+                DCD_FINISH_MIN_WORK, 2.0 * visits * (nnz / n + 1.0)))
             if finished is not None:
                 return finished
         self.finish_at = max(self.finish_at, DCD_SVC_FINISH_AFTER)
@@ -211,7 +211,7 @@ class Finish:
         while self.finish_at <= passes:
             self.finish_at *= 4
         return exact_finish(X, y, a, box, tol,
-                            max(DCD_SVC_FINISH_MIN_WORK, 2.0 * passes * (nnz + n)))
+                            max(DCD_FINISH_MIN_WORK, 2.0 * passes * (nnz + n)))
 
     def in_feature_space(self, a: np.ndarray, free: int, work: float) -> Finished | None:
         """The feature-space finish from ``a`` (``free`` alphas free) within ``work``, when
@@ -221,11 +221,11 @@ class Finish:
         need = finish_work(free, d, nnz, n)
         if (need > work or (work < self.retry_at and need > self.retry_below)
                 or PEAK_COPIES * 8.0 * free * (d + 1)
-                > max(data_bytes(X), DCD_SVC_FINISH_MIN_BYTES)):
+                > max(data_bytes(X), DCD_FINISH_MIN_BYTES)):
             return None
-        self.retry_at = DCD_SVC_FINISH_GROWTH * work
-        self.retry_below = need / DCD_SVC_FINISH_GROWTH
-        alpha = feature_finish(X, y, a, box, DCD_SVC_FINISH_KKT * tol, work)
+        self.retry_at = DCD_FINISH_GROWTH * work
+        self.retry_below = need / DCD_FINISH_GROWTH
+        alpha = feature_finish(X, y, a, box, DCD_FINISH_KKT * tol, work)
         if alpha is None:
             return None
         a, _, g, _, cert = certify_svc(X, y, alpha, box, tol)

@@ -27,7 +27,7 @@ from maxmargin.algorithms._kernel_cache import ColumnCache, get_column
 from maxmargin.algorithms.smo.columns import prefetch
 from maxmargin.algorithms.smo.scans import TAU, update_and_argmax, update_gradient
 from maxmargin.algorithms.smo.shrinking import update_G_bar
-from maxmargin.algorithms.smo.state import UPPER, SolverState, update_alpha_status
+from maxmargin.algorithms.smo.state import STALE, UPPER, SolverState, update_alpha_status
 from maxmargin.kernels.qmatrix import QMatrix
 
 __all__ = ["two_variable_update", "update_pair", "take_step"]
@@ -137,6 +137,7 @@ def update_pair(
         sc.i_max = st.act[k_max] if k_max >= 0 else -1
     else:
         update_gradient(G, Q_i, Q_j, d_i, d_j)
+        sc.i_max = STALE  # C-SVC's argmax is not kept: a C-SVC selection recomputes it
     for t, was_upper in ((i, was_upper_i), (j, was_upper_j)):
         if was_upper != (st.status[t] == UPPER):
             update_G_bar(st, c, kd, t, -st.C[t] if was_upper else st.C[t])

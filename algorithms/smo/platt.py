@@ -25,11 +25,10 @@ from maxmargin.algorithms.smo.pair import two_variable_update, update_pair
 from maxmargin.algorithms.smo.state import FREE, PERIODIC, SolverState, record_history
 from maxmargin.algorithms.smo.working_set import violation
 from maxmargin.kernels.qmatrix import QMatrix, kernel_value
+from maxmargin.tolerances import PLATT_EPS
 
-__all__ = ["PLATT_EPS", "PLATT_PAIR_FRACTION", "platt_take_step", "platt_examine_example"]
+__all__ = ["PLATT_PAIR_FRACTION", "platt_take_step", "platt_examine_example"]
 
-#: Platt's "no progress" test ``|a2 - a2_old| < eps (a2 + a2_old + eps)``.
-PLATT_EPS = 1e-12
 #: A pair must violate by this fraction of ``m - M`` (or ``tol``).
 PLATT_PAIR_FRACTION = 0.1
 
