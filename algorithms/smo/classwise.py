@@ -34,6 +34,7 @@ from maxmargin.algorithms.smo.bits import SEARCH_BLOCK, as_float, bits, last_of,
 from maxmargin.algorithms.smo.scans import TAU
 from maxmargin.algorithms.smo.shrinking import do_shrinking, reconstruct_gradient
 from maxmargin.algorithms.smo.state import SolverState
+from maxmargin.algorithms.smo.working_set import relative_stop
 from maxmargin.kernels.qmatrix import QMatrix
 
 __all__ = ["class_extremes", "classwise_shrinking", "select_classwise"]
@@ -135,16 +136,12 @@ def _second_order_classwise(
 @njit(**INLINE)
 def stop_factor(st: SolverState, up_p: float, low_p: float, up_n: float, low_n: float
                 ) -> float:
-    """The factor of ``tol`` in the stop ``max_s (m_s - M_s) < tol min(1, tol_r r)`` when
-    ``scalars.tol_r > 0`` and ``r >= tol``, else 1 (LIBSVM's stop): ``r = (r_+ + r_-) / 2``,
+    """The factor of ``tol`` in the stop ``max_s (m_s - M_s) < tol min(1, tol_r r)``
+    (:func:`~.working_set.relative_stop`): ``r = (r_+ + r_-) / 2``,
     LIBSVM's ``r`` (its ``calculate_rho``) estimated by the middle of each class's
     extremes, ``r_+ = (-M_+ - m_+) / 2`` and ``r_- = (m_- + M_-) / 2`` (``up_s = m_s``,
     ``low_s = -M_s``). ``m - M`` over ``r`` is the certificate's ``kkt_violation``."""
-    tol_r = st.scalars.tol_r
-    r = 0.25 * (low_p - up_p + up_n - low_n)
-    if tol_r > 0.0 and r >= st.tol:
-        return min(1.0, tol_r * r)
-    return 1.0
+    return relative_stop(st, 0.25 * (low_p - up_p + up_n - low_n))
 
 
 @njit(inline="always")

@@ -16,7 +16,10 @@ values); an evicted column is computed into a scratch column by the same code, t
 other columns left as they are. :func:`cached_sums` declines (None) when the cache cannot
 serve: float32, a shortened layout, or more than ``MAX_FRESH_FRACTION`` of the entries in
 evicted columns (the blocked kernel pass is cheaper then), and when a sum is not finite (the
-caller's kernel pass computes them again).
+caller's kernel pass computes them again). With ``keep`` it computes a missing column into the
+cache instead (:func:`~maxmargin.algorithms._kernel_cache.load_column`, least recently used
+slot), as LIBSVM's starting gradient does: the sums of a starting point whose columns the loop
+then finds cached.
 """
 
 from __future__ import annotations
@@ -42,12 +45,14 @@ MAX_FRESH_FRACTION = 0.1
 
 @njit(**ENTRY)
 def _sum_columns(kd: QMatrix, c: ColumnCache, idx: np.ndarray, coef: np.ndarray,
-                 max_fresh: float, h: np.ndarray, g: np.ndarray, scratch: np.ndarray) -> bool:
+                 max_fresh: float, keep: bool, h: np.ndarray, g: np.ndarray,
+                 scratch: np.ndarray) -> bool:
     """``h[k] = sum_j coef_j y_j col_j[k]`` in the order of ``j`` over the layout's ``L =
     len(h)`` positions, then ``g[order[k]] = yT[k] h[k]``; False when the columns not cached
     hold more than ``max_fresh`` entries (nothing computed) or a value of ``g`` is not finite.
     ``col_j``, column ``idx[j]`` of ``Q``: its slot, completed first if it holds a prefix
-    only, or computed into ``scratch`` when it is not cached."""
+    only; when it is not cached, loaded into the cache (``keep``) or computed into
+    ``scratch``."""
     cr, kr = byref(c), byref(kd)
     L = h.shape[0]
     fresh = 0
@@ -60,9 +65,9 @@ def _sum_columns(kd: QMatrix, c: ColumnCache, idx: np.ndarray, coef: np.ndarray,
     for j in range(idx.shape[0]):
         i = idx[j]
         s = c.slot_of[i]
-        if s >= 0:
-            if c.len_of[s] < L:
-                load_column(cr, kr, i)
+        if s >= 0 or keep:
+            if s < 0 or c.len_of[s] < L:
+                s = load_column(cr, kr, i)
             col = c.data[s * L : s * L + L]
         else:
             col = scratch[:L]
@@ -87,16 +92,18 @@ def _fresh_column(kd: QMatrix, i: int, L: int, out: np.ndarray) -> None:
 
 
 def cached_sums(cache: ColumnCache | None, kd: QMatrix, idx: np.ndarray,
-                coef: np.ndarray) -> np.ndarray | None:
+                coef: np.ndarray, keep: bool = False) -> np.ndarray | None:
     """``g_t = sum_k coef_k K(x_t, x_{idx_k})`` for every point ``t`` (original order) in
     float64 from ``cache``'s float64 columns of ``kd`` (module docstring); None when the cache
-    cannot serve them or a sum is not finite."""
+    cannot serve them or a sum is not finite. ``keep``: the missing columns are computed into
+    the cache, however many."""
     n = kd.y.shape[0]
     if (cache is None or cache.data.dtype != np.float64 or cache.state[S_LEN] != n
             or idx.shape[0] == 0):
         return None
     g = np.empty(n)
-    if _sum_columns(kd, cache, idx, coef, MAX_FRESH_FRACTION * n * idx.shape[0], np.empty(n),
-                    g, np.empty(n)):
+    max_fresh = np.inf if keep else MAX_FRESH_FRACTION * n * idx.shape[0]
+    if _sum_columns(kd, cache, idx, coef, max_fresh, np.bool_(keep), np.empty(n), g,
+                    np.empty(n)):
         return g
     return None

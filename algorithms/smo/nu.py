@@ -23,7 +23,9 @@ rho``, resp. ``nu l rho``): the violation in the units of the decision function 
 the equivalent C-SVC's. A ν-SVC run stops at LIBSVM's ``m - M < tol min(1, FIRST_FRACTION
 r)``, ``r`` estimated in the loop from each class's extremes (:func:`~.classwise.stop_factor`;
 ``m - M < tol`` alone while that estimate is below ``tol``), so that one run meets ``tol``
-where ``r < 1`` (small ``nu``); a one-class run at LIBSVM's ``m - M < tol``. When the float64
+where ``r < 1`` (small ``nu``); a one-class run likewise, ``r`` from the extremes of ``G``
+(:func:`~.working_set.relative_stop`; ``r < 1`` where ``nu l`` is small or ``gamma`` large:
+``K`` near the identity, ``rho`` near ``1 / (nu l)``). When the float64
 certificate does not meet ``tol`` the run continues from its ``alpha`` with the exact
 gradient, the warm cache and the stop ``m - M < TOL_FRACTION tol r`` (``r`` from the
 certificate; at most ``MAX_ROUNDS``); ``precision="auto"`` continues in float64 after the
@@ -64,12 +66,14 @@ import maxmargin._validation as valid
 import maxmargin.certificate_nu as nu_judge
 import maxmargin.exceptions as exceptions
 from maxmargin._threads import check_n_jobs
+from maxmargin.algorithms._kernel_cache import S_SLOTS
 from maxmargin.algorithms._reduced_hull import wolfe_nu_finish
 from maxmargin.algorithms.smo.api import default_max_iter, problem_of
+from maxmargin.algorithms.smo.column_sums import cached_sums
 from maxmargin.algorithms.smo.loops import MAX_ITER, PRECISION, record_final
 from maxmargin.algorithms.smo.precision import PRECISIONS
 from maxmargin.algorithms.smo.result import status_and_message
-from maxmargin.algorithms.smo.solver import Options, Problem, Solver
+from maxmargin.algorithms.smo.solver import CACHE_DTYPE, Options, Problem, Solver
 from maxmargin.algorithms.smo.state import SolverState, new_state
 from maxmargin.certificate import Certificate
 from maxmargin.kernels import Kernel, make_kernel, own_points, precomputed
@@ -87,8 +91,8 @@ __all__ = ["nu_smo", "one_class_smo", "MAX_ROUNDS", "TOL_FRACTION", "FIRST_FRACT
 MAX_ROUNDS = 4
 #: A continuation stops at LIBSVM's ``m - M`` below this fraction of ``tol r``.
 TOL_FRACTION = 0.5
-#: A ν-SVC's first run stops at LIBSVM's ``m - M`` below this fraction of ``tol r`` too (``r``
-#: estimated in the loop: :func:`~.classwise.stop_factor`).
+#: A first run stops at LIBSVM's ``m - M`` below this fraction of ``tol r`` too where ``r < 1 /
+#: FIRST_FRACTION`` (``r`` estimated in the loop: :func:`~.working_set.relative_stop`).
 FIRST_FRACTION = 0.6
 #: A continuation held while ``rho`` is below the certificate's resolution runs at most this
 #: many iterations per variable, and at least :data:`HELD_MIN_ITER`.
@@ -163,6 +167,28 @@ class NuSolver(Solver):
         return nu_judge.certify_nu_svm(alpha, self.user_X, p.y, self.nu, p.kernel, g=gs,
                                        weights=self.weights)
 
+    def start_sums(self, first: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(g_B, g)`` at the starting point: ``g = K (a o y)`` and its bounded part ``g_B =
+        sum_{a_j = C_j} C_j y_j K(x_j, .)`` (``G_bar``), in float64. When the first phase is
+        float64 and its cache has a slot for every starting column, they are computed into
+        it, as LIBSVM's start computes them (:func:`~.column_sums.cached_sums` with
+        ``keep``): the loop then finds them cached, and the certificate sums from that cache
+        too (:attr:`~.solver.Solver.small_sums_cached`); else by the kernel pass
+        (:meth:`~.solver.Solver.kernel_sums`)."""
+        st, y = self.st, self.problem.y
+        at = np.flatnonzero(st.alpha >= st.C)
+        part = np.flatnonzero((st.alpha > 0.0) & (st.alpha < st.C))
+        warm = (CACHE_DTYPE[first] == np.float64
+                and at.size + part.size <= self.start_cache(first).state[S_SLOTS])
+        self.small_sums_cached = warm
+
+        def sums(idx: np.ndarray, coef: np.ndarray) -> np.ndarray:
+            g = cached_sums(self.cache, self.problem.kd, idx, coef, keep=True) if warm else None
+            return self.kernel_sums(idx, coef) if g is None else g
+
+        g_at = sums(at, st.C[at] * y[at])
+        return g_at, g_at + sums(part, st.alpha[part] * y[part]) if part.size else g_at
+
     def unresolved(self, cert: Certificate) -> bool:
         """Whether ``cert`` is a ν-SVC's with ``rho`` below its resolution
         (:func:`~maxmargin.certificate_nu.rho_unresolved`)."""
@@ -182,15 +208,16 @@ class NuSolver(Solver):
 
 
 def _solve(solver: NuSolver, first: str, precision: str, tol: float,
-           hold: bool = False) -> tuple[int, Certificate, bool]:
+           hold: bool = False, warm: bool = False) -> tuple[int, Certificate, bool]:
     """The first run at LIBSVM's ``m - M < tol``, then continuations until the certificate
     meets ``tol`` (module docstring); ``hold``: while ``rho`` is below the certificate's
     resolution (:meth:`NuSolver.unresolved`) one continuation of at most
     :func:`held_iterations` more, then none, whether ``rho`` is resolved after it or not (a
     ``rho`` that was once unresolved stays small: SMO's iterations grow with ``1 / rho``).
-    Returns ``(outcome, certificate, held)``, ``held`` when the hold stopped it (the caller
-    tries Wolfe's finish, then goes on)."""
-    outcome = solver.solve(first)
+    ``warm``: the first run keeps the cache :meth:`NuSolver.start_sums` filled. Returns
+    ``(outcome, certificate, held)``, ``held`` when the hold stopped it (the caller tries
+    Wolfe's finish, then goes on)."""
+    outcome = solver.solve(first, warm=warm)
     g, cert = solver.certify()  # g summed afresh (no earlier certificate to update)
     phase, held, cap = first, False, solver.options.max_iter
     for rounds in range(MAX_ROUNDS):
@@ -314,16 +341,13 @@ def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings
     box = None if weights is None else l * weights / float(weights.sum())
     st = new_state(problem.kd, QD, 1.0 if box is None else box, options.tol, 1)
     st.scalars.linear = 0.0
-    st.scalars.tol_r = 0.0 if one_class else FIRST_FRACTION
+    st.scalars.tol_r = FIRST_FRACTION
     st.alpha[:] = initial_alpha(l, nu, y, box)
     solver = NuSolver(problem, options, st, nu, one_class, weights, unit=4.0**k)
-    at = np.flatnonzero(st.alpha >= st.C)  # the start's gradient: its bounded part is G_bar
-    part = np.flatnonzero((st.alpha > 0.0) & (st.alpha < st.C))
-    g_at = solver.kernel_sums(at, st.C[at] * labels[at])
-    g = g_at + solver.kernel_sums(part, st.alpha[part] * labels[part]) if part.size else g_at
+    g_at, g = solver.start_sums(first)
     solver.restart_from(g, g_bounded=g_at)
     finish = weights is None  # Wolfe's reduced hulls have one bound for every point
-    outcome, cert, held = _solve(solver, first, precision, options.tol, hold=finish)
+    outcome, cert, held = _solve(solver, first, precision, options.tol, hold=finish, warm=True)
     if held:
         rho = cert.margin
         answer = wolfe_nu_finish(solver.user_X, y, kern, nu, options.tol)

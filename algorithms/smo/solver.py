@@ -116,17 +116,21 @@ class Solver:
         #: reuse: no fresh pages a problem); the current cache's block is ``block``
         self.spare: dict[np.dtype, np.ndarray] = {}
         self.block: np.ndarray | None = None
+        #: :meth:`kernel_sums` from a float64 cache below ``COMPILED_SUMS_MIN_TERMS`` terms too
+        #: (set where the cached-column pass has run anyway: no compile to save)
+        self.small_sums_cached = False
 
     @property
     def iterations(self) -> int:
         return int(self.st.scalars.iteration)
 
-    def solve(self, precision: str, refine: bool = False) -> int:
-        """Run the loop with a fresh ``precision`` cache (``refine``: the last one, still warm)
-        until it stops; a run that reaches a checkpoint without converging is offered to the
-        exact finish, and goes on from where it was (same cache) if that does not certify it."""
+    def solve(self, precision: str, refine: bool = False, warm: bool = False) -> int:
+        """Run the loop with a fresh ``precision`` cache (``refine``: the last one, still warm;
+        ``warm``: the one :meth:`start_cache` made) until it stops; a run that reaches a
+        checkpoint without converging is offered to the exact finish, and goes on from where
+        it was (same cache) if that does not certify it."""
         max_iter = self.options.max_iter
-        checkpoint, keep_cache = max_iter, refine
+        checkpoint, keep_cache = max_iter, refine or warm
         if self.options.exact_finish:
             checkpoint = first_checkpoint(self.st.alpha.shape[0])
         while True:
@@ -144,23 +148,9 @@ class Solver:
     def run_loop(self, precision: str, cap: int, keep_cache: bool, refine: bool) -> int:
         """The compiled loop with a fresh ``precision`` cache (``keep_cache``: the current one,
         in a new epoch), to at most ``cap`` iterations; ``refine`` names the phase."""
-        st, kd, opt = self.st, self.problem.kd, self.options
-        n = st.alpha.shape[0]
-        dtype = CACHE_DTYPE[precision]
-        if dtype == np.float64 and kd.XT32.shape[0] > 0:  # float64 columns never read the
-            kd = without_rounded_features(kd)  # rounded features: drop them for good (no
-            self.problem = dataclasses.replace(self.problem, kd=kd)  # driver of their type)
-        # a kept cache serves every variable as it is: a driver leaves the layout at all n
-        # (solve_pairs ends with reconstruct_gradient; Platt's loop never shrinks)
-        if not (keep_cache and self.cache is not None and self.cache.data.dtype == dtype):
-            if self.cache is not None:
-                self.kernel_values += int(self.cache.state[S_ROWS])
-                self.spare[self.block.dtype] = self.block
-            block = self.spare.pop(np.dtype(dtype), None)
-            if block is not None and block.size < block_size(n, opt.cache_size, block.itemsize):
-                block = None
-            self.cache = make_cache(n, opt.cache_size, dtype, block)
-            self.block = self.cache.data if block is None else block
+        st, opt = self.st, self.options
+        self.start_cache(precision, keep_cache)
+        kd = self.problem.kd
         phase = ("float64" if precision == "double" else "float32") + (
             " refinement" if refine else "")
         if not self.phases or self.phases[-1] != phase:
@@ -181,19 +171,44 @@ class Solver:
             return solve_pairs(st, self.cache, kd, opt.working_set == "wss2", opt.shrinking,
                                limits, prefetching_for(kd), self.classwise)
 
+    def start_cache(self, precision: str, keep: bool = False) -> ColumnCache:
+        """The kernel cache of a phase of ``precision``: the current one when ``keep`` and of
+        that dtype (a kept cache serves every variable as it is: a driver leaves the layout at
+        all ``n``; ``solve_pairs`` ends with ``reconstruct_gradient``, Platt's loop never
+        shrinks), else a fresh one (on the spare block of that dtype when it has room).
+        Float64 columns never read rounded features: a float64 cache drops them from the
+        Q-matrix for good (no driver of their type)."""
+        kd, n, opt = self.problem.kd, self.st.alpha.shape[0], self.options
+        dtype = CACHE_DTYPE[precision]
+        if dtype == np.float64 and kd.XT32.shape[0] > 0:
+            self.problem = dataclasses.replace(self.problem, kd=without_rounded_features(kd))
+        if not (keep and self.cache is not None and self.cache.data.dtype == dtype):
+            if self.cache is not None:
+                self.kernel_values += int(self.cache.state[S_ROWS])
+                self.spare[self.block.dtype] = self.block
+            block = self.spare.pop(np.dtype(dtype), None)
+            if block is not None and block.size < block_size(n, opt.cache_size, block.itemsize):
+                block = None
+            self.cache = make_cache(n, opt.cache_size, dtype, block)
+            self.block = self.cache.data if block is None else block
+        return self.cache
+
     def kernel_sums(self, idx: np.ndarray, coef: np.ndarray) -> np.ndarray:
         """``sum_k coef_k K(., x_{idx_k})`` on the solver's data in float64: from the float64
         cache's columns where it holds them (:func:`~.column_sums.cached_sums`), else by the
         Q-matrix's compiled blocks on ``options.threads`` threads where they apply, else (and
         where those give a value that is not finite, or on problems of fewer than
-        ``COMPILED_SUMS_MIN_TERMS`` terms) by the kernel object
-        (:func:`~maxmargin.certificate.decision_values`)."""
+        ``COMPILED_SUMS_MIN_TERMS`` terms, unless :attr:`small_sums_cached` and the cache
+        serves them) by the kernel object (:func:`~maxmargin.certificate.decision_values`)."""
         p, threads = self.problem, self.options.threads
-        if p.kd.y.shape[0] * idx.shape[0] < column_sums.COMPILED_SUMS_MIN_TERMS:
-            return decision_values(p.kernel, p.X, p.X[idx], coef)
-        g = cached_sums(self.cache, p.kd, idx, coef)  # None unless every sum is finite
+        small = p.kd.y.shape[0] * idx.shape[0] < column_sums.COMPILED_SUMS_MIN_TERMS
+        # None unless every sum is finite
+        g = None if small and not self.small_sums_cached else cached_sums(self.cache, p.kd,
+                                                                          idx, coef)
         if g is not None:
             return g
+        if small:
+            return decision_values(p.kernel, p.X, p.X[idx], coef)
         if idx.size and has_weighted_sums(p.kd):
             with blas_threads(threads):
                 g = weighted_sums(p.kd, idx, coef, threads)

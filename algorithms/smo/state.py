@@ -55,7 +55,7 @@ SCALARS = np.dtype([
     ("dual", np.float64),  # D(alpha), tracked exactly per step
     ("alpha_sum", np.float64),  # sum(alpha)
     ("linear", np.float64),  # the linear term p = linear e of f = 1/2 a'Qa + p'a (-1 for C-SVC)
-    ("tol_r", np.float64),  # nu-SVC, > 0: stop at m - M < tol min(1, tol_r r) (classwise.py)
+    ("tol_r", np.float64),  # > 0: stop at m - M < tol min(1, tol_r r) (working_set.py)
     ("g_max", np.float64),  # m = max_{I_up} -y_t G_t after the last step (with i_max)
     ("i_max", np.int64),  # its argmax (a variable), or STALE
     ("work", np.float64),  # entries of G updated so far (the exact finish's budget)

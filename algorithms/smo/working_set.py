@@ -6,7 +6,8 @@ With ``I_up``, ``I_low`` as in :mod:`.state`, the KKT conditions hold iff
 
     m(\alpha) = \max_{t \in I_{up}} -y_t G_t \;\le\; M(\alpha) = \min_{t \in I_{low}} -y_t G_t,
 
-and every rule stops when ``m - M < tol``.
+and every rule stops when ``m - M < tol``; ``"wss2"`` at ``m - M < tol min(1, tol_r r)`` when
+``scalars.tol_r > 0`` (the one-class SVM: :func:`relative_stop`).
 
 * ``"wss1"``: the maximal violating pair, ``i = argmax_{I_up} -y_t G_t``,
   ``j = argmax_{I_low} y_t G_t``;
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from maxmargin._jit import INTERNAL, njit
+from maxmargin._jit import INLINE, INTERNAL, njit
 from maxmargin.algorithms._kernel_cache import S_LEN, ColumnCache, get_column
 from maxmargin.algorithms.smo.columns import prefetch
 from maxmargin.algorithms.smo.scans import TAU, argmax_up, second_order_j, second_order_scan
@@ -30,6 +31,7 @@ from maxmargin.kernels.qmatrix import QMatrix
 
 __all__ = [
     "TAU",
+    "relative_stop",
     "extremes",
     "violation",
     "select_wss1",
@@ -38,6 +40,20 @@ __all__ = [
     "select_wss2",
     "select_working_set",
 ]
+
+@njit(**INLINE)
+def relative_stop(st: SolverState, r: float) -> float:
+    """The factor of ``tol`` in the stop ``m - M < tol min(1, tol_r r)`` when
+    ``scalars.tol_r > 0`` and ``r >= tol``, else 1 (LIBSVM's stop). ``r`` is LIBSVM's ``r``
+    (its ``calculate_rho``, ``nu l rho`` of the one-class SVM, ``l rho`` of ν-SVC) estimated in
+    the loop by the middle of the extremes, and ``m - M`` over ``r`` is the certificate's
+    ``kkt_violation`` (:mod:`maxmargin.certificate_nu`): the stop meets ``tol`` where ``r <
+    1`` too, and is LIBSVM's where ``r >= 1 / tol_r``."""
+    tol_r = st.scalars.tol_r
+    if tol_r > 0.0 and r >= st.tol:
+        return min(1.0, tol_r * r)
+    return 1.0
+
 
 @njit(**INTERNAL)
 def extremes(st: SolverState, c: ColumnCache) -> tuple[float, int, float, int]:
@@ -77,7 +93,9 @@ def select_wss1(st: SolverState, c: ColumnCache) -> tuple[int, int, float]:
 def select_wss2(
     st: SolverState, c: ColumnCache, kd: QMatrix, prefetching: bool | None
 ) -> tuple[int, int, float]:
-    """LIBSVM's second-order working set; ``(-1, -1, gap)`` when ``gap = m - M < tol``.
+    """LIBSVM's second-order working set; ``(-1, -1, gap)`` when ``gap = m - M < tol``
+    (times :func:`relative_stop` of ``r = -(m + M) / 2``, LIBSVM's one-class ``r``: all ``y_t
+    = 1``, ``G_t = r`` at the free variables).
 
     ``i = argmax_{I_up} -y_t G_t`` comes from the previous pair update when it is fresh; ``j``
     by :func:`~.scans.second_order_j` (:func:`~.scans.second_order_scan`: on the Q-matrix's
@@ -97,7 +115,7 @@ def select_wss2(
                                    g_max, st.score)
         if k >= 0:
             j = st.act[k]
-    if gap < st.tol or j < 0:
+    if gap < st.tol * relative_stop(st, 0.5 * gap - g_max) or j < 0:
         return -1, -1, gap
     return i, j, gap
 
