@@ -485,7 +485,7 @@ def merge_results(previous: dict, new: dict, known: set[tuple[str, str]] | None 
     cases).
 
     ``merged_from`` lists, for every earlier run that still contributes rows, its suite,
-    ``--only``, date, the families it contributes and, under ``cases``, single cases it
+    ``--only``, date, CPU, the families it contributes and, under ``cases``, single cases it
     contributes to a family measured since.
     """
     ran = {r["benchmark"] for r in new["rows"]}
@@ -498,8 +498,9 @@ def merge_results(previous: dict, new: dict, known: set[tuple[str, str]] | None 
     kept_families = {r["benchmark"] for r in kept}
     earlier = previous.get("merged_from", [])
     claimed = {f for entry in earlier for f in entry["families"]}
+    cpu = previous.get("machine", {}).get("cpu")
     runs = [*earlier, {"suite": previous.get("suite"), "only": previous.get("only"),
-                       "date": previous.get("date"),
+                       "date": previous.get("date"), **({"cpu": cpu} if cpu else {}),
                        "families": sorted({r["benchmark"] for r in previous.get("rows", [])}
                                           - claimed)}]
 

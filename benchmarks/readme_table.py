@@ -154,11 +154,16 @@ def render(results: dict) -> str:
     dates = sorted([run_date(results, f) for f in {r["benchmark"] for r in rows} if f in USED]
                    + [prev["date"] for prev in results.get("merged_from", [])
                       if any(f in USED for f in prev.get("cases", {}))])
+    others = sorted({prev["cpu"] for prev in results.get("merged_from", [])
+                     if prev.get("cpu") and prev["cpu"] != m["cpu"]})
+    cpus = m["cpu"] if not others else (
+        f"{m['cpu']} and {', '.join(others)} (the runs' lines in reports/benchmarks.md say "
+        "which)")
     out += [
         "",
         f"Measured by `python -m benchmarks` ({results['suite']} suite, best of "
         f"{results['repeats']} timed calls after a warm-up, peer and maxmargin side by side in "
-        f"one process) on {m['cpu']}, {m['cpu_count']} CPUs, {dates[0][:10]} to "
+        f"one process) on {cpus}, {m['cpu_count']} CPUs, {dates[0][:10]} to "
         f"{dates[-1][:10]}, git {results.get('git_commit')}; {threads_text(m)}. maxmargin's "
         "times include its float64 certificate; the peers' accuracy is recomputed from their "
         "answers outside their timed calls (reports/benchmarks.md).",

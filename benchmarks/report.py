@@ -200,8 +200,9 @@ def _provenance(results: dict) -> list[str]:
     for prev in results.get("merged_from", []):
         parts = list(prev["families"]) + [
             f"{family}'s {', '.join(cases)}" for family, cases in prev.get("cases", {}).items()]
+        cpu = f" on {prev['cpu']}" if prev.get("cpu") else ""
         lines.append(f"- rows of {'; '.join(parts)} from the `{prev['suite']}` run of "
-                     f"{prev['date']}")
+                     f"{prev['date']}{cpu}")
     return lines
 
 

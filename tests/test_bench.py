@@ -541,6 +541,27 @@ def test_merge_keeps_families_not_rerun() -> None:
     )
 
 
+def test_a_merged_run_on_another_machine_says_so() -> None:
+    """Rows measured on another CPU than the last run's are named with it, in the report's
+    provenance lines and in the README table's footnote."""
+    from benchmarks import readme_table
+
+    machine = {"cpu": "CPU A", "cpu_count": 2, "threads": {}}
+    first = {"suite": "standard", "only": None, "date": "2026-01-01", "repeats": 5,
+             "machine": {**machine, "cpu": "CPU B"},
+             "rows": [{"benchmark": "hulls", "role": "peer", "case": "c", "extra": {}},
+                      {"benchmark": "verify", "role": "maxmargin", "case": "quick", "extra": {}}]}
+    second = {"suite": "standard", "only": ["verify"], "date": "2026-01-02", "repeats": 5,
+              "machine": machine,
+              "rows": [{"benchmark": "verify", "role": "maxmargin", "case": "quick", "extra": {}}]}
+    merged = harness.merge_results(first, second)
+    assert merged["merged_from"][0]["cpu"] == "CPU B"
+    assert report._provenance(merged) == [
+        "- rows of hulls from the `standard` run of 2026-01-01 on CPU B"]
+    assert "on CPU A and CPU B (" in readme_table.render(merged)
+    assert "on CPU A, 2 CPUs" in readme_table.render({**second, "machine": machine})
+
+
 def test_merge_keeps_the_cases_a_smaller_suite_does_not_run() -> None:
     """A ``standard`` run of a family measured by a ``scale`` run keeps the scale run's cases
     it does not run (credited to that run, case by case) while a suite still defines them,
