@@ -162,6 +162,7 @@ def test_the_linear_piece_compiles_what_linear_fits_run() -> None:
     intercept) compile no further specialisation."""
     import gc
     import warnings
+    import weakref
 
     import numpy as np
     import scipy.sparse as sp
@@ -170,7 +171,9 @@ def test_the_linear_piece_compiles_what_linear_fits_run() -> None:
     from maxmargin.algorithms import cs_dcd, dcd, dcd_svc, l1_cdn
 
     def signatures() -> set[tuple[str, str]]:
-        return {(o.py_func.__qualname__, str(sig)) for o in gc.get_objects()
+        # type() first: isinstance() on a weak proxy whose object is gone raises
+        live = [o for o in gc.get_objects() if type(o) not in weakref.ProxyTypes]
+        return {(o.py_func.__qualname__, str(sig)) for o in live
                 if isinstance(o, CPUDispatcher) and o.py_func.__module__.startswith("maxmargin")
                 for sig in o.signatures}
 
