@@ -200,13 +200,13 @@ def cs_passes(rows: tuple, y: np.ndarray, box: np.ndarray, QD: np.ndarray, alpha
             if g_max - g_min <= DCD_PG_SKIP:
                 continue
             worst = max(worst, g_max - g_min)
-            y_at = -1
+            y_at = np.int64(-1)
             for m in range(k):
                 B[m] = G[m] - A * alpha[i, cls[m]]
                 if cls[m] == yi:
                     y_at = m
             sub_problem(A, B, k, y_at, box[i], D, new)
-            changed = 0
+            changed = np.int64(0)
             for m in range(k):
                 step = new[m] - alpha[i, cls[m]]
                 alpha[i, cls[m]] = new[m]
