@@ -46,8 +46,8 @@ from maxmargin.certificate import (
 from maxmargin.results import LiblinearSolution, join_messages
 from maxmargin.tolerances import DCD_FINISH_KKT, DCD_PG_SHRINK, DCD_PG_TOL, DCD_TOL
 
-__all__ = ["dcd", "checked_arguments", "finish_status", "history_of", "DCD_MAX_ITER",
-           "DCD_SOLVERS"]
+__all__ = ["dcd", "checked_arguments", "checked_settings", "finish_status", "history_of",
+           "DCD_MAX_ITER", "DCD_SOLVERS"]
 
 #: Default cap on the passes over the data (LIBLINEAR's is 1000; SVC's problem and the hinge
 #: at a tight ``tol`` may need far more, and passes over a shrunk set are cheap).
@@ -81,12 +81,20 @@ def checked_arguments(X: Any, y: Any, C: Any, sample_weight: Any, tol: Any, max_
     ``box = C sample_weight``."""
     X, y = check_Xy(X, y, points=lambda v, name: check_array(v, name, ndim=2, copy=False,
                                                              sparse=True))
+    return (X, y, *checked_settings(y, C, sample_weight, tol, max_iter, random_state,
+                                    shrinking))
+
+
+def checked_settings(y: np.ndarray, C: Any, sample_weight: Any, tol: Any, max_iter: Any,
+                     random_state: Any, shrinking: Any) -> tuple:
+    """The validated settings every linear solver takes, for checked labels ``y``: ``(C,
+    box, tol, max_iter, rng, shrinking)`` with ``box = C sample_weight``."""
     C = check_C(C, allow_none=False)
     sw = check_sample_weight(sample_weight, y)
     box = np.full(y.shape[0], C) if sw is None else C * sw
     tol = check_positive(tol, "tol")
     max_iter = check_max_iter(max_iter, default=DCD_MAX_ITER)
-    return X, y, C, box, tol, max_iter, seed_state(random_state), check_bool(shrinking, "shrinking")
+    return C, box, tol, max_iter, seed_state(random_state), check_bool(shrinking, "shrinking")
 
 
 def dcd(

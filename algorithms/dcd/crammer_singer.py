@@ -41,17 +41,13 @@ import numpy as np
 from maxmargin._jit import njit
 from maxmargin._validation import (
     check_array,
-    check_bool,
-    check_C,
     check_class_indices,
-    check_max_iter,
     check_positive,
     check_positive_int,
-    check_sample_weight,
 )
 from maxmargin.algorithms.dcd.api import (
     DCD_FIRST_CHECK,
-    DCD_MAX_ITER,
+    checked_settings,
     finish_status,
     history_of,
 )
@@ -59,7 +55,6 @@ from maxmargin.algorithms.dcd.loop import (
     CONVERGED,
     MAX_ITER,
     row_layout,
-    seed_state,
     shuffle,
 )
 from maxmargin.certificate import TINY, Certificate, liblinear_rows
@@ -258,15 +253,11 @@ def _checked(X: Any, y: Any, C: Any, n_classes: Any, intercept_scaling: Any,
         n_classes = check_positive_int(n_classes, "n_classes", minimum=2)
     y = check_class_indices(y, X.shape[0], n_classes)
     K = int(y.max()) + 1 if n_classes is None else n_classes
-    C = check_C(C, allow_none=False)
     s = 0.0 if intercept_scaling is None else check_positive(intercept_scaling,
                                                              "intercept_scaling")
-    sw = check_sample_weight(sample_weight, y)
-    box = np.full(y.shape[0], C) if sw is None else C * sw
-    tol = check_positive(tol, "tol")
-    max_iter = check_max_iter(max_iter, default=DCD_MAX_ITER)
-    return (X, y, K, C, s, box, tol, max_iter, seed_state(random_state),
-            check_bool(shrinking, "shrinking"))
+    C, box, tol, max_iter, rng, shrinking = checked_settings(
+        y, C, sample_weight, tol, max_iter, random_state, shrinking)
+    return X, y, K, C, s, box, tol, max_iter, rng, shrinking
 
 
 def cs_dcd(
