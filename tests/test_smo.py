@@ -49,6 +49,7 @@ two_variable_update = njit(
     lambda a_i, a_j, y_i, y_j, G_i, G_j, eta, C_i, C_j: _two_variable_update(
         a_i, a_j, y_i, y_j, G_i, G_j, eta, C_i, C_j))
 grow_layout = njit(lambda c, kd, new_len: kc.grow_layout(c, kd, new_len))
+load_columns = njit(lambda c, kd, m: kc.load_columns(c, kd, m))  # compiled callers only
 
 RULES = WORKING_SETS  # ("wss2", "wss1", "platt")
 OBJ_RTOL = 1e-6  # dual objective agreement at tol = 1e-6 (relative)
@@ -865,7 +866,7 @@ def test_load_columns_equals_one_column_at_a_time(seed, kind, nb, d, double) -> 
     cache = kc.make_cache(n, n * n * 8 / 2**20, dtype)
     cols = rng.choice(n, size=nb, replace=False)
     cache.picks[0, :nb] = cols
-    njit(lambda c, k, m: kc.load_columns(c, k, m))(cache, kd, nb)  # compiled callers only
+    load_columns(cache, kd, nb)  # one dispatcher: each type compiles once, not each example
     out = np.empty(n, dtype=dtype)
     for i in cols:
         s = cache.slot_of[i]
