@@ -46,7 +46,7 @@ SIZES = {
 
 #: ``(kind, n, d)`` of the Crammer-Singer cases by suite.
 CS_SIZES = {
-    "smoke": [("dense", 2_000, 20), ("sparse", 2_000, 5_000)],
+    "smoke": [("dense", 800, 20), ("sparse", 800, 2_000)],
     "standard": [("dense", 20_000, 50), ("sparse", 20_000, 20_000)],
     "scale": [("dense", 20_000, 50), ("sparse", 20_000, 20_000), ("sparse", 100_000, 50_000)],
 }

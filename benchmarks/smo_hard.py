@@ -22,10 +22,10 @@ def cases(suite: str) -> list[Case]:
     """The hard regimes of the speed issue as SMO-vs-SVC cases, and hard-margin RBF cases."""
     if suite == "smoke":
         specs: list[tuple[str, int, dict]] = [
-            ("rbf", 1000, {"C": 100.0}),
+            ("rbf", 500, {"C": 100.0}),
             ("linear", 569, {"d": 30, "data": "breast_cancer"}),
         ]
-        hard_n = [500]
+        hard_n = [300]
     else:
         specs = [
             ("rbf", 10_000, {"C": 100.0}), ("rbf", 10_000, {"C": 1000.0}),
