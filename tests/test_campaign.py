@@ -98,6 +98,58 @@ def test_the_guard_turns_a_stuck_method_into_a_failed_row_and_goes_on():
     assert elapsed < 50  # the 60 s sleep was cut short (not a timing assertion on the solver)
 
 
+def _slow_reference(ctx) -> str:
+    time.sleep(60)
+    return "never"  # pragma: no cover
+
+
+def _reads_reference(ctx) -> Outcome:
+    try:
+        seen = ctx.reference(_slow_reference)
+    except RuntimeError as exc:
+        seen = str(exc)
+    return Outcome(status="optimal", oracle="certificate", reasons=[f"reference: {seen}"])
+
+
+def _counted_reference(ctx) -> str:
+    with open(os.environ["MM_REFERENCE_CALLS"], "a") as fh:
+        fh.write("solved\n")
+    return "the answer"
+
+
+def _reads_counted(ctx) -> Outcome:
+    return Outcome(status="optimal", oracle="certificate",
+                   reasons=[f"reference: {ctx.reference(_counted_reference)}"])
+
+
+def test_a_methods_own_reference_is_timed_on_its_own(tmp_path, monkeypatch):
+    """A method's own reference (``Method.reference``, the ν audit's ν oracle) is solved once
+    per case before the rows, as the oracle is: when it runs past the guard the reference is
+    the failure, and every row is judged without it; it is never solved again inside a row (the
+    ν audit's rows timed out one after another while each new worker solved it again)."""
+    slow = [Method(f"slow{k}", "consensus", _reads_reference, applies=lambda c: True,
+                   reference=_slow_reference) for k in range(2)]
+    with extra_methods(*slow):
+        t0 = time.perf_counter()
+        run = run_suite("quick", "li_hang_7_1", progress=None, timeout=2.0)
+        elapsed = time.perf_counter() - t0
+    rows = {r.method: r for r in run.rows}
+    for k in range(2):
+        row = rows[f"slow{k}"]
+        assert row.status == "optimal" and "the run was stopped" not in row.reasons
+        assert "reference: the reference failed" in row.reasons and "timed out" in row.reasons
+    assert elapsed < 50
+    calls = tmp_path / "calls.txt"
+    monkeypatch.setenv("MM_REFERENCE_CALLS", str(calls))
+    counted = [Method(f"counted{k}", "consensus", _reads_counted, applies=lambda c: True,
+                      reference=_counted_reference) for k in range(3)]
+    with extra_methods(*counted):
+        run = run_suite("quick", "li_hang_7_1", progress=None, timeout=20.0)
+    rows = {r.method: r for r in run.rows}
+    assert all("reference: the answer" in rows[f"counted{k}"].reasons for k in range(3))
+    assert calls.read_text() == "solved\n"
+
+
 def test_cli_random_suite(capsys):
     assert main(["verify", "--quiet", "--suite", "random", "--count", "2", "--seed", "4"]) == 0
     out = capsys.readouterr().out

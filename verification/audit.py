@@ -132,7 +132,9 @@ class Peer:
     (else once, judged at both); ``requires`` the module it needs (the peer is unavailable
     without it); ``loss`` and ``intercept_scaling`` LIBLINEAR's problem; ``judge(ctx, peer,
     tol) -> AuditOutcome`` runs and judges it on a case itself (:mod:`.audit_nu`; None: the SVM
-    dual's or LIBLINEAR's judge here, which use the case's C-SVC oracle).
+    dual's or LIBLINEAR's judge here, which use the case's C-SVC oracle); ``reference(ctx)``
+    the ground truth such a judge needs instead of the C-SVC oracle (solved once per case and
+    timed on its own in a guarded run, ``Method.reference``), None when it needs none.
     """
 
     name: str
@@ -146,6 +148,7 @@ class Peer:
     loss: str = "hinge"
     intercept_scaling: float | None = 1.0
     judge: Callable[..., Any] | None = None
+    reference: Callable[..., Any] | None = None
 
     def refusal(self, case: Case) -> str | None:
         """Why this solver cannot take ``case`` (a skipped row), or None."""
@@ -703,7 +706,8 @@ def _skipped_row(case: Case, name: str, why: str) -> Row:
 def audit_methods(peers: Sequence[Peer], presets: Sequence[str]) -> list[Method]:
     """One suite method per (peer, preset), run on the cases the peer takes."""
     return [Method(f"{p.name}/{preset}", "audit", _audit_run(p, preset),
-                   applies=_Accepts(p), row=_audit_row, needs_oracle=p.judge is None)
+                   applies=_Accepts(p), row=_audit_row,
+                   needs_oracle=p.judge is None or p.reference is not None, reference=p.reference)
             for p in peers for preset in presets]
 
 

@@ -94,7 +94,7 @@ from maxmargin.verification.case import ORACLE_MAX_GRAM_N, Case
 from maxmargin.verification.context import Context
 
 __all__ = ["PROBLEMS", "NU_FRACTIONS", "ONE_CLASS_NUS", "NU_PEERS", "NU_REFERENCES", "NuTask",
-           "nu_cases", "nu_of", "judge_nu", "resolve_nu_peers", "run_nu_audit"]
+           "nu_cases", "nu_of", "judge_nu", "resolve_nu_peers", "run_nu_audit", "solve_nu_oracle"]
 
 #: The problems of ``maxmargin audit --problem`` besides the default ``c-svc``.
 PROBLEMS = ("nu-svc", "one-class")
@@ -225,7 +225,8 @@ class _UserNuFit(_UserFit):
 def _peer(problem: str, name: str, summary: str, fit: Callable[[NuTask], Answer],
           requires: str = "") -> Peer:
     return Peer(name, summary, fit, problem=problem, hard_margin=True, requires=requires,
-                judge=judge_nu)
+                judge=judge_nu, reference=functools.partial(
+                    solve_nu_oracle, one_class=problem == "one-class"))
 
 
 def resolve_nu_peers(names: Sequence[str], problem: str) -> list[Peer]:
@@ -265,23 +266,30 @@ def _answer(ctx: Context, peer: Peer, tol: float) -> Answer:
     return cache[key]
 
 
-def _nu_oracle(ctx: Context, one_class: bool) -> Any:
-    """The CVXPY oracle of the case's problem, solved once (None: too large, or it failed)."""
-    if "nu_oracle" not in ctx.__dict__:
-        from maxmargin.formulations import nu_svm_dual, one_class_dual
+def solve_nu_oracle(ctx: Context, one_class: bool) -> Any:
+    """The CVXPY oracle of the case's ν-SVC (or one-class) problem: the ν peers' reference
+    (``Peer.reference``), solved once per case before their rows and timed on its own in a
+    guarded run; a ``RuntimeError`` when the case is too large for it."""
+    from maxmargin.formulations import nu_svm_dual, one_class_dual
 
-        c, sol = ctx.case, None
-        if c.reference == "oracle" and c.X.shape[0] <= ORACLE_MAX_GRAM_N:
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    form = (one_class_dual(c.X, nu_of(c), kernel=ctx.kernel) if one_class else
-                            nu_svm_dual(c.X, c.y, nu_of(c), kernel=ctx.kernel))
-                    sol = form.solve()
-            except Exception:  # the oracle's failure: the certificate alone judges
-                sol = None
-        ctx.__dict__["nu_oracle"] = sol
-    return ctx.__dict__["nu_oracle"]
+    c = ctx.case
+    if c.reference != "oracle" or c.X.shape[0] > ORACLE_MAX_GRAM_N:
+        raise RuntimeError(f"no CVXPY oracle for {c.X.shape[0]} points (the certificate "
+                           "alone judges)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        form = (one_class_dual(c.X, nu_of(c), kernel=ctx.kernel) if one_class else
+                nu_svm_dual(c.X, c.y, nu_of(c), kernel=ctx.kernel))
+        return form.solve()
+
+
+def _nu_oracle(ctx: Context, one_class: bool) -> Any:
+    """The case's ν oracle (:func:`solve_nu_oracle`), or None when it is too large or failed
+    (the certificate alone judges)."""
+    try:
+        return ctx.reference(functools.partial(solve_nu_oracle, one_class=one_class))
+    except Exception:
+        return None
 
 
 def _kernel_sums(kernel: Kernel, X: Any, coef: np.ndarray, centre: bool

@@ -145,13 +145,30 @@ class Context:
                                                 self.kernel)
         return self._outside
 
-    def prepare(self) -> tuple[SVMSolution | None, str | None]:
-        """Solve the reference now (the guarded runner times it on its own): ``(oracle, None)``
-        or ``(None, why it failed)``."""
+    def prepare(self, solve: Callable[[Context], Any] | None = None
+                ) -> tuple[Any | None, str | None]:
+        """Solve the reference now (the guarded runner times it on its own): the oracle, or
+        ``solve(self)`` when given (:meth:`reference`); ``(answer, None)`` or ``(None, why it
+        failed)``."""
         try:
-            return self.oracle, None
+            return (self.oracle if solve is None else self.reference(solve)), None
         except Exception:  # kept in _oracle_error, with its text
             return None, self._oracle_error
+
+    def reference(self, solve: Callable[[Context], Any]) -> Any:
+        """The reference of a method that judges against another problem's ground truth than
+        the case's (``Method.reference``, the ν audit's): ``solve(self)``, solved once and kept
+        in the oracle's place (a later worker of a guarded run is given it, or its failure,
+        which is raised again)."""
+        if self._oracle_error is not None:
+            raise RuntimeError(f"the reference failed: {self._oracle_error}")
+        if self._oracle is None:
+            try:
+                self._oracle = solve(self)
+            except Exception as exc:
+                self._oracle_error = f"{type(exc).__name__}: {exc}"
+                raise
+        return self._oracle
 
     def _nu_oracle(self) -> NuSolution:
         """The ν dual oracle; not certified, the primal oracle on ``Z`` with ``Z Z^T = K``
@@ -263,6 +280,9 @@ class Method:
     warm: tuple[str, ...] = ()
     #: whether it needs the case's reference (solved, and timed, before it in a guarded run)
     needs_oracle: bool = True
+    #: ``reference(context)``: the reference it needs when not the case's oracle (solved once
+    #: per case, as the oracle is: :meth:`Context.reference`); None: the oracle
+    reference: Callable[[Context], Any] | None = None
     #: ``row(case, method, outcome, exception) -> Row``: a method that judges its own rows (the
     #: audit of other solvers, :mod:`.audit`); None: the suite's rule
     row: Callable[..., Any] | None = None

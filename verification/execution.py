@@ -15,7 +15,7 @@ import signal
 import time
 import traceback
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -132,8 +132,14 @@ def case_rows_inline(case: Case, methods: Sequence[Method], artifacts: Artifacts
     ctx = Context(case, artifacts) if ctx is None else ctx
     for method in methods:
         yield one_row(ctx, case, method)
-    if case.is_2d and case.area not in ("random", "data"):
+    if case.is_2d and case.area not in ("random", "data") and _own_reference(methods) is None:
         _picture(ctx)
+
+
+def _own_reference(methods: Sequence[Method]) -> Callable[[Context], Any] | None:
+    """The reference the methods that need one judge against when it is not the case's oracle
+    (``Method.reference``: the ν audit's ν oracle), or None."""
+    return next((m.reference for m in methods if m.needs_oracle and m.reference), None)
 
 
 def _worker(case: Case, methods: Sequence[Method], conn: Any, reference: _Reference
@@ -148,7 +154,7 @@ def _worker(case: Case, methods: Sequence[Method], conn: Any, reference: _Refere
     ctx = Context(case, artifacts, oracle=reference.solution, oracle_error=reference.error)
     if reference.pending and any(m.needs_oracle for m in methods):
         t = time.perf_counter()
-        solution, error = ctx.prepare()
+        solution, error = ctx.prepare(_own_reference(methods))
         conn.send(("reference", (solution, error, time.perf_counter() - t)))
     for k, row_and_time in enumerate(case_rows_inline(case, methods, artifacts, ctx)):
         try:
