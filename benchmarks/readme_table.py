@@ -159,10 +159,15 @@ def render(results: dict) -> str:
     cpus = m["cpu"] if not others else (
         f"{m['cpu']} and {', '.join(others)} (the runs' lines in reports/benchmarks.md say "
         "which)")
+    fewer = sorted({(prev["suite"], prev["repeats"]) for prev in results.get("merged_from", [])
+                    if prev.get("repeats", results["repeats"]) < results["repeats"]})
+    fewer_text = "".join(f"; {k} for the rows of its `{suite}` runs, which reports/benchmarks.md "
+                         "names" for suite, k in fewer)
     out += [
         "",
         f"Measured by `python -m benchmarks` ({results['suite']} suite, best of "
-        f"{results['repeats']} timed calls after a warm-up, peer and maxmargin side by side in "
+        f"{results['repeats']} timed calls after a warm-up{fewer_text}, peer and maxmargin side "
+        "by side in "
         f"one process) on {cpus}, {m['cpu_count']} CPUs, {dates[0][:10]} to "
         f"{dates[-1][:10]}, git {results.get('git_commit')}; {threads_text(m)}. maxmargin's "
         "times include its float64 certificate; the peers' accuracy is recomputed from their "
