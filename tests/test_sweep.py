@@ -60,6 +60,24 @@ def test_a_warm_up_broadcast_to_a_lost_worker_does_not_stop_the_run(client, monk
     assert _key(run_suite(progress=None, timeout=60, client=client, **kwargs)) == _key(serial)
 
 
+def test_the_warm_up_broadcast_names_the_plans_pieces_only(client, monkeypatch) -> None:
+    """The workers warm up the compiled pieces the plan's methods name, not every piece (on
+    an empty Numba cache, every piece is minutes of compiling in each worker)."""
+    from maxmargin.verification.warmup import WARM_UPS
+
+    sent = []
+
+    def record(function, *args, **kwargs):
+        sent.append(args)
+        return {}
+
+    monkeypatch.setattr(client, "run", record)
+    run_suite("full", ["li_hang*"], progress=None, timeout=60, client=client)
+    assert len(sent) == 1 and len(sent[0]) == 1
+    pieces = sent[0][0]
+    assert pieces and pieces == sorted(set(pieces)) and set(pieces) < set(WARM_UPS)
+
+
 def _crash(ctx):
     os._exit(3)  # the process dies in the middle of a method
 

@@ -264,10 +264,12 @@ def _run_on_client(
     fails as a whole gives one failed row per method, with the reason."""
     from dask.distributed import as_completed  # an optional dependency (the distributed extra)
 
-    if timeout is not None:  # each worker loads the compiled code once; its forks inherit it
-        # a worker lost meanwhile (a closed connection) loads it on first use instead
+    if timeout is not None:  # each worker loads the plan's compiled code once (not every
+        # piece: on an empty cache that compiled all of them); its forks inherit it. A worker
+        # lost meanwhile (a closed connection) loads it on first use instead
+        pieces = sorted({piece for _, methods in plan for m in methods for piece in m.warm})
         with contextlib.suppress(OSError):
-            client.run(warm_up)
+            client.run(warm_up, pieces)
     futures = {}
     for case, methods in plan:
         if methods:
