@@ -106,32 +106,26 @@ class Context:
 
         A failure is kept and raised again, naming the reference, to every method that needs it.
         """
-        if self._oracle_error is not None:
-            raise RuntimeError(f"the reference failed: {self._oracle_error}")
-        if self._oracle is None:
-            c = self.case
-            try:
-                if c.problem != "c_svc":
-                    self._oracle = self._nu_oracle()
-                elif c.reference == "dcd":
-                    sol = dcd_svc(c.X, c.y, C=c.C, tol=REFERENCE_LINEAR_KKT)
-                    self._oracle = dataclasses.replace(
-                        sol, method=f"{sol.method} (reference: tol {REFERENCE_LINEAR_KKT:g})")
-                elif c.reference == "smo":
-                    sol = smo(c.X, c.y, C=c.C, kernel=self.kernel, tol=REFERENCE_KKT,
-                              precision="double")
-                    self._oracle = dataclasses.replace(
-                        sol, method=f"{sol.method} (reference: float64, tol {REFERENCE_KKT:g})")
-                else:
-                    self._oracle = svm_dual(c.X, c.y, c.C, kernel=self.kernel).solve()
-                    if self._oracle.status not in ("optimal", "infeasible") and (
-                        self.kernel.name == "linear"
-                    ):
-                        self._oracle = self._primal_oracle(self._oracle)
-            except Exception as exc:
-                self._oracle_error = f"{type(exc).__name__}: {exc}"
-                raise
-        return self._oracle
+        return self.reference(Context._solve_oracle)
+
+    def _solve_oracle(self) -> Any:
+        """The case's ground truth (:attr:`oracle`), solved now."""
+        c = self.case
+        if c.problem != "c_svc":
+            return self._nu_oracle()
+        if c.reference == "dcd":
+            sol = dcd_svc(c.X, c.y, C=c.C, tol=REFERENCE_LINEAR_KKT)
+            return dataclasses.replace(
+                sol, method=f"{sol.method} (reference: tol {REFERENCE_LINEAR_KKT:g})")
+        if c.reference == "smo":
+            sol = smo(c.X, c.y, C=c.C, kernel=self.kernel, tol=REFERENCE_KKT,
+                      precision="double")
+            return dataclasses.replace(
+                sol, method=f"{sol.method} (reference: float64, tol {REFERENCE_KKT:g})")
+        sol = svm_dual(c.X, c.y, c.C, kernel=self.kernel).solve()
+        if sol.status not in ("optimal", "infeasible") and self.kernel.name == "linear":
+            sol = self._primal_oracle(sol)
+        return sol
 
     @property
     def outside(self) -> Certificate:
@@ -151,15 +145,15 @@ class Context:
         ``solve(self)`` when given (:meth:`reference`); ``(answer, None)`` or ``(None, why it
         failed)``."""
         try:
-            return (self.oracle if solve is None else self.reference(solve)), None
+            return self.reference(Context._solve_oracle if solve is None else solve), None
         except Exception:  # kept in _oracle_error, with its text
             return None, self._oracle_error
 
     def reference(self, solve: Callable[[Context], Any]) -> Any:
-        """The reference of a method that judges against another problem's ground truth than
-        the case's (``Method.reference``, the ν audit's): ``solve(self)``, solved once and kept
-        in the oracle's place (a later worker of a guarded run is given it, or its failure,
-        which is raised again)."""
+        """``solve(self)``, solved once and kept: the case's oracle (:attr:`oracle`), or the
+        reference of a method that judges against another problem's ground truth
+        (``Method.reference``, the ν audit's), in the oracle's place. A later worker of a
+        guarded run is given it, or its failure, which is raised again."""
         if self._oracle_error is not None:
             raise RuntimeError(f"the reference failed: {self._oracle_error}")
         if self._oracle is None:
