@@ -62,7 +62,9 @@ def make_sparse(n: int, d: int, seed: int) -> tuple[sp.csr_matrix, np.ndarray]:
     score = np.asarray(X @ w).ravel()
     y = np.where(score > np.median(score), 1.0, -1.0)
     y[rng.random(n) < FLIP] *= -1.0
-    return X.tocsr(), y
+    X = X.tocsr()
+    X.sort_indices()  # canonical rows, as vectorizers and LIBSVM files give
+    return X, y
 
 
 def run_one(kind: str, n: int, d: int, loss: str, C: float, tol: float,

@@ -34,6 +34,7 @@ __all__ = [
     "check_choice",
     "check_finite_scalar",
     "check_magnitude",
+    "check_finite_values",
     "check_bool",
     "check_kernel_input",
     "check_sparse",
@@ -90,16 +91,9 @@ def check_sparse(value: Any, name: str, *, copy: bool = True) -> Any:
         raise ValueError(f"`{name}` must have at least one row; got shape {out.shape}.")
     if out.shape[1] == 0:
         raise ValueError(f"`{name}` must have at least one column; got shape {out.shape}.")
-    data = out.data
-    if not np.all(np.isfinite(data)):
-        bad = int(data.size - np.count_nonzero(np.isfinite(data)))
-        raise ValueError(f"`{name}` must be finite; got {bad} NaN or infinite value(s).")
-    top = float(np.max(np.abs(data))) if data.size else 0.0
-    if top > MAX_MAGNITUDE:
-        raise ValueError(
-            f"`{name}` has entries up to {top:.3g} in magnitude: squared norms and kernel "
-            f"values would overflow float64 (limit {MAX_MAGNITUDE:g}); rescale the features."
-        )
+    if out.data.size:
+        check_finite_values(out.data, name)
+        check_magnitude(out.data, name)
     return out
 
 
@@ -140,12 +134,18 @@ def check_array(
         raise ValueError(f"`{name}` must have at least one row; got shape {arr.shape}.")
     if ndim == 2 and arr.shape[1] == 0:
         raise ValueError(f"`{name}` must have at least one column; got shape {arr.shape}.")
-    if not np.all(np.isfinite(arr)):
-        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
-        raise ValueError(f"`{name}` must be finite; got {bad} NaN or infinite value(s).")
+    check_finite_values(arr, name)
     if ndim == 2:
         check_magnitude(arr, name)
     return arr
+
+
+def check_finite_values(arr: np.ndarray, name: str) -> None:
+    """Refuse a non-empty float64 array with a NaN or infinite entry (its largest and smallest
+    entries are finite exactly when all are: no temporary array of the data's size)."""
+    if not (np.isfinite(arr.max()) and np.isfinite(arr.min())):
+        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+        raise ValueError(f"`{name}` must be finite; got {bad} NaN or infinite value(s).")
 
 
 def check_magnitude(arr: np.ndarray, name: str) -> None:

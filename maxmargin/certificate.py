@@ -49,6 +49,8 @@ __all__ = [
     "kernel_width",
     "certify_liblinear",
     "liblinear_rows",
+    "rows_dot",
+    "rows_tdot",
     "decision_values",
     "own_decision_values",
     "max_violation",
@@ -598,7 +600,8 @@ MARGIN_TAUS = (0.0, 1e-12, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2)
 
 def liblinear_rows(X: Any, intercept_scaling: float | None) -> Any:
     """The rows LIBLINEAR sees: ``X`` with the constant column ``intercept_scaling`` appended
-    (``X`` itself when None: no intercept)."""
+    (``X`` itself when None: no intercept). A copy of ``X``: the certificates take ``X`` and
+    ``intercept_scaling`` instead (:func:`rows_dot`, :func:`rows_tdot`)."""
     if intercept_scaling is None:
         return X
     column = np.full((X.shape[0], 1), float(intercept_scaling))
@@ -609,11 +612,34 @@ def liblinear_rows(X: Any, intercept_scaling: float | None) -> Any:
     return np.hstack([X, column])
 
 
+def rows_dot(X: Any, W: np.ndarray, intercept_scaling: float | None) -> np.ndarray:
+    """``X~ W`` for the rows ``X~`` of :func:`liblinear_rows` (``W`` of ``p`` rows, 1-D or 2-D,
+    the bias weight last), without forming ``X~``: ``X W[:-1] + s W[-1]``, O(nnz)."""
+    if intercept_scaling is None:
+        out = np.asarray(X @ W, dtype=np.float64)
+    else:
+        out = np.asarray(X @ W[:-1], dtype=np.float64) + intercept_scaling * W[-1]
+    return out.ravel() if np.ndim(W) == 1 else out
+
+
+def rows_tdot(X: Any, V: np.ndarray, intercept_scaling: float | None) -> np.ndarray:
+    """``X~^T V`` for the rows ``X~`` of :func:`liblinear_rows` (``V`` of ``n`` rows, 1-D or
+    2-D), without forming ``X~``: ``X^T V`` and then ``s sum_i V_i``, O(nnz)."""
+    out = np.asarray(X.T @ V, dtype=np.float64)
+    if np.ndim(V) == 1:
+        out = out.ravel()
+    if intercept_scaling is None:
+        return out
+    return np.concatenate([out, intercept_scaling * np.sum(V, axis=0, keepdims=True)])
+
+
 def liblinear_objectives(
-    w: np.ndarray, X: Any, y: np.ndarray, C: np.ndarray, loss: str, penalty: str
+    w: np.ndarray, X: Any, y: np.ndarray, C: np.ndarray, loss: str, penalty: str,
+    intercept_scaling: float | None = None,
 ) -> tuple[float, np.ndarray]:
-    """``P(w)`` of LIBLINEAR's primal (:func:`certify_liblinear`) and the margins ``y_i w.x_i``."""
-    margins = y * np.asarray(X @ w).ravel()
+    """``P(w)`` of LIBLINEAR's primal (:func:`certify_liblinear`) and the margins ``y_i w.x_i``
+    (the rows of :func:`liblinear_rows`: ``X`` and ``intercept_scaling``)."""
+    margins = y * rows_dot(X, w, intercept_scaling)
     slack = np.maximum(0.0, 1.0 - margins)
     reg = 0.5 * float(w @ w) if penalty == "l2" else float(np.abs(w).sum())
     data = float(C @ (slack if loss == "hinge" else slack * slack))
@@ -642,8 +668,8 @@ def _liblinear_dual(a: np.ndarray, u: np.ndarray, C: np.ndarray, loss: str, pena
     return t * (S - 0.5 * t * Q)  # not t * t * Q: t^2 underflows where t Q does not
 
 
-def _liblinear_kkt(w: np.ndarray, X: Any, C: np.ndarray, a: np.ndarray, u: np.ndarray,
-                   margins: np.ndarray, loss: str, penalty: str) -> float:
+def _liblinear_kkt(w: np.ndarray, X: Any, s: float | None, C: np.ndarray, a: np.ndarray,
+                   u: np.ndarray, margins: np.ndarray, loss: str, penalty: str) -> float:
     """The KKT violation of the pair ``(w, a)`` (:func:`certify_liblinear`)."""
     if loss == "hinge":
         free = (a > 0) & (a < C)
@@ -653,18 +679,18 @@ def _liblinear_kkt(w: np.ndarray, X: Any, C: np.ndarray, a: np.ndarray, u: np.nd
         comp = np.where(a <= 0, np.maximum(0.0, 1.0 - margins),
                         np.abs(margins - 1.0 + a / (2.0 * C)))
     if penalty == "l2":
-        stat = float(np.max(np.abs(np.asarray(X @ (w - u)).ravel())))
+        stat = float(np.max(np.abs(rows_dot(X, w - u, s))))
     else:
         stat = float(np.max(np.where(w != 0, np.abs(u - np.sign(w)),
                                      np.maximum(0.0, np.abs(u) - 1.0))))
     return max(stat, float(np.max(comp)))
 
 
-def _hinge_dual_points(w: np.ndarray, X: Any, y: np.ndarray, C: np.ndarray,
+def _hinge_dual_points(w: np.ndarray, X: Any, s: float | None, y: np.ndarray, C: np.ndarray,
                        margins: np.ndarray, taus: tuple[float, ...] = MARGIN_TAUS
                        ) -> list[np.ndarray]:
     """Hinge loss: ``a = C`` below the margin set, 0 above it, bounded least squares of
-    ``w = X^T (a y)`` on it, for each width in ``taus`` (distinct sets only)."""
+    ``w = X~^T (a y)`` on it, for each width in ``taus`` (distinct sets only)."""
     from scipy.optimize import lsq_linear
 
     points, seen = [], set()
@@ -677,8 +703,9 @@ def _hinge_dual_points(w: np.ndarray, X: Any, y: np.ndarray, C: np.ndarray,
         seen.add(key)
         a = np.where(low, C, 0.0)
         if mid.size:
-            rest = w - np.asarray(X.T @ (a * y)).ravel()
-            A = X[mid].T.multiply(y[mid]).tocsr() if hasattr(X, "tocsr") else X[mid].T * y[mid]
+            rest = w - rows_tdot(X, a * y, s)
+            M = liblinear_rows(X[mid], s)
+            A = M.T.multiply(y[mid]).tocsr() if hasattr(M, "tocsr") else M.T * y[mid]
             solver = "lsmr" if hasattr(A, "tocsr") else "exact"
             fit = lsq_linear(A, rest, bounds=(np.zeros(mid.size), C[mid]), lsq_solver=solver)
             a[mid] = np.clip(fit.x, 0.0, C[mid])
@@ -696,12 +723,14 @@ def certify_liblinear(
     penalty: str = "l2",
     alpha: np.ndarray | None = None,
     margin_fits: bool = True,
+    intercept_scaling: float | None = None,
 ) -> Certificate:
     r"""The :class:`Certificate` of ``w`` in LIBLINEAR's primal SVM problem, in float64.
 
-    ``X`` holds the rows LIBLINEAR sees, ``x_i`` with the column ``s = intercept_scaling``
-    appended when an intercept is fitted, and ``w`` the weights over them (the bias weight is
-    regularised like the others). With the margins ``m_i = y_i w . x_i``:
+    The rows ``x_i`` are those LIBLINEAR sees: ``X``'s, with the column ``s =
+    intercept_scaling`` appended when it is given (never formed: :func:`rows_dot`), or ``X``
+    already holding it (:func:`liblinear_rows`); ``w`` the weights over them (the bias weight
+    last, regularised like the others). With the margins ``m_i = y_i w . x_i``:
 
     .. math::
 
@@ -732,14 +761,19 @@ def certify_liblinear(
     w = np.asarray(w, dtype=np.float64).ravel()
     y = np.asarray(y, dtype=np.float64)
     C = np.broadcast_to(np.asarray(C, dtype=np.float64), y.shape).copy()
+    s = None if intercept_scaling is None else float(intercept_scaling)
+    if w.shape[0] != X.shape[1] + (s is not None):
+        raise ValueError(f"`w` must have one weight per column of `X`"
+                         f"{' and one for the bias' if s is not None else ''}; got "
+                         f"{w.shape[0]} for {X.shape[1]} columns.")
     nan = math.nan
     if not np.all(np.isfinite(w)):
         return Certificate(nan, nan, nan, nan, nan, nan)
     with np.errstate(over="ignore", invalid="ignore"):
-        primal, margins = liblinear_objectives(w, X, y, C, loss, penalty)
+        primal, margins = liblinear_objectives(w, X, y, C, loss, penalty, s)
         if loss == "hinge":
             taus = MARGIN_TAUS if margin_fits or alpha is None else MARGIN_TAUS[:1]
-            points = _hinge_dual_points(w, X, y, C, margins, taus)
+            points = _hinge_dual_points(w, X, s, y, C, margins, taus)
         else:
             points = [2.0 * C * np.maximum(0.0, 1.0 - margins)]
         if alpha is not None:
@@ -747,8 +781,8 @@ def certify_liblinear(
             points.append(np.minimum(a, C) if loss == "hinge" else a)
         kkt, dual = math.inf, -math.inf
         for a in points:
-            u = np.asarray(X.T @ (a * y)).ravel()
-            kkt = min(kkt, _liblinear_kkt(w, X, C, a, u, margins, loss, penalty))
+            u = rows_tdot(X, a * y, s)
+            kkt = min(kkt, _liblinear_kkt(w, X, s, C, a, u, margins, loss, penalty))
             dual = max(dual, _liblinear_dual(a, u, C, loss, penalty))
         gap = relative_gap(primal, dual) if math.isfinite(primal) else nan
     return Certificate(kkt, gap, primal, dual, nan, 0.0)

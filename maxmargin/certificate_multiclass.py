@@ -30,14 +30,15 @@ from typing import Any
 
 import numpy as np
 
-from maxmargin.certificate import Certificate, relative_gap
+from maxmargin.certificate import Certificate, relative_gap, rows_dot, rows_tdot
 
 __all__ = ["certify_crammer_singer", "crammer_singer_objective"]
 
 
-def _scores(W: np.ndarray, X: Any) -> np.ndarray:
-    """``S[i, m] = w_m . x_i`` (dense or sparse rows)."""
-    return np.asarray(X @ W.T, dtype=np.float64)
+def _scores(W: np.ndarray, X: Any, s: float | None = None) -> np.ndarray:
+    """``S[i, m] = w_m . x_i`` (dense or sparse rows; the bias column ``s`` implied when not
+    None: :func:`~maxmargin.certificate.rows_dot`)."""
+    return rows_dot(X, W.T, s)
 
 
 def _excess(S: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -66,22 +67,25 @@ def _project_rows(lam: np.ndarray, C: np.ndarray) -> np.ndarray:
     return np.maximum(lam - theta[:, None], 0.0)
 
 
-def _dual(lam: np.ndarray, X: Any, y: np.ndarray, C: np.ndarray, K: int
+def _dual(lam: np.ndarray, X: Any, s: float | None, y: np.ndarray, C: np.ndarray
           ) -> tuple[float, np.ndarray]:
     """``D(lambda)`` and ``W(lambda)`` (module docstring)."""
     A = -lam.copy()
     A[np.arange(lam.shape[0]), y] += C
-    W = np.asarray(X.T @ A, dtype=np.float64).T  # (K, p): w_m = sum_i A[i, m] x_i
+    W = rows_tdot(X, A, s).T  # (K, p): w_m = sum_i A[i, m] x_i
     e_sum = float(np.sum(lam) - np.sum(lam[np.arange(lam.shape[0]), y]))
     return e_sum - 0.5 * float(np.sum(W * W)), W
 
 
 def certify_crammer_singer(
     W: np.ndarray, X: Any, y: np.ndarray, C: np.ndarray, *, lam: np.ndarray | None = None,
+    intercept_scaling: float | None = None,
 ) -> Certificate:
     """The :class:`~maxmargin.certificate.Certificate` of ``W`` (``(K, p)``) in Crammer and
-    Singer's problem (module docstring): ``X`` the ``(n, p)`` rows (bias column included),
-    ``y`` class indices in ``0..K-1``, ``C`` the per-sample bounds.
+    Singer's problem (module docstring): the ``p`` columns of the rows are ``X``'s and, when
+    ``intercept_scaling`` is given, the bias column it implies (never formed), else ``X``'s
+    alone (e.g. :func:`~maxmargin.certificate.liblinear_rows`); ``y`` class indices in
+    ``0..K-1``, ``C`` the per-sample bounds.
 
     Dual points tried (each projected onto ``{lambda_i >= 0, sum_m lambda_i^m = C_i}``):
     ``lam`` when given (e.g. a solver's constraint duals); the KKT map of ``W``, ``C_i`` shared
@@ -96,8 +100,12 @@ def certify_crammer_singer(
     W = np.asarray(W, dtype=np.float64)
     y = np.asarray(y, dtype=np.int64)
     C = np.asarray(C, dtype=np.float64)
-    K = W.shape[0]
-    S = _scores(W, X)
+    sc = None if intercept_scaling is None else float(intercept_scaling)
+    if W.shape[1] != X.shape[1] + (sc is not None):
+        raise ValueError(f"`W` must have one column per column of `X`"
+                         f"{' and one for the bias' if sc is not None else ''}; got "
+                         f"{W.shape[1]} for {X.shape[1]} columns.")
+    S = _scores(W, X, sc)
     E = _excess(S, y)
     top = np.max(E, axis=1)
     primal = 0.5 * float(np.sum(W * W)) + float(C @ top)
@@ -110,8 +118,8 @@ def certify_crammer_singer(
     for cand in candidates:
         if cand.shape != E.shape or not np.all(np.isfinite(cand)):
             continue
-        dual, W_lam = _dual(_project_rows(cand, C), X, y, C, K)
+        dual, W_lam = _dual(_project_rows(cand, C), X, sc, y, C)
         if dual > best:
             best, best_W = dual, W_lam
-    kkt = float(np.max(np.abs(_scores(W - best_W, X)))) if S.size else 0.0
+    kkt = float(np.max(np.abs(_scores(W - best_W, X, sc)))) if S.size else 0.0
     return Certificate(kkt, relative_gap(primal, best), primal, best, math.nan, 0.0, math.nan)

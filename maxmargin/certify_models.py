@@ -66,7 +66,6 @@ from maxmargin.certificate import (
     certify_liblinear,
     certify_svm,
     decision_values,
-    liblinear_rows,
 )
 from maxmargin.kernels import Kernel, PrecomputedKernel, make_kernel, own_points, precomputed
 from maxmargin.tolerances import FEASIBILITY, SMO_TOL
@@ -517,11 +516,12 @@ def _liblinear_certificates(model: Any, X: Any, labels: Any, sample_weight: Any,
     weights = _sample_weights(sample_weight, n)
     class_w = _class_weights(model.class_weight, classes, labels, weights)
     keep = np.flatnonzero(weights > 0)
-    rows = liblinear_rows(X[keep], scaling)
+    rows = X if keep.size == n else X[keep]
     for p, (label, y, box) in enumerate(
             liblinear_problems(y_idx[keep], classes, float(model.C), class_w, weights[keep])):
         w = coef[p] if scaling is None else np.append(coef[p], intercepts[p] / scaling)
-        cert = certify_liblinear(w, rows, y, box, loss=loss, penalty=penalty)
+        cert = certify_liblinear(w, rows, y, box, loss=loss, penalty=penalty,
+                                 intercept_scaling=scaling)
         yield ModelCertificate(
             **{**dataclasses.asdict(cert), "b": float(intercepts[p])}, label=label,
             problem=f"liblinear/{penalty}/{loss}", tol=tol, criterion="gap",

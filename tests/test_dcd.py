@@ -452,3 +452,57 @@ def test_the_exact_finish_is_not_tried_when_its_matrices_outgrow_the_data(
     for data in (X, sp.csr_matrix(X)):
         svc.exact_finish(data, y, few, box, 1e-3, 1e30)
     assert calls == [1, 1]
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("penalty", ["l2", "l1"])
+def test_the_certificate_with_an_implied_bias_column_is_the_formed_rows_one(sparse, loss,
+                                                                            penalty):
+    """``certify_liblinear(w~, X, ..., intercept_scaling=s)`` never forms the rows ``(x_i, s)``
+    and judges as the certificate of the formed rows (:func:`liblinear_rows`) does; a ``w~``
+    without its bias weight is refused."""
+    X, y = problem(60, 6, seed=3, sparse=sparse)
+    s = 2.5
+    w = np.random.default_rng(1).standard_normal(7) * 0.3
+    alpha = np.random.default_rng(2).random(60)
+    implied = certify_liblinear(w, X, y, 1.5, loss=loss, penalty=penalty, alpha=alpha,
+                                intercept_scaling=s)
+    formed = certify_liblinear(w, liblinear_rows(X, s), y, 1.5, loss=loss, penalty=penalty,
+                               alpha=alpha)
+    for field in ("primal_objective", "dual_objective", "gap", "kkt_violation"):
+        assert getattr(implied, field) == pytest.approx(getattr(formed, field), rel=1e-12,
+                                                        abs=1e-14)
+    with pytest.raises(ValueError, match="`w`"):
+        certify_liblinear(w[:6], X, y, 1.5, intercept_scaling=s)
+
+
+def test_linear_solvers_make_no_copy_of_sparse_rows():
+    """On CSR rows ``dcd`` (both losses) and ``cs_dcd`` allocate (NumPy, traced) well under
+    one copy of the data: their certificates imply the bias column, the row norms are summed
+    in blocks and validation makes no temporary of the data's size (the multi-class
+    certificate's ``(n, K)`` arrays aside); ``dcd_svc`` one copy, the training rows its answer
+    keeps (as every :class:`~maxmargin.results.SVMSolution`)."""
+    import tracemalloc
+
+    from benchmarks.bench_dcd import make_sparse
+    from maxmargin.algorithms import cs_dcd
+
+    X, y = make_sparse(20_000, 20_000, seed=5)
+    size = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    classes = (np.arange(y.size) % 3).astype(np.int64)
+    calls = {"hinge": lambda: dcd(X, y, loss="hinge", solver="dual"),
+             "squared_hinge": lambda: dcd(X, y, loss="squared_hinge", solver="dual"),
+             "svc": lambda: dcd_svc(X, y),
+             "crammer_singer": lambda: cs_dcd(X, classes, max_iter=5)}
+    for name, call in calls.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            call()  # compiled, then measured
+            tracemalloc.start()
+            call()
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+        # dcd_svc's answer keeps a copy; the multi-class certificate holds (n, K) arrays
+        limit = {"svc": 1.5, "crammer_singer": 1.0}.get(name, 0.5)
+        assert peak < limit * size, (name, peak, size)

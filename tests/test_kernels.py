@@ -179,3 +179,25 @@ def test_kernels_do_not_modify_inputs():
 def test_bad_kernel_parameters(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 40), d=st.integers(1, 30),
+       density=st.floats(0.0, 1.0), block=st.sampled_from([1, 2, 7, 64, 1 << 20]))
+def test_sparse_row_norms_in_blocks_are_the_same_bits(seed, n, d, density, block):
+    """``row_norms2`` squares a CSR matrix's entries a block at a time (empty rows, a trailing
+    empty row and blocks smaller than a row included) and gives the bits of
+    ``X.multiply(X).sum(axis=1)``, its brute-force definition; ``X`` is not modified."""
+    import scipy.sparse as sp
+
+    from maxmargin.kernels import base
+
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=density, format="csr", random_state=rng) * 1e3
+    X = sp.csr_matrix(X.toarray() * (rng.random((n, 1)) < 0.7))  # whole rows empty
+    before = X.copy()
+    got = base.row_norms2(X, block)
+    assert np.array_equal(got, np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    assert np.array_equal(got, np.einsum("ij,ij->i", X.toarray(), X.toarray())) or np.allclose(
+        got, np.einsum("ij,ij->i", X.toarray(), X.toarray()), rtol=1e-14, atol=0.0)
+    assert (X != before).nnz == 0

@@ -41,7 +41,6 @@ from maxmargin.certificate import (
     LIBLINEAR_LOSSES,
     Certificate,
     certify_liblinear,
-    liblinear_rows,
 )
 from maxmargin.results import LiblinearSolution, join_messages
 from maxmargin.tolerances import DCD_FINISH_KKT, DCD_PG_SHRINK, DCD_PG_TOL, DCD_TOL
@@ -166,9 +165,9 @@ def dcd(
 
     def judge(w: np.ndarray, alpha: np.ndarray) -> Certificate:
         """:func:`certify_liblinear` of ``w~`` (bias weight last) and its ``alpha``."""
-        return certify_liblinear(w if intercept_scaling is not None else w[:d],
-                                 liblinear_rows(X, intercept_scaling), y, box, loss=loss,
-                                 penalty="l2", alpha=alpha, margin_fits=False)
+        return certify_liblinear(w if intercept_scaling is not None else w[:d], X, y, box,
+                                 loss=loss, penalty="l2", alpha=alpha, margin_fits=False,
+                                 intercept_scaling=intercept_scaling)
 
     cert = None
     if primal:

@@ -57,7 +57,7 @@ from maxmargin.algorithms.dcd.loop import (
     row_layout,
     shuffle,
 )
-from maxmargin.certificate import TINY, Certificate, liblinear_rows
+from maxmargin.certificate import TINY, Certificate
 from maxmargin.certificate_multiclass import certify_crammer_singer
 from maxmargin.results import MulticlassSolution, join_messages
 from maxmargin.tolerances import DCD_PG_SHRINK, DCD_PG_SKIP, DCD_PG_TOL, DCD_TOL
@@ -313,7 +313,6 @@ def cs_dcd(
         X, y, C, n_classes, intercept_scaling, sample_weight, tol, max_iter, random_state,
         shrinking)
     n, d = X.shape
-    rows_tilde = liblinear_rows(X, intercept_scaling)
 
     def judge(W: np.ndarray, alpha: np.ndarray) -> Certificate:
         """:func:`certify_crammer_singer` of ``W`` (``(p, K)``) with ``lambda`` from
@@ -321,7 +320,8 @@ def cs_dcd(
         lam = -alpha
         lam[np.arange(n), y] += box
         Wt = W.T if intercept_scaling is not None else W[:d].T
-        return certify_crammer_singer(Wt, rows_tilde, y, box, lam=np.maximum(lam, 0.0))
+        return certify_crammer_singer(Wt, X, y, box, lam=np.maximum(lam, 0.0),
+                                      intercept_scaling=intercept_scaling)
 
     rows, norms = row_layout(X, s)
     QD = norms + s * s

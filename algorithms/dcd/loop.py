@@ -44,7 +44,8 @@ import numpy as np
 
 from maxmargin._jit import njit
 from maxmargin._validation import check_positive_int
-from maxmargin.certificate import TINY
+from maxmargin.certificate import TINY, rows_dot, rows_tdot
+from maxmargin.kernels.base import row_norms2
 from maxmargin.tolerances import DCD_PG_SKIP
 
 __all__ = ["Coordinates", "dcd_loop", "dual_weights", "duality_gap", "next_random",
@@ -166,8 +167,7 @@ def dcd_loop(rows: tuple, y: np.ndarray, upper: np.ndarray, diag: np.ndarray, QD
 def dual_weights(X: Any, y: np.ndarray, alpha: np.ndarray, s: float) -> np.ndarray:
     """``w~ = sum_i alpha_i y_i x~_i`` in float64, O(nnz) (bias weight last; 0 when ``s``
     is 0)."""
-    v = alpha * y
-    return np.append(np.asarray(X.T @ v, dtype=np.float64).ravel(), s * float(v.sum()))
+    return rows_tdot(X, alpha * y, s)
 
 
 def duality_gap(X: Any, y: np.ndarray, alpha: np.ndarray, w: np.ndarray, s: float,
@@ -175,7 +175,7 @@ def duality_gap(X: Any, y: np.ndarray, alpha: np.ndarray, w: np.ndarray, s: floa
     """``(P(w~) - D(alpha)) / max(|P|, tiny)`` with ``D(alpha) = sum alpha - 1/2 ||u||^2
     - sum alpha_i^2 / (4 C_i)`` (squared hinge), ``u = sum_i alpha_i y_i x~_i`` (``w~`` when
     not given), O(nnz)."""
-    margins = y * (np.asarray(X @ w[:-1]).ravel() + s * w[-1])
+    margins = y * rows_dot(X, w, s)
     slack = np.maximum(0.0, 1.0 - margins)
     ww = float(w @ w)
     uu = ww if u is None else float(u @ u)
@@ -245,9 +245,8 @@ def row_layout(X: Any, s: float) -> tuple[tuple, np.ndarray]:
     None, s)`` dense, ``(None, indptr, indices, data, s)`` CSR: :func:`row_dot`) and their
     squared norms (without the bias column)."""
     if hasattr(X, "tocsr"):
-        return (None, X.indptr, X.indices, X.data, s), np.asarray(
-            X.multiply(X).sum(axis=1)).ravel()
-    return (X, None, None, None, s), np.einsum("ij,ij->i", X, X)
+        return (None, X.indptr, X.indices, X.data, s), row_norms2(X)
+    return (X, None, None, None, s), row_norms2(X)
 
 
 def seed_state(random_state: Any) -> np.ndarray:

@@ -22,6 +22,7 @@ from maxmargin.algorithms.dcd.finish import PEAK_COPIES, feature_finish, finish_
 from maxmargin.algorithms.dcd.loop import CONVERGED, Coordinates
 from maxmargin.certificate import Certificate, certify_svm, max_violation
 from maxmargin.kernels import LinearKernel
+from maxmargin.kernels.base import row_norms2
 from maxmargin.results import SVMSolution, adopt_svm_solution, join_messages, recover_intercept
 from maxmargin.tolerances import (
     DCD_FINISH_GROWTH,
@@ -74,8 +75,7 @@ def balanced(alpha: np.ndarray, y: np.ndarray, box: np.ndarray) -> np.ndarray:
 def row_scale(X: Any) -> float:
     """The root mean square of the rows' norms, ``sqrt(mean_i ||x_i||^2)`` (1 for zero
     rows), O(nnz)."""
-    sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if hasattr(X, "tocsr")
-          else np.einsum("ij,ij->i", X, X))
+    sq = row_norms2(X)
     return float(np.sqrt(sq.mean())) or 1.0
 
 

@@ -31,17 +31,36 @@ def dot_block(A: Any, B: Any) -> np.ndarray:
     return out.toarray() if hasattr(out, "toarray") else np.asarray(out)
 
 
-def row_norms2(X: Any) -> np.ndarray:
-    """``x_i . x_i`` for every row (dense or scipy.sparse)."""
-    if hasattr(X, "multiply"):
+#: Stored entries squared at once by :func:`row_norms2` on CSR rows (bounded extra memory).
+ROW_NORM_BLOCK = 1 << 16
+
+
+def row_norms2(X: Any, block: int = ROW_NORM_BLOCK) -> np.ndarray:
+    """``x_i . x_i`` for every row (dense, or scipy.sparse: CSR in blocks of about ``block``
+    stored entries, no copy of ``X``)."""
+    if not hasattr(X, "multiply"):
+        return np.einsum("ij,ij->i", X, X)
+    if X.format != "csr" or not X.has_canonical_format:  # duplicates would be squared apart
         return np.asarray(X.multiply(X).sum(axis=1)).ravel()
-    return np.einsum("ij,ij->i", X, X)
+    out = np.zeros(X.shape[0])
+    indptr = X.indptr
+    rows = np.flatnonzero(np.diff(indptr))  # rows with stored entries
+    starts = indptr[rows]
+    first = 0
+    while first < rows.size:  # the rows whose entries start in the next block
+        last = max(int(np.searchsorted(starts, starts[first] + block)), first + 1)
+        lo, hi = starts[first], indptr[rows[last - 1] + 1]
+        out[rows[first:last]] = np.add.reduceat(np.square(X.data[lo:hi]),
+                                                starts[first:last] - lo)
+        first = last
+    return out
 
 
 def variance(X: Any) -> float:
     """``X.var()`` over all entries (scikit-learn's rule for a sparse ``X``)."""
     if hasattr(X, "multiply"):
-        return float(X.multiply(X).mean() - X.mean() ** 2)
+        size = X.shape[0] * X.shape[1]
+        return float(row_norms2(X).sum() / size - X.mean() ** 2)
     return float(np.asarray(X).var())
 
 
