@@ -59,8 +59,7 @@ def row_norms2(X: Any, block: int = ROW_NORM_BLOCK) -> np.ndarray:
 def variance(X: Any) -> float:
     """``X.var()`` over all entries (scikit-learn's rule for a sparse ``X``)."""
     if hasattr(X, "multiply"):
-        size = X.shape[0] * X.shape[1]
-        return float(row_norms2(X).sum() / size - X.mean() ** 2)
+        return float(X.multiply(X).mean() - X.mean() ** 2)
     return float(np.asarray(X).var())
 
 
