@@ -103,7 +103,7 @@ def test_a_routed_answer_keeps_the_validated_copy_not_a_second_one() -> None:
     and not a copy of its own: at most one copy of the data is made beyond its transients."""
     import tracemalloc
 
-    X, y = _data(routing.DCD_MIN_ROWS * 2, d=100)
+    X, y = _data(max(routing.DCD_MIN_ROWS * 2, 8192), d=100)  # transients small beside X
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
     X[:, 0] += y  # a wide margin: few support vectors, so the answer's transients are small
     smo(X[: routing.DCD_MIN_ROWS], y[: routing.DCD_MIN_ROWS], kernel="linear")  # compiled
