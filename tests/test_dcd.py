@@ -506,3 +506,29 @@ def test_linear_solvers_make_no_copy_of_sparse_rows():
         # dcd_svc's answer keeps a copy; the multi-class certificate holds (n, K) arrays
         limit = {"svc": 1.5, "crammer_singer": 1.0}.get(name, 0.5)
         assert peak < limit * size, (name, peak, size)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_stalled_squared_hinge_passes_hand_over_to_the_primal_newton_method(seed):
+    """Features of very different scales far from the origin (``C max ||x||^2`` about 1e10,
+    ``n < d``): the dual passes stall at a relative gap of 1, and ``solver="auto"`` then
+    solves the problem by the primal Newton method (``method="dcd+newton/squared_hinge"``),
+    certified, with the CVXPY oracle's objective; ``solver="dual"`` keeps the honest
+    ``max_iter``."""
+    rng = np.random.default_rng(seed)
+    n, d = 40, 50
+    X = rng.standard_normal((n, d)) * np.exp(rng.uniform(-3, 3, d))
+    X += rng.standard_normal(d) * 3000.0
+    score = X @ rng.standard_normal(d) + rng.normal(size=n) * X.std()
+    y = np.where(score > np.median(score), 1.0, -1.0)
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        stalled = dcd(X, y, 30.0, solver="dual", max_iter=300)
+    assert stalled.status == "max_iter" and stalled.method == "dcd/squared_hinge"
+    res = dcd(X, y, 30.0, max_iter=300, tol=1e-6)
+    assert res.status == "optimal" and res.method == "dcd+newton/squared_hinge"
+    assert res.certificate.gap <= 1e-6 and res.iterations > 300
+    ref = liblinear_primal(X, y, 30.0, loss="squared_hinge", intercept_scaling=1.0).solve()
+    assert ref.status == "optimal"
+    assert res.primal_objective >= ref.dual_objective * (1 - 1e-9)
+    assert ref.primal_objective >= res.dual_objective * (1 - 1e-9)
+    assert res.primal_objective == pytest.approx(ref.primal_objective, rel=1e-5)

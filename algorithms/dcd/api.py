@@ -56,6 +56,11 @@ DCD_SOLVERS = ("auto", "dual", "primal")
 #: The gap is also checked after this many passes, then at each doubling of the passes.
 DCD_FIRST_CHECK = 10
 
+def _met(cert: Certificate, tol: float) -> bool:
+    """Whether the certificate's relative gap is finite and at most ``tol``."""
+    return math.isfinite(cert.gap) and cert.gap <= tol
+
+
 def finish_status(met: bool, cause: str) -> tuple[str, str]:
     """``("optimal", "")`` when the certificate met the tolerance, else ``("max_iter",
     message)`` with a :class:`~maxmargin.exceptions.ConvergenceWarning` (cause and remedy)."""
@@ -140,8 +145,10 @@ def dcd(
         ``"dual"``: the coordinate descent; ``"primal"`` (squared hinge only): the finite
         Newton method (:func:`primal_newton`; ``max_iter`` caps its steps); ``"auto"``: the
         primal for the squared hinge when ``n > d`` (as ``LinearSVC(dual="auto")``), else
-        the dual. ``method`` says which ran: ``"dcd+finish/hinge"`` when the hinge's passes
-        were handed to the exact active-set finish (:func:`dual_solve`).
+        the dual, and the primal when the dual's passes end uncertified. ``method`` says
+        which ran: ``"dcd+finish/hinge"`` when the hinge's passes were handed to the exact
+        active-set finish (:func:`dual_solve`), ``"dcd+newton/squared_hinge"`` when the
+        primal finished the squared hinge (``iterations`` then counts both).
 
     Returns
     -------
@@ -169,18 +176,27 @@ def dcd(
                                  loss=loss, penalty="l2", alpha=alpha, margin_fits=False,
                                  intercept_scaling=intercept_scaling)
 
-    cert = None
     if primal:
         w, alpha, passes, trace = primal_newton(X, y, box, s, tol, max_iter)
+        cert, method = judge(w, alpha), "newton"
     else:
         w, alpha, passes, trace, cert = dual_solve(X, y, box, squared, s, rng, shrinking, tol,
                                                    max_iter, judge)
-    finished = cert is not None
-    cert = judge(w, alpha) if cert is None else cert
+        method = "dcd" if cert is None else "dcd+finish"
+        cert = judge(w, alpha) if cert is None else cert
+        if solver == "auto" and squared and not _met(cert, tol):
+            # the passes stalled (rows of very different scales: C max ||x||^2 large): the
+            # primal Newton method from the start, kept when certified
+            w_n, alpha_n, steps, trace_n = primal_newton(X, y, box, s, tol, max_iter)
+            cert_n = judge(w_n, alpha_n)
+            if _met(cert_n, tol):
+                w, alpha, cert, method, primal = w_n, alpha_n, cert_n, "dcd+newton", True
+                trace += [(passes + k, eps, gap) for k, eps, gap in trace_n]
+                passes += steps
     w_tilde = w if intercept_scaling is not None else w[:d].copy()
     what = "Newton steps" if primal else "passes"
     status, message = finish_status(
-        math.isfinite(cert.gap) and cert.gap <= tol,
+        _met(cert, tol),
         f"dcd: {passes} {what} (max_iter={max_iter}) left the certified relative gap at "
         f"{cert.gap:.3g} > tol={tol:g}")
     b = 0.0 if intercept_scaling is None else s * float(w[d])
@@ -188,7 +204,7 @@ def dcd(
         w=w[:d].copy(), b=b, w_tilde=w_tilde, alpha=alpha,
         primal_objective=cert.primal_objective, dual_objective=cert.dual_objective,
         status=status, iterations=passes,
-        method=f"{'newton' if primal else 'dcd+finish' if finished else 'dcd'}/{loss}",
+        method=f"{method}/{loss}",
         certificate=cert, loss=loss,
         penalty="l2", intercept_scaling=intercept_scaling, C=C, tol=tol,
         message=join_messages(message, cert.summary()), runtime=time.perf_counter() - start,

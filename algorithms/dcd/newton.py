@@ -11,13 +11,9 @@ from typing import Any
 import numpy as np
 
 from maxmargin.algorithms.dcd.loop import dual_weights, duality_gap
+from maxmargin.certificate import rows_dot
 
-__all__ = ["exact_line_search", "newton_step", "primal_newton", "rows_times"]
-
-
-def rows_times(X: Any, s: float, v: np.ndarray) -> np.ndarray:
-    """``x~_i . v`` for every row, O(nnz)."""
-    return np.asarray(X @ v[:-1], dtype=np.float64).ravel() + s * v[-1]
+__all__ = ["exact_line_search", "newton_step", "primal_newton"]
 
 
 def newton_step(X: Any, y: np.ndarray, s: float, w: np.ndarray, grad: np.ndarray,
@@ -27,7 +23,7 @@ def newton_step(X: Any, y: np.ndarray, s: float, w: np.ndarray, grad: np.ndarray
     gradients to ``||r|| <= forcing ||grad||``, each product O(nnz)."""
 
     def hess(v: np.ndarray) -> np.ndarray:
-        return v + dual_weights(X, np.ones_like(y), curv * rows_times(X, s, v), s)
+        return v + dual_weights(X, np.ones_like(y), curv * rows_dot(X, v, s), s)
 
     d = np.zeros_like(w)
     r = -grad
@@ -90,7 +86,7 @@ def _newton_steps(X: Any, y: np.ndarray, box: np.ndarray, s: float, tol: float,
     trace: list[tuple] = []
     steps = 0
     while True:
-        margins = y * rows_times(X, s, w)
+        margins = y * rows_dot(X, w, s)
         alpha = 2.0 * box * np.maximum(0.0, 1.0 - margins)
         u = dual_weights(X, y, alpha, s)
         gap = duality_gap(X, y, alpha, w, s, box, True, u)
@@ -99,5 +95,5 @@ def _newton_steps(X: Any, y: np.ndarray, box: np.ndarray, s: float, tol: float,
             return w, alpha, steps, trace
         curv = np.where(margins < 1.0, 2.0 * box, 0.0)
         d = newton_step(X, y, s, w, w - u, curv, min(0.1, math.sqrt(max(gap, 0.0))))
-        w = w + exact_line_search(w, d, margins, y * rows_times(X, s, d), box) * d
+        w = w + exact_line_search(w, d, margins, y * rows_dot(X, d, s), box) * d
         steps += 1
