@@ -381,3 +381,16 @@ def test_a_run_once_held_below_the_resolution_is_finished_at_any_tol(tol: float)
     assert sol.status == "optimal" and sol.hulls_meet and sol.rho == 0.0
     assert sol.iterations < 10_000
     assert "Wolfe's method on the reduced hulls finished it" in sol.message
+
+
+def test_projection_keeps_weights_above_the_round_off_of_their_sum() -> None:
+    """The projection puts on 0 only weights within ``BOUND_ULPS`` roundings of the largest a
+    feasible point allows, ``min(1/(nu l), 1)``: at ``nu l = 1e-3`` a weight of 2e-9 stays
+    (the sum is 1), one of 1e-13 goes."""
+    from maxmargin.certificate_nu import project_one_class
+
+    nu = 1e-3 / 5
+    kept = project_one_class(np.array([0.7, 0.0, 0.3 - 2e-9, 0.0, 2e-9]), nu)
+    assert kept[4] == 2e-9 and kept.sum() == pytest.approx(1.0, abs=1e-15)
+    dropped = project_one_class(np.array([0.7, 0.0, 0.3 - 1e-13, 0.0, 1e-13]), nu)
+    assert dropped[4] == 0.0
