@@ -42,7 +42,7 @@ judge, ``rho``, ``b`` and ``w`` are the user's data's, so a change of units chan
 **Nearly meeting hulls.** Where the ν-SVC's ``rho`` falls below what the certificate resolves
 (the reduced hulls nearly meet), SMO's steps shrink with ``rho`` and ``m - M / rho`` says
 little; the verdict then needs the gap too. The first run is therefore certified at
-checkpoints (:func:`_first_run`: ``rho`` shrinks as a run goes on), and a run whose ``rho``
+checkpoints (:func:`_run`: ``rho`` shrinks as a run goes on), and a run whose ``rho``
 is below the resolution gets one short continuation
 (:func:`held_iterations`: where the hulls meet SMO often settles on ``w = 0`` in a few steps);
 if that does not certify it, it is finished by Wolfe's method on the reduced hulls from their
@@ -219,14 +219,15 @@ class NuSolver(Solver):
 def _solve(solver: NuSolver, first: str, precision: str, tol: float,
            hold: bool = False, warm: bool = False) -> tuple[int, Certificate, bool]:
     """The first run at LIBSVM's ``m - M < tol``, then continuations until the certificate
-    meets ``tol`` (module docstring); ``hold``: while ``rho`` is below the certificate's
-    resolution (:meth:`NuSolver.unresolved`) one continuation of at most
-    :func:`held_iterations` more, then none, whether ``rho`` is resolved after it or not (a
-    ``rho`` that was once unresolved stays small: SMO's iterations grow with ``1 / rho``).
+    meets ``tol`` (module docstring), each run in checkpointed stretches (:func:`_run`);
+    ``hold``: while ``rho`` is below the certificate's resolution
+    (:meth:`NuSolver.unresolved`) one continuation of at most :func:`held_iterations` more,
+    then none, whether ``rho`` is resolved after it or not (a ``rho`` that was once
+    unresolved stays small: SMO's iterations grow with ``1 / rho``).
     ``warm``: the first run keeps the cache :meth:`NuSolver.start_sums` filled. Returns
     ``(outcome, certificate, held)``, ``held`` when the hold stopped it (the caller tries
     Wolfe's finish, then goes on)."""
-    outcome, g, cert = _first_run(solver, first, hold, warm)
+    outcome, g, cert = _run(solver, first, tol, hold, warm=warm)
     phase, held, cap = first, False, solver.options.max_iter
     for rounds in range(MAX_ROUNDS):
         unresolved = hold and solver.unresolved(cert)
@@ -241,27 +242,29 @@ def _solve(solver: NuSolver, first: str, precision: str, tol: float,
         solver.restart_from(g)
         if precision == "auto" and (outcome == PRECISION or rounds > 0):
             phase = "double"  # the float32 floor, or a second continuation: float64
-        outcome = solver.solve(phase, refine=True)  # the warm cache when of that dtype
-        g, cert = _certified(solver, tol)
+        outcome, g, cert = _run(solver, phase, tol, hold, refine=True)  # the warm cache
     solver.set_max_iter(cap)
     return outcome, cert, held and not cert.meets(tol)
 
 
-def _first_run(solver: NuSolver, first: str, hold: bool, warm: bool
-               ) -> tuple[int, np.ndarray, Certificate]:
-    """The first run and ``(outcome, g, certificate)`` of its answer (``g`` summed afresh).
-    ``hold``: in stretches of :func:`held_iterations` times ``4^k`` (k = 0, 1, ...), each
-    certified and the next restarted from the exact gradient, until one converges or ends with
-    ``rho`` below the certificate's resolution (:meth:`NuSolver.unresolved`; ``rho`` shrinks
-    as a run goes on, and there SMO's iterations grow with ``1 / rho``: the caller holds it
-    and tries Wolfe's finish before the run spends ``max_iter``)."""
+def _run(solver: NuSolver, phase: str, tol: float, hold: bool, refine: bool = False,
+         warm: bool = False) -> tuple[int, np.ndarray, Certificate]:
+    """One run of the loop (:meth:`~.solver.Solver.solve` with ``phase``, ``refine``,
+    ``warm``) and ``(outcome, g, certificate)`` of its answer (:func:`_certified`). ``hold``:
+    in stretches of :func:`held_iterations` times ``4^k`` (k = 0, 1, ...), each certified and
+    the next restarted from the exact gradient, until one stops by itself, meets ``tol`` or
+    ends with ``rho`` below the certificate's resolution (:meth:`NuSolver.unresolved`):
+    ``rho`` shrinks as a run goes on, and there SMO's iterations grow with ``1 / rho``, so the
+    caller holds it and tries Wolfe's finish before the run spends ``max_iter``; a stalled
+    float32 run is caught at a checkpoint as well."""
     cap = solver.options.max_iter
     stretch = held_iterations(solver) if hold else cap
     while True:
         solver.set_max_iter(min(cap, solver.iterations + stretch))
-        outcome = solver.solve(first, warm=warm)
-        g, cert = solver.certify()
-        if outcome != MAX_ITER or solver.iterations >= cap or solver.unresolved(cert):
+        outcome = solver.solve(phase, refine=refine, warm=warm)
+        g, cert = _certified(solver, tol)
+        if (outcome != MAX_ITER or solver.iterations >= cap or cert.meets(tol)
+                or solver.unresolved(cert)):
             solver.set_max_iter(cap)
             return outcome, g, cert
         solver.restart_from(g)
@@ -269,13 +272,14 @@ def _first_run(solver: NuSolver, first: str, hold: bool, warm: bool
 
 
 def _certified(solver: NuSolver, tol: float) -> tuple[np.ndarray, Certificate]:
-    """``g`` and the certificate of a continuation's answer. :meth:`~.solver.Solver.certify`
+    """``g`` and the certificate of a run's answer. :meth:`~.solver.Solver.certify`
     updates the last ``g`` by the columns that moved, whose round-off adds up over
     continuations; so an answer that meets ``tol`` is judged again with ``g`` summed afresh, as
     the outside judge sums it (the verdict is the outside judge's: where it is not met, the
-    continuations go on). The first certificate of a run sums ``g`` afresh already."""
+    continuations go on). The first certificate of a solver sums ``g`` afresh already."""
+    fresh = solver.last_certified is None
     g, cert = solver.certify()
-    return g, solver.judge(None) if cert.meets(tol) else cert
+    return g, solver.judge(None) if cert.meets(tol) and not fresh else cert
 
 
 def held_iterations(solver: NuSolver) -> int:
