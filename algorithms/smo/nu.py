@@ -50,7 +50,8 @@ own start
 (:func:`~maxmargin.algorithms._reduced_hull.wolfe_nu_finish`), whose exact affine minimisations
 reach ``w = 0`` at the judge's resolution where the hulls meet; its certified answer is
 returned (the message says so), else the continuations go on as above, from Wolfe's answer
-where it is the better one; when they end less
+where it is the better one and has ``rho > 0`` (at ``rho = 0`` SMO's stop ``m - M < tol r``
+is out of reach); when they end less
 accurate than Wolfe's answer, that answer is returned as "inaccurate" (with the warning). Not with
 ``sample_weight`` (the reduced hulls bound every weight alike).
 """
@@ -389,7 +390,8 @@ def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings
             return _finished(answer, start, f"SMO's rho fell below the certificate's "
                              f"resolution (it stopped at rho = {rho:.3g}: the reduced hulls "
                              "nearly meet); Wolfe's method on the reduced hulls finished it")
-        if answer is not None and answer.certificate.kkt_violation < cert.kkt_violation:
+        if (answer is not None and answer.certificate.margin > 0.0
+                and answer.certificate.kkt_violation < cert.kkt_violation):
             solver.start_from(answer.alpha)  # SMO goes on from Wolfe's answer, the better one
             went_on = (f"SMO's rho fell below the certificate's resolution (rho = {rho:.3g}: "
                        "the reduced hulls nearly meet); SMO went on from the answer of "
