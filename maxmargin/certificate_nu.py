@@ -127,12 +127,15 @@ def box_fill(a: np.ndarray, upper: float | np.ndarray, target: float) -> np.ndar
     return a + min(theta, 1.0) * (upper - a)
 
 
-#: Weights within this many units of round-off (relative to the bound ``U``) of 0 or ``U`` are
-#: put on the bound by the projections: an answer read back from another scaling (LIBSVM's
-#: ``dual_coef_ = y a / r``) or made of affine combinations (the weights of Wolfe's corral on
-#: reduced hulls) carries thousands of them, and the index sets ``a > 0``, ``a < U`` are not
-#: continuous there. The judged point moves by at most ``BOUND_ULPS eps U`` (4e-12 of ``U``)
-#: in a weight.
+#: Weights within this many units of round-off (relative to the largest weight the
+#: constraints allow, ``min(U, sum alpha)``) of 0 or ``U`` are put on the bound by the
+#: projections: an answer read back from another scaling (LIBSVM's ``dual_coef_ = y a / r``)
+#: or made of affine combinations (the weights of Wolfe's corral on reduced hulls) carries
+#: thousands of them, and the index sets ``a > 0``, ``a < U`` are not continuous there. The
+#: judged point moves by at most ``BOUND_ULPS eps min(U, sum alpha)`` (4e-12 of it) in a
+#: weight. Not ``U`` alone: where ``nu l < 1`` the bound ``U = 1/(nu l)`` (one-class) exceeds
+#: the sum of all the weights, and a weight of a few ``1e-9`` that the answer needs (at
+#: ``K_ii`` 1e4 times ``rho`` it moves ``g`` by 1e-5 of ``rho``) would be put on 0.
 BOUND_ULPS = 2**14
 
 
@@ -143,9 +146,10 @@ def _part(upper: float | np.ndarray, mask: np.ndarray) -> float | np.ndarray:
 
 def _snapped(alpha: np.ndarray, upper: float | np.ndarray) -> np.ndarray:
     """``alpha`` clipped to ``[0, upper]`` with the entries within :data:`BOUND_ULPS` of a
-    bound put on it."""
+    bound put on it (units of round-off of ``min(upper, sum alpha)``: no weight of a
+    feasible point exceeds either)."""
     a = np.clip(np.asarray(alpha, dtype=np.float64), 0.0, upper)
-    near = BOUND_ULPS * np.finfo(np.float64).eps * upper
+    near = BOUND_ULPS * np.finfo(np.float64).eps * np.minimum(upper, float(a.sum()))
     a[a <= near] = 0.0
     at = a >= upper - near
     a[at] = _part(upper, at)

@@ -41,13 +41,17 @@ judge, ``rho``, ``b`` and ``w`` are the user's data's, so a change of units chan
 
 **Nearly meeting hulls.** Where the ν-SVC's ``rho`` falls below what the certificate resolves
 (the reduced hulls nearly meet), SMO's steps shrink with ``rho`` and ``m - M / rho`` says
-little; the verdict then needs the gap too. Such a run gets one short continuation
+little; the verdict then needs the gap too. The first run is therefore certified at
+checkpoints (:func:`_run`: ``rho`` shrinks as a run goes on), and a run whose ``rho``
+is below the resolution gets one short continuation
 (:func:`held_iterations`: where the hulls meet SMO often settles on ``w = 0`` in a few steps);
 if that does not certify it, it is finished by Wolfe's method on the reduced hulls from their
 own start
 (:func:`~maxmargin.algorithms._reduced_hull.wolfe_nu_finish`), whose exact affine minimisations
 reach ``w = 0`` at the judge's resolution where the hulls meet; its certified answer is
-returned (the message says so), else the continuations go on as above; when they end less
+returned (the message says so), else the continuations go on as above, from Wolfe's answer
+where it is the better one and has ``rho > 0`` (at ``rho = 0`` SMO's stop ``m - M < tol r``
+is out of reach); when they end less
 accurate than Wolfe's answer, that answer is returned as "inaccurate" (with the warning). Not with
 ``sample_weight`` (the reduced hulls bound every weight alike).
 """
@@ -195,6 +199,12 @@ class NuSolver(Solver):
         return not self.one_class and nu_judge.rho_unresolved(cert, self.schoelkopf(),
                                                               0.5 * self.nu)
 
+    def start_from(self, alpha: np.ndarray) -> None:
+        """Move the state to ``alpha`` (Schölkopf's scaling, feasible) with its exact
+        gradient."""
+        self.st.alpha[:] = alpha * self.scale
+        self.restart_from(self.certify()[0])
+
     def set_max_iter(self, max_iter: int) -> None:
         """The cap on all iterations from now on."""
         self.options = dataclasses.replace(self.options, max_iter=max_iter)
@@ -210,19 +220,19 @@ class NuSolver(Solver):
 def _solve(solver: NuSolver, first: str, precision: str, tol: float,
            hold: bool = False, warm: bool = False) -> tuple[int, Certificate, bool]:
     """The first run at LIBSVM's ``m - M < tol``, then continuations until the certificate
-    meets ``tol`` (module docstring); ``hold``: while ``rho`` is below the certificate's
-    resolution (:meth:`NuSolver.unresolved`) one continuation of at most
-    :func:`held_iterations` more, then none, whether ``rho`` is resolved after it or not (a
-    ``rho`` that was once unresolved stays small: SMO's iterations grow with ``1 / rho``).
+    meets ``tol`` (module docstring), each run in checkpointed stretches (:func:`_run`);
+    ``hold``: while ``rho`` is below the certificate's resolution
+    (:meth:`NuSolver.unresolved`) one continuation of at most :func:`held_iterations` more,
+    then none, whether ``rho`` is resolved after it or not (a ``rho`` that was once
+    unresolved stays small: SMO's iterations grow with ``1 / rho``).
     ``warm``: the first run keeps the cache :meth:`NuSolver.start_sums` filled. Returns
     ``(outcome, certificate, held)``, ``held`` when the hold stopped it (the caller tries
     Wolfe's finish, then goes on)."""
-    outcome = solver.solve(first, warm=warm)
-    g, cert = solver.certify()  # g summed afresh (no earlier certificate to update)
+    outcome, g, cert = _run(solver, first, tol, hold, warm=warm)
     phase, held, cap = first, False, solver.options.max_iter
     for rounds in range(MAX_ROUNDS):
         unresolved = hold and solver.unresolved(cert)
-        if cert.meets(tol) or outcome == MAX_ITER or held:
+        if cert.meets(tol) or solver.iterations >= cap or held:
             break
         held = held or unresolved
         r = cert.margin * solver.scale / solver.unit  # LIBSVM's r in the loop's units
@@ -233,20 +243,44 @@ def _solve(solver: NuSolver, first: str, precision: str, tol: float,
         solver.restart_from(g)
         if precision == "auto" and (outcome == PRECISION or rounds > 0):
             phase = "double"  # the float32 floor, or a second continuation: float64
-        outcome = solver.solve(phase, refine=True)  # the warm cache when of that dtype
-        g, cert = _certified(solver, tol)
+        outcome, g, cert = _run(solver, phase, tol, hold, refine=True)  # the warm cache
     solver.set_max_iter(cap)
     return outcome, cert, held and not cert.meets(tol)
 
 
+def _run(solver: NuSolver, phase: str, tol: float, hold: bool, refine: bool = False,
+         warm: bool = False) -> tuple[int, np.ndarray, Certificate]:
+    """One run of the loop (:meth:`~.solver.Solver.solve` with ``phase``, ``refine``,
+    ``warm``) and ``(outcome, g, certificate)`` of its answer (:func:`_certified`). ``hold``:
+    in stretches of :func:`held_iterations` times ``4^k`` (k = 0, 1, ...), each certified and
+    the next restarted from the exact gradient, until one stops by itself, meets ``tol`` or
+    ends with ``rho`` below the certificate's resolution (:meth:`NuSolver.unresolved`):
+    ``rho`` shrinks as a run goes on, and there SMO's iterations grow with ``1 / rho``, so the
+    caller holds it and tries Wolfe's finish before the run spends ``max_iter``; a stalled
+    float32 run is caught at a checkpoint as well."""
+    cap = solver.options.max_iter
+    stretch = held_iterations(solver) if hold else cap
+    while True:
+        solver.set_max_iter(min(cap, solver.iterations + stretch))
+        outcome = solver.solve(phase, refine=refine, warm=warm)
+        g, cert = _certified(solver, tol)
+        if (outcome != MAX_ITER or solver.iterations >= cap or cert.meets(tol)
+                or solver.unresolved(cert)):
+            solver.set_max_iter(cap)
+            return outcome, g, cert
+        solver.restart_from(g)
+        warm, stretch = True, 4 * stretch
+
+
 def _certified(solver: NuSolver, tol: float) -> tuple[np.ndarray, Certificate]:
-    """``g`` and the certificate of a continuation's answer. :meth:`~.solver.Solver.certify`
+    """``g`` and the certificate of a run's answer. :meth:`~.solver.Solver.certify`
     updates the last ``g`` by the columns that moved, whose round-off adds up over
     continuations; so an answer that meets ``tol`` is judged again with ``g`` summed afresh, as
     the outside judge sums it (the verdict is the outside judge's: where it is not met, the
-    continuations go on). The first certificate of a run sums ``g`` afresh already."""
+    continuations go on). The first certificate of a solver sums ``g`` afresh already."""
+    fresh = solver.last_certified is None
     g, cert = solver.certify()
-    return g, solver.judge(None) if cert.meets(tol) else cert
+    return g, solver.judge(None) if cert.meets(tol) and not fresh else cert
 
 
 def held_iterations(solver: NuSolver) -> int:
@@ -348,6 +382,7 @@ def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings
     solver.restart_from(g, g_bounded=g_at)
     finish = weights is None  # Wolfe's reduced hulls have one bound for every point
     outcome, cert, held = _solve(solver, first, precision, options.tol, hold=finish, warm=True)
+    went_on = ""  # SMO went on from Wolfe's answer
     if held:
         rho = cert.margin
         answer = wolfe_nu_finish(solver.user_X, y, kern, nu, options.tol)
@@ -355,6 +390,12 @@ def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings
             return _finished(answer, start, f"SMO's rho fell below the certificate's "
                              f"resolution (it stopped at rho = {rho:.3g}: the reduced hulls "
                              "nearly meet); Wolfe's method on the reduced hulls finished it")
+        if (answer is not None and answer.certificate.margin > 0.0
+                and answer.certificate.kkt_violation < cert.kkt_violation):
+            solver.start_from(answer.alpha)  # SMO goes on from Wolfe's answer, the better one
+            went_on = (f"SMO's rho fell below the certificate's resolution (rho = {rho:.3g}: "
+                       "the reduced hulls nearly meet); SMO went on from the answer of "
+                       "Wolfe's method on the reduced hulls")
         outcome, cert, _ = _solve(solver, first, precision, options.tol)
         if answer is not None and (answer.certificate.kkt_violation < cert.kkt_violation
                                    or not math.isfinite(cert.kkt_violation)):
@@ -365,7 +406,8 @@ def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings
             warnings.warn(f"nu_smo: {note}: {answer.certificate.summary()}",
                           exceptions.ConvergenceWarning, stacklevel=3)
             return _finished(answer, start, note, status="inaccurate")
-    return _result(solver, outcome, cert, options.tol, precision, start)
+    result = _result(solver, outcome, cert, options.tol, precision, start)
+    return dataclasses.replace(result, message=join_messages(went_on, result.message))
 
 
 def nu_smo(X: Any, y: Any, nu: float = 0.5, kernel: str | Kernel = "linear",
