@@ -134,7 +134,7 @@ def _not_certified(method: str, one_class: bool, status: str, summary: str) -> N
 
 def nu_svm_by_hulls(loop: Any, method: str, X: Any, y: np.ndarray | None, kernel: Kernel,
                     nu: float, tol: float, *, max_iter: int, every: int, gram: bool,
-                    loop_tol: float | None = None) -> NuSolution:
+                    loop_tol: float | None = None, finish: bool = False) -> NuSolution:
     """The ν-SVC by a nearest-point ``loop`` on ``RCH(2 / (nu l))`` of the classes (the data
     centred where that changes nothing: :func:`~maxmargin.algorithms._nearest_point.centred`),
     stopped at the relative gap ``loop_tol`` (default ``tol``) and judged at ``tol`` by
@@ -146,7 +146,8 @@ def nu_svm_by_hulls(loop: Any, method: str, X: Any, y: np.ndarray | None, kernel
     within ``10 sqrt(eps) R``, their resolution through kernel columns) that the judge does not
     confirm as ``w = 0`` (its resolution is finer), or stopped at ``max_iter`` with no positive
     lower bound (nothing shows the hulls apart: they may meet, where the relative gap of MDM's
-    and Gilbert's steps does not shrink), is finished by Wolfe's method
+    and Gilbert's steps does not shrink), or with ``finish`` stopped at ``max_iter`` at all
+    (hulls that nearly meet slow those steps down too), is finished by Wolfe's method
     (:func:`wolfe_nu_finish`), whose exact affine steps reach ``w = 0`` where the hulls meet:
     kept when certified, said in the message. An answer not certified warns
     (:class:`~maxmargin.exceptions.ConvergenceWarning`, pointing at the public function's
@@ -159,14 +160,15 @@ def nu_svm_by_hulls(loop: Any, method: str, X: Any, y: np.ndarray | None, kernel
                             mu=1.0 / (nu * l) if one_class else nu_mu(nu, l),
                             zero_rtol=nu_zero_rtol(l, 1 if one_class else 2))
     may_meet = run.code == INTERSECT or (run.code == MAX_ITER and not run.lower > 0.0)
-    finish = method != "wolfe" and may_meet
+    finish = method != "wolfe" and (may_meet or (finish and run.code == MAX_ITER))
     answer = nu_svm_from_run(run, X, y, kernel, nu, method, tol)
     if answer.status == "optimal":
         return answer
     wolfe = wolfe_nu_finish(X, y, kernel, nu, tol) if finish else None
     if wolfe is not None and wolfe.status == "optimal":
         why = ("at its zero tolerance" if run.code == INTERSECT
-               else "at max_iter with nothing showing the hulls apart")
+               else "at max_iter with nothing showing the hulls apart" if may_meet
+               else "at max_iter")
         note = (f"{method} stopped {why} ({run.message}), which the certificate does not "
                 "confirm; finished by Wolfe's method on the reduced hulls")
         return dataclasses.replace(wolfe, method=method,

@@ -276,8 +276,9 @@ def gilbert_svm(
         Schölkopf's ν-SVC instead of the hard margin, in ``(0, nu_max]``, ``nu_max = 2 *
         min(l_+, l_-) / l`` (a ``ValueError`` naming ``nu_max``, before any kernel work):
         the nearest points of the reduced hulls ``RCH(2 / (nu l))``, ``alpha = (nu / 2) lam``
-        (:mod:`maxmargin.algorithms._reduced_hull`), by any ``method``; ``finish`` does not
-        apply.
+        (:mod:`maxmargin.algorithms._reduced_hull`), by any ``method``; with ``finish`` a
+        Gilbert or MDM run stopped at ``max_iter`` is finished by Wolfe's method on the
+        reduced hulls instead (kept when certified; the message says so).
 
     Returns
     -------
@@ -309,7 +310,7 @@ def gilbert_svm(
     kern = make_kernel(kernel, gamma=gamma, degree=degree, coef0=coef0, X=X)
     if nu is not None:
         return nu_svm_by_hulls(loop, method, X, y, kern, nu, tol, max_iter=max_iter,
-                               every=every, gram=gram)
+                               every=every, gram=gram, finish=finish)
     Xc, mean = centred(X, kern)
     clash = opposite_duplicates(X, y)
     if clash is not None:

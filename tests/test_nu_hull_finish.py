@@ -37,10 +37,19 @@ def test_a_capped_run_on_meeting_hulls_is_finished_by_wolfe(index: int, method: 
     assert abs(float(np.sum(sol.alpha)) - c.nu) <= 1e-9 * c.nu
 
 
-def test_a_capped_run_on_hulls_apart_stays_max_iter() -> None:
+def test_a_capped_run_on_hulls_apart_stays_max_iter_without_the_finish() -> None:
+    """``finish=False``: a capped run on hulls apart is the method's own honest answer; with
+    the default ``finish=True`` Wolfe's method finishes it, certified, with the CVXPY
+    oracle's ``rho``."""
     rng = np.random.default_rng(3)
     X = np.vstack([rng.normal(size=(40, 2)) + 4.0, rng.normal(size=(40, 2)) - 4.0])
     y = np.repeat([1.0, -1.0], 40)
     with pytest.warns(ConvergenceWarning, match="not certified"):
-        sol = gilbert_svm(X, y, nu=0.2, kernel="rbf", method="gilbert", max_iter=2)
+        sol = gilbert_svm(X, y, nu=0.2, kernel="rbf", method="gilbert", max_iter=2,
+                          finish=False)
     assert sol.status == "max_iter" and "Wolfe" not in sol.message
+    for method in ("gilbert", "mdm"):
+        done = gilbert_svm(X, y, nu=0.2, kernel="rbf", method=method, max_iter=2)
+        assert done.status == "optimal" and "finished by Wolfe's method" in done.message
+        ref = nu_svm_dual(X, y, nu=0.2, kernel="rbf").solve()
+        assert done.rho == pytest.approx(ref.rho, rel=1e-5)

@@ -100,9 +100,9 @@ def test_gilbert_reports_what_it_has_not_certified() -> None:
     assert sol.status == "max_iter"
     assert [w.filename for w in rec] == [__file__]  # the warning points at the caller
     y = np.where(X[:, 0] > np.median(X[:, 0]), 1.0, -1.0)
-    Xs = X + 3.0 * y[:, None]  # classes apart: a capped run is not finished by Wolfe
+    Xs = X + 3.0 * y[:, None]  # classes apart: a capped run (no finish) stays max_iter
     with pytest.warns(ConvergenceWarning, match="nu-SVC answer is not certified") as rec:
-        gilbert_svm(Xs, y, nu=0.2, kernel="rbf", method="gilbert", max_iter=2)
+        gilbert_svm(Xs, y, nu=0.2, kernel="rbf", method="gilbert", max_iter=2, finish=False)
     assert [w.filename for w in rec] == [__file__]
     cert = certify_one_class(np.asarray(sol.alpha), X, 0.05, sol.kernel)
     assert not cert.meets(math.inf, HULL_CERT_FACTOR * 1e-6)
