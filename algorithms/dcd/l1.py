@@ -96,8 +96,8 @@ PASS_STATE = np.dtype((np.record, [
 #: each).
 FINISH_MAX_SUPPORT, FINISH_STEPS, CHECK_EVERY = 500, 50, 50
 #: The most floats of the finish's dense block of rows (:func:`weighted_block`), and its
-#: budget for one factorisation of them: ``FINISH_WORK_SHARE`` times the entries the passes
-#: so far have read (the finish waits where CDN alone is cheaper).
+#: budget for all its factorisations (``rows x columns^2`` each): ``FINISH_WORK_SHARE`` times
+#: the entries the passes so far have read (the finish waits where CDN alone is cheaper).
 FINISH_MAX_ENTRIES, FINISH_WORK_SHARE = 2**22, 16.0
 #: Feature-sign search's steps per weight of its model (:func:`feature_sign`).
 FEATURE_SIGN_STEPS = 4
@@ -449,7 +449,8 @@ def l1_cdn(
     )  # fmt: skip
 
 
-def feature_sign(M: np.ndarray, g: np.ndarray, w: np.ndarray) -> np.ndarray:
+def feature_sign(M: np.ndarray, g: np.ndarray, w: np.ndarray,
+                 budget: float) -> tuple[np.ndarray, float]:
     r"""The minimiser of the model ``f(x) = g . (x - w) + ||M (x - w)||^2 / 2 + ||x||_1``
     (``M`` of full column rank) by feature-sign search (Lee, Battle, Raina and Ng, NIPS 2006),
     from ``x = w``.
@@ -460,9 +461,10 @@ def feature_sign(M: np.ndarray, g: np.ndarray, w: np.ndarray) -> np.ndarray:
     factor of ``M_A``: ``M^T M`` itself would square its condition number); the step there is
     cut at the point, among it and those where a weight crosses zero, of least ``f`` (so ``f``
     never rises). Ends when the nonzeros are stationary and every zero has ``|q_j| <= 1 +
-    L1_FINISH_VIOLATION``, or after ``FEATURE_SIGN_STEPS`` per weight."""
+    L1_FINISH_VIOLATION``, after ``FEATURE_SIGN_STEPS`` per weight, or when its factorisations
+    (``rows x |A|^2`` each) would exceed ``budget``. Returns ``(x, work done)``."""
     x = w.copy()
-    enter = -1
+    enter, work = -1, 0.0
     for _ in range(FEATURE_SIGN_STEPS * (x.shape[0] + 1)):
         q = g + M.T @ (M @ (x - w))
         theta = np.sign(x)
@@ -470,6 +472,9 @@ def feature_sign(M: np.ndarray, g: np.ndarray, w: np.ndarray) -> np.ndarray:
             theta[enter] = -np.sign(q[enter])
         A = np.flatnonzero(theta)
         if A.size:
+            work += float(M.shape[0]) * A.size**2
+            if work > budget:
+                break
             R = np.linalg.qr(M[:, A], mode="r")
             try:
                 step = -solve_triangular(R, solve_triangular(R, q[A] + theta[A], trans="T"))
@@ -496,7 +501,7 @@ def feature_sign(M: np.ndarray, g: np.ndarray, w: np.ndarray) -> np.ndarray:
         enter = int(np.argmax(violation))
         if violation[enter] <= L1_FINISH_VIOLATION:
             break
-    return x
+    return x, work
 
 
 def exact_step(w: np.ndarray, d: np.ndarray, b: np.ndarray, e: np.ndarray,
@@ -536,7 +541,7 @@ def exact_step(w: np.ndarray, d: np.ndarray, b: np.ndarray, e: np.ndarray,
 
 def weighted_block(ZW: Any, C: np.ndarray, S: np.ndarray, budget: float) -> np.ndarray | None:
     """The dense rows ``sqrt(2 C_i) z_i`` of ``S`` over the columns of ``ZW``; None when they
-    would hold more than ``FINISH_MAX_ENTRIES`` floats or their factorisation, ``|S| |W|^2``,
+    would hold more than ``FINISH_MAX_ENTRIES`` floats or one factorisation, ``|S| |W|^2``,
     would exceed ``budget``."""
     size = int(np.count_nonzero(S)) * ZW.shape[1]
     if size > FINISH_MAX_ENTRIES or float(size) * ZW.shape[1] > budget:
@@ -633,8 +638,8 @@ def proximal_newton(Z: Any, C: np.ndarray, w: np.ndarray, budget: float) -> np.n
     largest): positive definite when ``|S| < |W|``. Its L1 model ``g . d + ||M d||^2 / 2 +
     ||w_W + d||_1`` is minimised exactly (:func:`feature_sign`) and ``P`` along ``d``
     (:func:`exact_step`): a finite method once ``S`` and the signs settle. At most
-    ``FINISH_STEPS`` steps (none when ``M`` is too large for ``budget``,
-    :func:`weighted_block`); stops when a step no longer lowers ``P``. Returns the new ``w``."""
+    ``FINISH_STEPS`` steps, their factorisations within ``budget`` (:func:`weighted_block`,
+    :func:`feature_sign`); stops when a step no longer lowers ``P``. Returns the new ``w``."""
     p = Z.shape[1]
     w = w.copy()
     value = math.inf
@@ -664,7 +669,8 @@ def proximal_newton(Z: Any, C: np.ndarray, w: np.ndarray, budget: float) -> np.n
         floor = L1_FINISH_RIDGE * max(float(np.max(weight, initial=0.0)), TINY)
         M = np.vstack((rows, np.diag(np.sqrt(L1_FINISH_RIDGE * np.maximum(weight, floor)))))
         g = -(rows.T @ (root * b[S]))
-        x = feature_sign(M, g, w[W])
+        x, work = feature_sign(M, g, w[W], budget)
+        budget -= work
         d = x - w[W]
         if not np.any(d):
             break
