@@ -155,6 +155,25 @@ def test_ill_conditioned_problems_are_certified_and_match_the_oracle(seed, s):
     assert judged.gap <= 1e-6
 
 
+def test_the_finish_line_search_is_exact():
+    """``exact_step`` against a fine grid of the convex piecewise quadratic it minimises."""
+    exact_step = importlib.import_module(l1_cdn.__module__).exact_step
+    rng = np.random.default_rng(11)
+    grid = np.linspace(0.0, 20.0, 4001)
+    for _ in range(200):
+        p, n = int(rng.integers(1, 6)), int(rng.integers(1, 8))
+        w = rng.standard_normal(p) * (rng.random(p) < 0.6)
+        d, b, e = 3.0 * rng.standard_normal(p), rng.standard_normal(n), rng.standard_normal(n)
+        C = rng.uniform(0.01, 3.0, n)
+
+        def phi(t, w=w, d=d, b=b, e=e, C=C):
+            return np.abs(w + t * d).sum() + C @ np.maximum(b - t * e, 0.0) ** 2
+
+        t = exact_step(w, d, b, e, C)
+        assert t >= 0.0
+        assert phi(t) <= min(phi(g) for g in grid) + 1e-12
+
+
 def test_max_iter_warns_and_says_so(monkeypatch):
     """One pass, the exact finish switched off (with it, one pass certifies iris)."""
     monkeypatch.setattr(importlib.import_module(l1_cdn.__module__), "FINISH_STEPS", 0)

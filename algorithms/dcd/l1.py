@@ -513,30 +513,43 @@ def exact_step(w: np.ndarray, d: np.ndarray, b: np.ndarray, e: np.ndarray,
         \phi(t) = \|w + t d\|_1 + \sum_i C_i (b_i - t e_i)_+^2 ,
 
     from its slope, nondecreasing and linear between the breakpoints ``-w_j / d_j`` and
-    ``b_i / e_i``: bisection over those finds the piece where it changes sign, and its line's
-    root is clipped to the piece."""
+    ``b_i / e_i`` (and beyond the last, where it ends positive): bisection over those finds the
+    piece where it changes sign, and its line's root is clipped to the piece."""
     def slope(t: float) -> float:
         return float(d @ np.sign(w + t * d) - 2.0 * (C * e) @ np.maximum(b - t * e, 0.0))
 
     with np.errstate(divide="ignore", invalid="ignore"):
         points = np.concatenate((-w / d, b / e))
     points = np.unique(points[np.isfinite(points) & (points > 0.0)])
-    edges = np.concatenate(([0.0], points, [2.0 * points[-1] + 1.0 if points.size else 1.0]))
-    lo, hi = 0, edges.shape[0] - 1  # the first piece whose slope is >= 0
+    edges = np.concatenate(([0.0], points, [math.inf]))  # piece k: [edges[k], edges[k + 1]]
+
+    def line(k: int) -> tuple[float, float]:
+        """The slope's value at the start of piece ``k`` and its rate there (affine inside)."""
+        left = edges[k]
+        length = edges[k + 1] - left if k + 2 < edges.shape[0] else max(1.0, left)
+        t1, t2 = left + length / 3.0, left + 2.0 * length / 3.0
+        s1, s2 = slope(t1), slope(t2)
+        rate = (s2 - s1) / (t2 - t1)
+        return s1 - rate * (t1 - left), rate
+
+    def ends_up(k: int) -> bool:
+        """Whether the slope is >= 0 at the end of piece ``k`` (the last's ends positive)."""
+        if k + 2 >= edges.shape[0]:
+            return True
+        start, rate = line(k)
+        return start + rate * (edges[k + 1] - edges[k]) >= 0.0
+
+    lo, hi = 0, edges.shape[0] - 2  # the first piece at whose end the slope is >= 0
     while lo < hi:
         mid = (lo + hi) // 2
-        if slope(0.5 * (edges[mid] + edges[mid + 1])) >= 0.0:
+        if ends_up(mid):
             hi = mid
         else:
             lo = mid + 1
-    if lo == edges.shape[0] - 1:  # slope < 0 on every piece (only for d = 0)
-        return 0.0
-    left, right = edges[lo], edges[lo + 1]
-    t1, t2 = left + (right - left) / 3.0, left + 2.0 * (right - left) / 3.0
-    s1, s2 = slope(t1), slope(t2)
-    if s2 <= s1:  # flat piece
-        return left if s1 >= 0.0 else right
-    return float(min(max(t1 - s1 * (t2 - t1) / (s2 - s1), left), right))
+    start, rate = line(lo)
+    if start >= 0.0 or rate <= 0.0:  # the slope jumps up at the piece's start
+        return float(edges[lo])
+    return float(min(edges[lo] - start / rate, edges[lo + 1]))
 
 
 def weighted_block(ZW: Any, C: np.ndarray, S: np.ndarray, budget: float) -> np.ndarray | None:
