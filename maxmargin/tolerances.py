@@ -170,6 +170,10 @@ DCD_PG_SKIP = 1e-12
 L1_CDN_EPS = 0.01
 L1_CDN_H_FLOOR = 1e-12
 L1_CDN_D_SKIP = 1e-12
+#: ``l1_cdn``'s exact finish: its Hessian's ridge, relative to the largest diagonal entry, and
+#: how far above 1 a zero weight's ``|q_j|`` may stay when its model's minimiser is declared.
+L1_FINISH_RIDGE = 1e-12
+L1_FINISH_VIOLATION = 1e-12
 #: Wolfe's minor cycle: a relative residual of its KKT system above ``WOLFE_KKT_RTOL`` redoes
 #: the solve (from a fresh factor, then densely); a point whose Cholesky pivot is below
 #: ``WOLFE_PIVOT_RTOL`` of its diagonal is affinely dependent on the corral in round-off (the

@@ -3,10 +3,12 @@ the problem, scikit-learn's ``LinearSVC(penalty="l1")``, and its own properties.
 
 from __future__ import annotations
 
+import importlib
 import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.datasets import load_iris
@@ -115,7 +117,66 @@ def test_correlated_features_are_finished_exactly():
         assert res.status == "optimal" and res.certificate.gap <= 1e-10
 
 
-def test_max_iter_warns_and_says_so():
+def ill_conditioned(seed):
+    """A small problem of the kind CDN alone crawls on: features scaled by ``exp(U(-3, 3))``,
+    every other set offset by up to 1e4 (nearly collinear columns), some rounded, some 70%
+    sparse (CSR), ``C`` from 1 to 1e3."""
+    rng = np.random.default_rng([20261207, seed])
+    n, d = int(rng.integers(20, 120)), int(rng.integers(3, 25))
+    X = rng.standard_normal((n, d)) * np.exp(rng.uniform(-3.0, 3.0, d))
+    if seed % 2:
+        X += rng.standard_normal(d) * 10.0 ** rng.uniform(2.0, 4.0)
+    if seed % 3 == 0:
+        X = np.round(X, 1)
+    y = np.where(X @ rng.standard_normal(d) + rng.normal(size=n) > 0.0, 1.0, -1.0)
+    y[:2] = (1.0, -1.0)
+    if seed % 4 == 1:
+        X[rng.random(X.shape) < 0.7] = 0.0
+        X = sp.csr_matrix(X)
+    return X, y, 10.0 ** rng.uniform(0.0, 3.0)
+
+
+@pytest.mark.parametrize("s", [None, 1.0])
+@pytest.mark.parametrize("seed", range(12))
+def test_ill_conditioned_problems_are_certified_and_match_the_oracle(seed, s):
+    """Before the proximal-Newton finish, 9 of these 24 ended ``max_iter`` after 100,000
+    passes with gaps up to 1; the rest took up to 95,000 passes."""
+    X, y, C = ill_conditioned(seed)
+    res = l1_cdn(X, y, C, intercept_scaling=s, tol=1e-6, max_iter=2000)
+    assert res.status == "optimal" and res.certificate.gap <= 1e-6
+    ref = liblinear_primal(X, y, C, loss="squared_hinge", penalty="l1",
+                           intercept_scaling=s).solve()
+    assert res.primal_objective == pytest.approx(ref.primal_objective, rel=1e-5)
+    assert primal(res.w_tilde, X, y, C, s) == pytest.approx(res.primal_objective, rel=1e-12)
+    assert res.dual_objective <= ref.primal_objective * (1 + 1e-9)  # weak duality both ways
+    assert ref.dual_objective <= res.primal_objective * (1 + 1e-9)
+    judged = certify_liblinear(res.w_tilde, liblinear_rows(X, s), y, C, penalty="l1",
+                               alpha=res.alpha)  # the finish's dual point, when it certified
+    assert judged.gap <= 1e-6
+
+
+def test_the_finish_line_search_is_exact():
+    """``exact_step`` against a fine grid of the convex piecewise quadratic it minimises."""
+    exact_step = importlib.import_module(l1_cdn.__module__).exact_step
+    rng = np.random.default_rng(11)
+    grid = np.linspace(0.0, 20.0, 4001)
+    for _ in range(200):
+        p, n = int(rng.integers(1, 6)), int(rng.integers(1, 8))
+        w = rng.standard_normal(p) * (rng.random(p) < 0.6)
+        d, b, e = 3.0 * rng.standard_normal(p), rng.standard_normal(n), rng.standard_normal(n)
+        C = rng.uniform(0.01, 3.0, n)
+
+        def phi(t, w=w, d=d, b=b, e=e, C=C):
+            return np.abs(w + t * d).sum() + C @ np.maximum(b - t * e, 0.0) ** 2
+
+        t = exact_step(w, d, b, e, C)
+        assert t >= 0.0
+        assert phi(t) <= min(phi(g) for g in grid) + 1e-12
+
+
+def test_max_iter_warns_and_says_so(monkeypatch):
+    """One pass, the exact finish switched off (with it, one pass certifies iris)."""
+    monkeypatch.setattr(importlib.import_module(l1_cdn.__module__), "FINISH_STEPS", 0)
     X, y = load_iris(return_X_y=True)
     with pytest.warns(ConvergenceWarning, match="max_iter"):
         res = l1_cdn(X, np.where(y == 1, 1.0, -1.0), 1e4, tol=1e-12, max_iter=1)

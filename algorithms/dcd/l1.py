@@ -38,8 +38,14 @@ pass estimates its gap from the ``|L'_j|`` it computed, and when the estimate is
 target, ``b`` is recomputed from ``w~`` and the certificate itself is evaluated, O(nnz); the run
 stops when the certificate's relative gap is at most ``tol`` (else the features are unshrunk and
 the estimate's target halved). The certificate is also evaluated after ``CHECK_EVERY`` passes,
-then at each doubling; on a failed one with a small support ``J = {j : w_j != 0}`` the exact
-finish (:func:`support_newton`) is tried first: CDN alone crawls along correlated features.
+then at each doubling; on a failed one the exact finish is tried first: CDN alone crawls along
+correlated or badly scaled features (offsets, scales spread over ``e^6``), where the finish,
+proximal Newton (:func:`proximal_newton`: the L1 model of the piecewise quadratic loss on the
+rows below the margin minimised exactly by feature-sign search, an exact line search on ``P``),
+ends in a few steps once the rows below the margin and the signs settle. The certificate is
+judged at the KKT map and, when that misses ``tol`` (rounding of ``b`` magnified by large
+columns), at the nearest point meeting the support's optimality equations
+(:func:`support_dual`).
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg import solve_triangular
 
 from maxmargin._jit import njit
 from maxmargin._validation import check_positive
@@ -63,6 +70,8 @@ from maxmargin.tolerances import (
     L1_CDN_D_SKIP,
     L1_CDN_EPS,
     L1_CDN_H_FLOOR,
+    L1_FINISH_RIDGE,
+    L1_FINISH_VIOLATION,
 )
 
 __all__ = ["l1_cdn", "cdn_loop", "column_rows", "ESTIMATE_MET", "MAX_ITER", "PASS_STATE"]
@@ -82,9 +91,16 @@ PASS_STATE = np.dtype((np.record, [
     ("eps", np.float64),  # LIBLINEAR's eps of that rule (divided when it is met)
     ("estimate", np.float64),  # the last pass's gap estimate
 ]))
-#: The exact finish: at most this many weights in the support (its ``|J| x |J|`` Newton system
-#: is dense) and Newton steps per finish; the passes between certificates (doubled after each).
-FINISH_MAX_SUPPORT, FINISH_STEPS, CHECK_EVERY = 500, 10, 50
+#: The exact finish: at most this many weights in its working set (its Newton systems are
+#: dense) and proximal Newton steps per finish; the passes between certificates (doubled after
+#: each).
+FINISH_MAX_SUPPORT, FINISH_STEPS, CHECK_EVERY = 500, 50, 50
+#: The most floats of the finish's dense block of rows (:func:`weighted_block`), and its
+#: budget for all its factorisations (``rows x columns^2`` each): ``FINISH_WORK_SHARE`` times
+#: the entries the passes so far have read (the finish waits where CDN alone is cheaper).
+FINISH_MAX_ENTRIES, FINISH_WORK_SHARE = 2**22, 16.0
+#: Feature-sign search's steps per weight of its model (:func:`feature_sign`).
+FEATURE_SIGN_STEPS = 4
 #: After each pass over at least ``HEAVY_MIN_FEATURES`` features, ``HEAVY_ROUNDS`` rounds of
 #: steps on the most violating ones whose columns hold at most ``1 / HEAVY_SHARE`` of the
 #: entries the pass read (fewer features: the passes themselves revisit each often enough).
@@ -402,9 +418,11 @@ def l1_cdn(
     Returns
     -------
     LiblinearSolution
-        ``w``, ``b``, ``w_tilde``, ``alpha = 2 C b_+``, ``status`` (``"optimal"`` when the
-        certificate's relative gap is ``<= tol``, else ``"max_iter"``), ``iterations``
-        (passes), ``certificate`` and ``history`` (per certificate: passes, estimate, gap).
+        ``w``, ``b``, ``w_tilde``, ``alpha = 2 C b_+`` (or the finish's dual point,
+        :func:`support_dual`, when the certificate was evaluated there), ``status``
+        (``"optimal"`` when the certificate's relative gap is ``<= tol``, else
+        ``"max_iter"``), ``iterations`` (passes), ``certificate`` and ``history`` (per
+        certificate: passes, estimate, gap).
     """
     start = time.perf_counter()
     if intercept_scaling is not None:
@@ -413,7 +431,7 @@ def l1_cdn(
         X, y, C, sample_weight, tol, max_iter, random_state, shrinking)
     d = X.shape[1]
     Z = column_rows(X, intercept_scaling, y)
-    w, passes, trace, cert = _solve(Z, box, tol, max_iter, rng, shrinking)
+    w, alpha, passes, trace, cert = _solve(Z, box, tol, max_iter, rng, shrinking)
     status, message = finish_status(
         math.isfinite(cert.gap) and cert.gap <= tol,
         f"l1_cdn: {passes} passes (max_iter={max_iter}) left the certified relative gap at "
@@ -421,13 +439,157 @@ def l1_cdn(
     margins = np.asarray(Z @ w).ravel()
     b = 0.0 if intercept_scaling is None else intercept_scaling * float(w[d])
     return LiblinearSolution(
-        w=w[:d].copy(), b=b, w_tilde=w, alpha=2.0 * box * np.maximum(0.0, 1.0 - margins),
+        w=w[:d].copy(), b=b, w_tilde=w,
+        alpha=2.0 * box * np.maximum(0.0, 1.0 - margins) if alpha is None else alpha,
         primal_objective=cert.primal_objective, dual_objective=cert.dual_objective,
         status=status, iterations=passes, method="cdn/l1/squared_hinge", certificate=cert,
         loss="squared_hinge", penalty="l1", intercept_scaling=intercept_scaling, C=C, tol=tol,
         message=join_messages(message, cert.summary()), runtime=time.perf_counter() - start,
         history=history_of(("iterations", "estimate", "gap"), trace),
     )  # fmt: skip
+
+
+def feature_sign(M: np.ndarray, g: np.ndarray, w: np.ndarray,
+                 budget: float) -> tuple[np.ndarray, float]:
+    r"""The minimiser of the model ``f(x) = g . (x - w) + ||M (x - w)||^2 / 2 + ||x||_1``
+    (``M`` of full column rank) by feature-sign search (Lee, Battle, Raina and Ng, NIPS 2006),
+    from ``x = w``.
+
+    With ``q = g + M^T M (x - w)``: on the signs ``theta`` of the nonzero ``x_j`` (and of one
+    zero ``x_j`` entering with ``theta_j = -sign(q_j)`` where ``|q_j| > 1``) the model is the
+    quadratic whose minimiser is ``x_A - (M_A^T M_A)^{-1} (q_A + theta_A)`` (from the QR
+    factor of ``M_A``: ``M^T M`` itself would square its condition number); the step there is
+    cut at the point, among it and those where a weight crosses zero, of least ``f`` (so ``f``
+    never rises). Ends when the nonzeros are stationary and every zero has ``|q_j| <= 1 +
+    L1_FINISH_VIOLATION``, after ``FEATURE_SIGN_STEPS`` per weight, or when its factorisations
+    (``rows x |A|^2`` each) would exceed ``budget``. Returns ``(x, work done)``."""
+    x = w.copy()
+    enter, work = -1, 0.0
+    for _ in range(FEATURE_SIGN_STEPS * (x.shape[0] + 1)):
+        q = g + M.T @ (M @ (x - w))
+        theta = np.sign(x)
+        if enter >= 0:
+            theta[enter] = -np.sign(q[enter])
+        A = np.flatnonzero(theta)
+        if A.size:
+            work += float(M.shape[0]) * A.size**2
+            if work > budget:
+                break
+            R = np.linalg.qr(M[:, A], mode="r")
+            try:
+                step = -solve_triangular(R, solve_triangular(R, q[A] + theta[A], trans="T"))
+            except np.linalg.LinAlgError:
+                break
+            here = x[A]
+            target = here + step
+            crossing = (here != 0.0) & (np.sign(target) != np.sign(here))
+            cuts = np.concatenate(([1.0], here[crossing] / (here[crossing] - target[crossing])))
+            slope, curvature = float(q[A] @ step), float(np.sum((M[:, A] @ step) ** 2))
+            change = (cuts * slope + 0.5 * cuts**2 * curvature
+                      + np.abs(here + cuts[:, None] * step).sum(axis=1) - np.abs(here).sum())
+            pick = int(np.argmin(change))
+            if not change[pick] < 0.0:  # no decrease left (round-off)
+                break
+            best = here + cuts[pick] * step
+            best[np.flatnonzero(crossing)[cuts[1:] == cuts[pick]]] = 0.0  # the weight crossing
+            x[A] = best
+            if not np.array_equal(np.sign(best), theta[A]):  # cut at a crossing: solve again
+                enter = -1
+                continue
+            q = g + M.T @ (M @ (x - w))
+        violation = np.where(x == 0.0, np.abs(q) - 1.0, -np.inf)
+        enter = int(np.argmax(violation))
+        if violation[enter] <= L1_FINISH_VIOLATION:
+            break
+    return x, work
+
+
+def exact_step(w: np.ndarray, d: np.ndarray, b: np.ndarray, e: np.ndarray,
+               C: np.ndarray) -> float:
+    r"""The ``t >= 0`` minimising the convex piecewise quadratic
+
+    .. math::
+
+        \phi(t) = \|w + t d\|_1 + \sum_i C_i (b_i - t e_i)_+^2 ,
+
+    from its slope, nondecreasing and linear between the breakpoints ``-w_j / d_j`` and
+    ``b_i / e_i`` (and beyond the last, where it ends positive): bisection over those finds the
+    piece where it changes sign, and its line's root is clipped to the piece."""
+    def slope(t: float) -> float:
+        return float(d @ np.sign(w + t * d) - 2.0 * (C * e) @ np.maximum(b - t * e, 0.0))
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        points = np.concatenate((-w / d, b / e))
+    points = np.unique(points[np.isfinite(points) & (points > 0.0)])
+    edges = np.concatenate(([0.0], points, [math.inf]))  # piece k: [edges[k], edges[k + 1]]
+
+    def line(k: int) -> tuple[float, float]:
+        """The slope's value at the start of piece ``k`` and its rate there (affine inside)."""
+        left = edges[k]
+        length = edges[k + 1] - left if k + 2 < edges.shape[0] else max(1.0, left)
+        t1, t2 = left + length / 3.0, left + 2.0 * length / 3.0
+        s1, s2 = slope(t1), slope(t2)
+        rate = (s2 - s1) / (t2 - t1)
+        return s1 - rate * (t1 - left), rate
+
+    def ends_up(k: int) -> bool:
+        """Whether the slope is >= 0 at the end of piece ``k`` (the last's ends positive)."""
+        if k + 2 >= edges.shape[0]:
+            return True
+        start, rate = line(k)
+        return start + rate * (edges[k + 1] - edges[k]) >= 0.0
+
+    lo, hi = 0, edges.shape[0] - 2  # the first piece at whose end the slope is >= 0
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ends_up(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    start, rate = line(lo)
+    if start >= 0.0 or rate <= 0.0:  # the slope jumps up at the piece's start
+        return float(edges[lo])
+    return float(min(edges[lo] - start / rate, edges[lo + 1]))
+
+
+def weighted_block(ZW: Any, C: np.ndarray, S: np.ndarray, budget: float) -> np.ndarray | None:
+    """The dense rows ``sqrt(2 C_i) z_i`` of ``S`` over the columns of ``ZW``; None when they
+    would hold more than ``FINISH_MAX_ENTRIES`` floats or one factorisation, ``|S| |W|^2``,
+    would exceed ``budget``."""
+    size = int(np.count_nonzero(S)) * ZW.shape[1]
+    if size > FINISH_MAX_ENTRIES or float(size) * ZW.shape[1] > budget:
+        return None
+    root = np.sqrt(2.0 * C[S])
+    if sp.issparse(ZW):
+        return np.asarray(ZW[S].multiply(root[:, None]).toarray())
+    return ZW[S] * root[:, None]
+
+
+def support_dual(Z: Any, C: np.ndarray, w: np.ndarray, budget: float) -> np.ndarray | None:
+    r"""A dual point for the certificate that float64's KKT map ``a = 2 C b_+`` misses when
+    ``Z`` is ill-conditioned (``b`` rounded to ``eps |z_i| |w|``, magnified by ``2 C |z_j|`` in
+    ``u``): on the support ``J`` with signs ``sigma`` and ``S = {i : b_i > 0}``, the point
+    nearest ``a`` (in the metric ``1 / C`` of the dual's quadratic) with ``Z_{SJ}^T a_S =
+    sigma``, as optimality asks,
+
+    .. math::
+
+        a_S = a_S + \sqrt{2 C_S} \, v, \qquad v = \operatorname{lstsq}(K, \sigma - Z_{SJ}^T a_S),
+        \quad K = (\sqrt{2 C_S} Z_{SJ})^T ,
+
+    clipped at 0 (the certificate scales it into ``||u||_inf <= 1``). None without a support or
+    when the block is too large (:func:`weighted_block`)."""
+    J = np.flatnonzero(w)
+    b = 1.0 - np.asarray(Z @ w).ravel()
+    S = b > 0.0
+    a = 2.0 * C * np.maximum(b, 0.0)
+    rows = weighted_block(Z[:, J], C, S, budget) if J.size else None
+    if rows is None or not rows.size:
+        return None
+    residual = np.sign(w[J]) - np.asarray(Z[:, J].T @ a).ravel()
+    v = np.linalg.lstsq(rows.T, residual, rcond=None)[0]
+    a[S] = np.maximum(a[S] + np.sqrt(2.0 * C[S]) * v, 0.0)
+    return a
 
 
 def support_newton(Z: Any, C: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -474,14 +636,97 @@ def support_newton(Z: Any, C: np.ndarray, w: np.ndarray) -> np.ndarray:
     return out
 
 
+def proximal_newton(Z: Any, C: np.ndarray, w: np.ndarray, budget: float) -> np.ndarray:
+    r"""The exact finish: proximal Newton on the working set ``W`` (the support and the
+    zero weights of largest ``|u_j|``, at most ``FINISH_MAX_SUPPORT``; every feature when
+    there are that few), the others held at zero, on the signed rows ``z_i``
+    (:func:`column_rows`). On ``S = {i : b_i > 0}`` the loss is the quadratic with
+
+    .. math::
+
+        H = M^T M, \quad M = \begin{pmatrix} \sqrt{2 C_S} Z_{SW} \\ \sqrt{\nu} \end{pmatrix},
+        \qquad g = -2 Z_{SW}^T C_S b_S ,
+
+    ``nu_j`` = ``L1_FINISH_RIDGE`` times ``H_jj`` (at least ``L1_FINISH_RIDGE`` times the
+    largest): positive definite when ``|S| < |W|``. Its L1 model ``g . d + ||M d||^2 / 2 +
+    ||w_W + d||_1`` is minimised exactly (:func:`feature_sign`) and ``P`` along ``d``
+    (:func:`exact_step`): a finite method once ``S`` and the signs settle. At most
+    ``FINISH_STEPS`` steps, their factorisations within ``budget`` (:func:`weighted_block`,
+    :func:`feature_sign`); stops when a step no longer lowers ``P``. Returns the new ``w``."""
+    p = Z.shape[1]
+    w = w.copy()
+    value = math.inf
+    for _ in range(FINISH_STEPS):
+        b = 1.0 - np.asarray(Z @ w).ravel()
+        new_value = float(np.abs(w).sum() + C @ np.maximum(b, 0.0) ** 2)
+        if not new_value < value:
+            break
+        value = new_value
+        S = b > 0.0
+        if p <= FINISH_MAX_SUPPORT:
+            W = np.arange(p)
+        else:
+            J = np.flatnonzero(w)
+            if J.size >= FINISH_MAX_SUPPORT:
+                break
+            u = np.abs(np.asarray(Z.T @ (2.0 * C * np.maximum(b, 0.0))).ravel())
+            zero = np.flatnonzero(w == 0.0)
+            top = zero[np.argsort(-u[zero], kind="stable")[:FINISH_MAX_SUPPORT - J.size]]
+            W = np.sort(np.concatenate((J, top)))
+        ZW = Z[:, W]
+        rows = weighted_block(ZW, C, S, budget)
+        if rows is None:
+            break
+        root = np.sqrt(2.0 * C[S])
+        weight = np.einsum("ij,ij->j", rows, rows)
+        floor = L1_FINISH_RIDGE * max(float(np.max(weight, initial=0.0)), TINY)
+        M = np.vstack((rows, np.diag(np.sqrt(L1_FINISH_RIDGE * np.maximum(weight, floor)))))
+        g = -(rows.T @ (root * b[S]))
+        x, work = feature_sign(M, g, w[W], budget)
+        budget -= work
+        d = x - w[W]
+        if not np.any(d):
+            break
+        e = np.asarray(ZW @ d).ravel()
+        t = exact_step(w[W], d, b, e, C)
+        if t <= 0.0:
+            break
+        w[W] += t * d
+    return w
+
+
+def finished(Z: Any, C: np.ndarray, w: np.ndarray, tol: float, budget: float) -> tuple:
+    """The exact finish from ``w`` and its certificate (rows ``z_i``, labels 1): Newton on the
+    support (:func:`support_newton`, exact when its signs and rows are the optimum's), then, if
+    that misses ``tol``, proximal Newton (:func:`proximal_newton`); the certificate at the
+    KKT map or, when that misses ``tol``, also at :func:`support_dual`'s point. Returns ``(w,
+    alpha, certificate)``, ``alpha`` None unless that point was the better; ``budget`` bounds
+    the dense factorisations (:func:`weighted_block`)."""
+    ones = np.ones(Z.shape[0])
+    w = support_newton(Z, C, w)
+    cert = certify_liblinear(w, Z, ones, C, loss="squared_hinge", penalty="l1")
+    if cert.gap > tol:
+        w = proximal_newton(Z, C, w, budget)
+        cert = certify_liblinear(w, Z, ones, C, loss="squared_hinge", penalty="l1")
+    dual = support_dual(Z, C, w, budget) if cert.gap > tol else None
+    if dual is not None:
+        polished = certify_liblinear(w, Z, ones, C, loss="squared_hinge", penalty="l1", alpha=dual)
+        if polished.gap < cert.gap:
+            return w, dual, polished
+    return w, None, cert
+
+
 def _solve(Z: Any, box: np.ndarray, tol: float, max_iter: int, rng: np.ndarray,
            shrinking: bool) -> tuple:
     """The passes of :func:`l1_cdn` on the signed rows ``Z`` (:func:`column_rows`; judged
-    as rows ``z_i`` with labels 1) and its stop rule: ``(w~, passes, trace, certificate)``."""
+    as rows ``z_i`` with labels 1) and its stop rule: ``(w~, alpha, passes, trace,
+    certificate)`` (``alpha`` the finish's dual point when the certificate used it, else None).
+    """
     n, p = Z.shape
     cols = (None, Z.indptr, Z.indices, Z.data) if sp.issparse(Z) else (Z, None, None, None)
     xj_sq = column_weights(*cols, box, p)
     ones = np.ones(n)
+    nnz = Z.nnz if sp.issparse(Z) else n * p
     w, b = np.zeros(p), np.ones(n)
     order = np.arange(p, dtype=np.int64)
     fields = np.zeros(1, PASS_STATE)
@@ -491,16 +736,18 @@ def _solve(Z: Any, box: np.ndarray, tol: float, max_iter: int, rng: np.ndarray,
     target, passes, check_at = tol, 0, CHECK_EVERY
     cert = certify_liblinear(w, Z, ones, box, loss="squared_hinge", penalty="l1")
     trace = [(0, math.nan, cert.gap)]  # w~ = 0: optimal when C is small enough
+    alpha = None
     while cert.gap > tol and passes < max_iter:
         done, code = cdn_loop(*cols, box, xj_sq, w, b, order, rng, state, target,
                               min(check_at, max_iter) - passes, shrinking)
         passes += done
         cert = certify_liblinear(w, Z, ones, box, loss="squared_hinge", penalty="l1")
+        alpha = None
         if cert.gap > tol:
-            finish = support_newton(Z, box, w)
-            judged = certify_liblinear(finish, Z, ones, box, loss="squared_hinge", penalty="l1")
+            budget = FINISH_WORK_SHARE * passes * float(nnz)
+            finish, dual, judged = finished(Z, box, w, tol, budget)
             if judged.primal_objective <= cert.primal_objective:
-                w[:], cert = finish, judged
+                w[:], alpha, cert = finish, dual, judged
         b[:] = 1.0 - np.asarray(Z @ w).ravel()  # the kept b drifts
         trace.append((passes, float(state.estimate), cert.gap))
         if code == ESTIMATE_MET and cert.gap > tol:  # shrunk features or drift: look closer
@@ -508,4 +755,4 @@ def _solve(Z: Any, box: np.ndarray, tol: float, max_iter: int, rng: np.ndarray,
             target = max(target / 2.0, tol / 2.0**TARGET_HALVINGS)
         if passes >= check_at:
             check_at *= 2
-    return w, passes, trace, cert
+    return w, alpha, passes, trace, cert
