@@ -45,7 +45,7 @@ from maxmargin.certificate import (
 from maxmargin.results import LiblinearSolution, join_messages
 from maxmargin.tolerances import DCD_FINISH_KKT, DCD_PG_SHRINK, DCD_PG_TOL, DCD_TOL
 
-__all__ = ["dcd", "checked_arguments", "checked_settings", "finish_status", "history_of",
+__all__ = ["dcd", "checked_arguments", "checked_settings", "finish_status", "gap_met", "history_of",
            "DCD_MAX_ITER", "DCD_SOLVERS"]
 
 #: Default cap on the passes over the data (LIBLINEAR's is 1000; SVC's problem and the hinge
@@ -56,8 +56,9 @@ DCD_SOLVERS = ("auto", "dual", "primal")
 #: The gap is also checked after this many passes, then at each doubling of the passes.
 DCD_FIRST_CHECK = 10
 
-def _met(cert: Certificate, tol: float) -> bool:
-    """Whether the certificate's relative gap is finite and at most ``tol``."""
+def gap_met(cert: Certificate, tol: float) -> bool:
+    """Whether the certificate's relative gap is finite and at most ``tol`` (the linear
+    solvers' status rule)."""
     return math.isfinite(cert.gap) and cert.gap <= tol
 
 
@@ -184,19 +185,19 @@ def dcd(
                                                    max_iter, judge)
         method = "dcd" if cert is None else "dcd+finish"
         cert = judge(w, alpha) if cert is None else cert
-        if solver == "auto" and squared and not _met(cert, tol):
+        if solver == "auto" and squared and not gap_met(cert, tol):
             # the passes stalled (rows of very different scales: C max ||x||^2 large): the
             # primal Newton method from the start, kept when certified
             w_n, alpha_n, steps, trace_n = primal_newton(X, y, box, s, tol, max_iter)
             cert_n = judge(w_n, alpha_n)
-            if _met(cert_n, tol):
+            if gap_met(cert_n, tol):
                 w, alpha, cert, method, primal = w_n, alpha_n, cert_n, "dcd+newton", True
                 trace += [(passes + k, eps, gap) for k, eps, gap in trace_n]
                 passes += steps
     w_tilde = w if intercept_scaling is not None else w[:d].copy()
     what = "Newton steps" if primal else "passes"
     status, message = finish_status(
-        _met(cert, tol),
+        gap_met(cert, tol),
         f"dcd: {passes} {what} (max_iter={max_iter}) left the certified relative gap at "
         f"{cert.gap:.3g} > tol={tol:g}")
     b = 0.0 if intercept_scaling is None else s * float(w[d])
@@ -265,4 +266,4 @@ def exact_finish(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, s: f
         return None
     w = dual_weights(X, y, finished, s)
     cert = judge(w, finished)
-    return (w, finished, cert) if math.isfinite(cert.gap) and cert.gap <= tol else None
+    return (w, finished, cert) if gap_met(cert, tol) else None

@@ -49,6 +49,7 @@ from maxmargin.algorithms.dcd.api import (
     DCD_FIRST_CHECK,
     checked_settings,
     finish_status,
+    gap_met,
     history_of,
 )
 from maxmargin.algorithms.dcd.loop import (
@@ -350,7 +351,7 @@ def cs_dcd(
         trace.append((passes, eps, gap))
         if gap <= tol:
             cert = judge(W, alpha)
-            if math.isfinite(cert.gap) and cert.gap <= tol:
+            if gap_met(cert, tol):
                 break
         if passes >= max_iter:
             break
@@ -360,7 +361,7 @@ def cs_dcd(
             check_at = 2 * passes
     cert = judge(W, alpha) if cert is None else cert
     status, message = finish_status(
-        math.isfinite(cert.gap) and cert.gap <= tol,
+        gap_met(cert, tol),
         f"cs_dcd: {passes} passes (max_iter={max_iter}) left the certified relative gap at "
         f"{cert.gap:.3g} > tol={tol:g}")
     W_tilde = np.ascontiguousarray(W.T if intercept_scaling is not None else W[:d].T)

@@ -60,7 +60,7 @@ from scipy.linalg import solve_triangular
 
 from maxmargin._jit import njit
 from maxmargin._validation import check_positive
-from maxmargin.algorithms.dcd.api import checked_arguments, finish_status, history_of
+from maxmargin.algorithms.dcd.api import checked_arguments, finish_status, gap_met, history_of
 from maxmargin.algorithms.dcd.loop import shuffle
 from maxmargin.certificate import TINY, certify_liblinear
 from maxmargin.results import LiblinearSolution, join_messages
@@ -433,7 +433,7 @@ def l1_cdn(
     Z = column_rows(X, intercept_scaling, y)
     w, alpha, passes, trace, cert = _solve(Z, box, tol, max_iter, rng, shrinking)
     status, message = finish_status(
-        math.isfinite(cert.gap) and cert.gap <= tol,
+        gap_met(cert, tol),
         f"l1_cdn: {passes} passes (max_iter={max_iter}) left the certified relative gap at "
         f"{cert.gap:.3g} > tol={tol:g}")
     margins = np.asarray(Z @ w).ravel()
@@ -465,8 +465,8 @@ def feature_sign(M: np.ndarray, g: np.ndarray, w: np.ndarray,
     (``rows x |A|^2`` each) would exceed ``budget``. Returns ``(x, work done)``."""
     x = w.copy()
     enter, work = -1, 0.0
+    q = g  # at x = w; updated whenever x moves
     for _ in range(FEATURE_SIGN_STEPS * (x.shape[0] + 1)):
-        q = g + M.T @ (M @ (x - w))
         theta = np.sign(x)
         if enter >= 0:
             theta[enter] = -np.sign(q[enter])
@@ -493,10 +493,10 @@ def feature_sign(M: np.ndarray, g: np.ndarray, w: np.ndarray,
             best = here + cuts[pick] * step
             best[np.flatnonzero(crossing)[cuts[1:] == cuts[pick]]] = 0.0  # the weight crossing
             x[A] = best
+            q = g + M.T @ (M @ (x - w))
             if not np.array_equal(np.sign(best), theta[A]):  # cut at a crossing: solve again
                 enter = -1
                 continue
-            q = g + M.T @ (M @ (x - w))
         violation = np.where(x == 0.0, np.abs(q) - 1.0, -np.inf)
         enter = int(np.argmax(violation))
         if violation[enter] <= L1_FINISH_VIOLATION:

@@ -244,9 +244,9 @@ def row_layout(X: Any, s: float) -> tuple[tuple, np.ndarray]:
     """``(rows, ||x_i||^2)``: the rows as the compiled loops take them (``(X, None, None,
     None, s)`` dense, ``(None, indptr, indices, data, s)`` CSR: :func:`row_dot`) and their
     squared norms (without the bias column)."""
-    if hasattr(X, "tocsr"):
-        return (None, X.indptr, X.indices, X.data, s), row_norms2(X)
-    return (X, None, None, None, s), row_norms2(X)
+    rows = (None, X.indptr, X.indices, X.data, s) if hasattr(X, "tocsr") else (
+        X, None, None, None, s)
+    return rows, row_norms2(X)
 
 
 def seed_state(random_state: Any) -> np.ndarray:
