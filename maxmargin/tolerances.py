@@ -134,10 +134,14 @@ DCD_SVC_GROWTH = 10.0
 #: many) is handed to the exact active-set finish, as ``smo``'s stalled runs are.
 DCD_SVC_FINISH_AFTER = 100
 #: The exact finishes of ``dcd_svc`` and of ``dcd``'s hinge (``Handover``): a finish may do
-#: as many floating-point operations as the passes so far (``2 (nnz + n)`` each) times its
-#: budget (``dcd_svc`` 1, ``dcd``'s hinge :data:`DCD_HINGE_FINISH_BUDGET`), and at least
-#: ``DCD_FINISH_MIN_WORK``.
+#: as many floating-point operations as the passes so far times its budget (``dcd_svc`` 1,
+#: ``dcd``'s hinge :data:`DCD_HINGE_FINISH_BUDGET`), and at least ``DCD_FINISH_MIN_WORK``. A
+#: pass's visit of a row with ``r`` non-zeros counts ``DCD_VISIT_WORK + DCD_VISIT_ENTRY_WORK
+#: (r + 1)``: what the finish's dense steps do in the time of a visit (its fixed cost, and
+#: the scattered reads and writes of ``w``; docs/development/measurements.md).
 DCD_FINISH_MIN_WORK = 1e7
+DCD_VISIT_WORK = 256.0
+DCD_VISIT_ENTRY_WORK = 4.0
 DCD_HINGE_FINISH_BUDGET = 2.0
 #: ``dcd_svc``: the finish holds about this many float64 ``(k + 1) x (k + 1)`` matrices at its
 #: peak (``k`` free variables: the KKT matrix, its factor or eigendecomposition, the Gram

@@ -229,3 +229,39 @@ def test_dcd_with_the_finish_matches_the_oracle(s, weighted):
                            sample_weight=sw).solve()
     assert res.primal_objective == pytest.approx(ref.primal_objective, rel=1e-6)
     assert math.isfinite(res.b)
+
+
+def short_sparse_rows(seed: tuple[int, int]):
+    """Rows of 0 to 60 features of scales ``e^-3`` to ``e^3``, seven in ten entries zeroed
+    (CSR), noisy labels and ``C`` from 1e-3 to 1e3: the shapes of the symmetry stress."""
+    rng = np.random.default_rng(seed)
+    n, d = int(rng.integers(5, 300)), int(rng.integers(1, 60))
+    X = rng.standard_normal((n, d)) * np.exp(rng.uniform(-3, 3, d))
+    if rng.random() < 0.3:
+        X += rng.standard_normal(d) * 10 ** rng.uniform(0, 4)
+    if rng.random() < 0.3:
+        X = np.round(X, int(rng.integers(0, 2)))
+    score = X @ rng.standard_normal(d) + rng.normal(size=n) * rng.uniform(0, 3)
+    y = np.where(score > 0.0, 1.0, -1.0)
+    rng.standard_normal(d)
+    if np.all(y == y[0]):
+        y[0] = -y[0]
+    rng.random()
+    X[rng.random(X.shape) < 0.7] = 0.0
+    return sp.csr_matrix(X), y, 10 ** rng.uniform(-3, 3)
+
+
+def test_short_sparse_rows_are_handed_to_the_finish_in_time():
+    """Short sparse rows with ``C max ||x||^2`` about 4e5: the passes crawl (a relative gap of
+    0.35 after 100,000 of them), and the finish's budget counts a visit's fixed cost
+    (:func:`~maxmargin.algorithms.dcd.finish.passes_work`), so the finish is tried with
+    enough work to certify, as the oracle confirms (before, ``max_iter``)."""
+    X, y, C = short_sparse_rows((7, 42))
+    assert X.shape == (172, 38) and C == pytest.approx(93.525, rel=1e-4)
+    res = dcd(X, y, C, loss="hinge", intercept_scaling=None)
+    assert res.status == "optimal" and res.method == "dcd+finish/hinge"
+    ref = liblinear_primal(X.toarray(), y, C, loss="hinge", intercept_scaling=None).solve()
+    assert ref.status == "optimal"
+    assert res.primal_objective >= ref.dual_objective * (1 - 1e-9)
+    assert ref.primal_objective >= res.dual_objective * (1 - 1e-9)
+    assert res.primal_objective == pytest.approx(ref.primal_objective, rel=1e-6)

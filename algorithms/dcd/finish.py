@@ -55,9 +55,12 @@ from maxmargin.tolerances import (
     DCD_FINISH_NULL_RTOL,
     DCD_FINISH_RANK_RTOL,
     DCD_HINGE_FINISH_BUDGET,
+    DCD_VISIT_ENTRY_WORK,
+    DCD_VISIT_WORK,
 )
 
-__all__ = ["feature_finish", "drop_steps", "finish_work", "refresh_steps", "Handover",
+__all__ = ["feature_finish", "drop_steps", "finish_work", "passes_work", "refresh_steps",
+           "Handover",
            "PEAK_COPIES", "REFINE_STEPS", "REFINE_BELOW", "RELEASE_SHARE", "REFRESH_STEPS"]
 
 #: :func:`drop_steps` recomputes ``G`` from the free rows after this many downdates, at least
@@ -99,14 +102,22 @@ def finish_work(k: int, d: int, nnz: int, n: int) -> float:
     return float(k) * k * per_step + 6.0 * nnz + 4.0 * n + EIGH_WORK * m**3 + STEP_WORK * calls
 
 
+def passes_work(visits: float, nnz: int, n: int) -> float:
+    """The work of coordinate passes that visited ``visits`` rows of ``n`` with ``nnz``
+    non-zeros, in the units of :func:`finish_work`: ``DCD_VISIT_WORK + DCD_VISIT_ENTRY_WORK
+    (nnz / n + 1)`` a visit, at least ``DCD_FINISH_MIN_WORK``."""
+    return max(DCD_FINISH_MIN_WORK,
+               visits * (DCD_VISIT_WORK + DCD_VISIT_ENTRY_WORK * (nnz / n + 1.0)))
+
+
 @dataclass
 class Handover:
     """When coordinate passes hand their ``alpha`` to :func:`feature_finish`: not while the
     passes are about to meet ``tol`` (the gap's last fall, once more, would meet it: ``gap^2
     <= tol gap_before``); once its estimated work (:func:`finish_work`) is within that of the
-    passes so far (``2 (nnz / n + 1)`` per sample visited, at least ``DCD_FINISH_MIN_WORK``;
-    ``DCD_HINGE_FINISH_BUDGET`` times that is its budget) and its floats (``PEAK_COPIES k (d + 1)``)
-    take at most the data's bytes (at least ``DCD_FINISH_MIN_BYTES``); after a failure, only
+    passes so far (:func:`passes_work`; ``DCD_HINGE_FINISH_BUDGET`` times that is its budget)
+    and its floats (``PEAK_COPIES k (d + 1)``) take at most the data's bytes (at least
+    ``DCD_FINISH_MIN_BYTES``); after a failure, only
     when the passes' work has grown ``DCD_FINISH_GROWTH`` times or the estimate has fallen as
     many times. Counted, never timed."""
 
@@ -124,7 +135,7 @@ class Handover:
             return None
         (n, d), sparse = X.shape, hasattr(X, "indptr")
         nnz = X.nnz if sparse else X.size
-        work = max(DCD_FINISH_MIN_WORK, 2.0 * visits * (nnz / n + 1.0))
+        work = passes_work(visits, nnz, n)
         need = finish_work(free, d, nnz, n)
         held = (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) if sparse else X.nbytes
         if (need > work or (work < self.retry_at and need > self.retry_below)

@@ -18,7 +18,7 @@ from maxmargin.algorithms.dcd.api import (
     finish_status,
     history_of,
 )
-from maxmargin.algorithms.dcd.finish import PEAK_COPIES, feature_finish, finish_work
+from maxmargin.algorithms.dcd.finish import PEAK_COPIES, feature_finish, finish_work, passes_work
 from maxmargin.algorithms.dcd.loop import CONVERGED, Coordinates
 from maxmargin.certificate import Certificate, certify_svm, max_violation
 from maxmargin.kernels import LinearKernel
@@ -28,7 +28,6 @@ from maxmargin.tolerances import (
     DCD_FINISH_GROWTH,
     DCD_FINISH_KKT,
     DCD_FINISH_MIN_BYTES,
-    DCD_FINISH_MIN_WORK,
     DCD_PG_SHRINK,
     DCD_PG_TOL,
     DCD_SVC_EPS,
@@ -175,8 +174,8 @@ class Finish:
     when certified (never before ``DCD_SVC_FINISH_AFTER`` passes). While the ``k`` free alphas
     outnumber ``d + 1``: in feature space (:func:`~.finish.feature_finish`, ``PEAK_COPIES k (d +
     1)`` floats, at most the data's bytes or ``DCD_FINISH_MIN_BYTES``), once its estimated work
-    (:func:`~.finish.finish_work`) is within that of the passes so far (``2 (nnz / n + 1)`` per
-    sample visited, at least ``DCD_FINISH_MIN_WORK``), its budget; after a failure, only
+    (:func:`~.finish.finish_work`) is within that of the passes so far
+    (:func:`~.finish.passes_work`), its budget; after a failure, only
     when the passes' work has grown ``DCD_FINISH_GROWTH`` times or the estimate has fallen
     as many times. Else, or when that gave nothing, in kernel space (:func:`exact_finish`) after
     ``DCD_SVC_FINISH_AFTER`` passes (then 4, 16, ... times as many), once the bias is located
@@ -201,8 +200,7 @@ class Finish:
         (n, d), nnz = X.shape, (X.nnz if hasattr(X, "tocsr") else X.size)
         free = int(np.count_nonzero((a > 0.0) & (a < box)))
         if d + 1 < free:
-            finished = self.in_feature_space(a, free, max(
-                DCD_FINISH_MIN_WORK, 2.0 * visits * (nnz / n + 1.0)))
+            finished = self.in_feature_space(a, free, passes_work(visits, nnz, n))
             if finished is not None:
                 return finished
         self.finish_at = max(self.finish_at, DCD_SVC_FINISH_AFTER)
@@ -210,8 +208,7 @@ class Finish:
             return None
         while self.finish_at <= passes:
             self.finish_at *= 4
-        return exact_finish(X, y, a, box, tol,
-                            max(DCD_FINISH_MIN_WORK, 2.0 * passes * (nnz + n)))
+        return exact_finish(X, y, a, box, tol, passes_work(float(passes) * n, nnz, n))
 
     def in_feature_space(self, a: np.ndarray, free: int, work: float) -> Finished | None:
         """The feature-space finish from ``a`` (``free`` alphas free) within ``work``, when
