@@ -112,22 +112,23 @@ def column_derivatives(X: Any, indptr: Any, indices: Any, data: Any, j: int, C: 
                        b: np.ndarray) -> tuple[float, float]:
     """``(L'_j, L''_j)`` over column ``j`` (module docstring): ``X`` Fortran-order dense when
     ``indptr`` is None, else the CSC arrays (``X`` None; Numba compiles each layout's loop
-    alone, as :func:`~maxmargin.algorithms.dcd.loop.row_dot`)."""
+    alone, as :func:`~maxmargin.algorithms.dcd.loop.row_dot`). Rows with ``b_i <= 0`` add
+    ``+-0`` (a select, not a branch: the signs of ``b`` are unpredictable), the same sums."""
     g, h = 0.0, 0.0
     if indptr is None:
         if X is not None:
             for i in range(X.shape[0]):
-                if b[i] > 0.0:
-                    t = C[i] * X[i, j]
-                    g -= t * b[i]
-                    h += t * X[i, j]
+                on = b[i] > 0.0
+                t = C[i] * X[i, j]
+                g -= t * (b[i] if on else 0.0)
+                h += t * (X[i, j] if on else 0.0)
     else:
         for k in range(indptr[j], indptr[j + 1]):
             i = indices[k]
-            if b[i] > 0.0:
-                t = C[i] * data[k]
-                g -= t * b[i]
-                h += t * data[k]
+            on = b[i] > 0.0
+            t = C[i] * data[k]
+            g -= t * (b[i] if on else 0.0)
+            h += t * (data[k] if on else 0.0)
     return 2.0 * g, 2.0 * h
 
 
@@ -140,19 +141,19 @@ def column_shift(X: Any, indptr: Any, indices: Any, data: Any, j: int, C: np.nda
     if indptr is None:
         if X is not None:
             for i in range(X.shape[0]):
-                if b[i] > 0.0:
-                    before += C[i] * b[i] * b[i]
+                old = b[i] if b[i] > 0.0 else 0.0
+                before += C[i] * old * old
                 b[i] -= step * X[i, j]
-                if b[i] > 0.0:
-                    after += C[i] * b[i] * b[i]
+                new = b[i] if b[i] > 0.0 else 0.0
+                after += C[i] * new * new
     else:
         for k in range(indptr[j], indptr[j + 1]):
             i = indices[k]
-            if b[i] > 0.0:
-                before += C[i] * b[i] * b[i]
+            old = b[i] if b[i] > 0.0 else 0.0
+            before += C[i] * old * old
             b[i] -= step * data[k]
-            if b[i] > 0.0:
-                after += C[i] * b[i] * b[i]
+            new = b[i] if b[i] > 0.0 else 0.0
+            after += C[i] * new * new
     return before, after
 
 
