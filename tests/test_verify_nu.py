@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from maxmargin.algorithms import nu_smo
+from maxmargin.certificate_nu import w_floor
 from maxmargin.formulations import nu_svm_dual, one_class_dual
 from maxmargin.kernels import make_kernel
 from maxmargin.verification.campaign import NU_SHARE, nu_case, random_case, random_cases, svc_case
@@ -97,6 +98,20 @@ def test_the_nu_property_holds_and_fails_on_corrupted_answers():
         _, support = nu_property(dataclasses.replace(sol, alpha=alpha), case.X, case.y, 1e-9,
                                  "corrupt")
         assert not support.holds, name
+
+
+def test_the_nu_property_makes_no_error_claim_where_rho_is_unresolved():
+    """Campaign case s23/i7535 (RBF, gamma 7.5e-9): ``rho`` 2.5e-10 is below the certificate's
+    resolution ``w_floor R`` (4.6e-8), where its ``m - M`` is in units of ``w_floor R``: free
+    support vectors within 2e-4 ``rho`` of the margin are not told apart, so the count of margin
+    errors makes no claim there (it counted 37 > nu l = 35.1); the support count still does."""
+    case = random_case(23, 7535)
+    sol = nu_smo(case.X, case.y, case.nu, kernel=case.make_kernel(), tol=1e-6)
+    assert sol.status == "optimal"
+    assert 0.0 < sol.certificate.margin < w_floor(sol.alpha, 1.0, 0.5 * case.nu)
+    errors, support = nu_property(sol, case.X, case.y, 1e-6, "nu_smo")
+    assert errors.bound == math.inf and "resolution" in errors.note
+    assert support.holds
 
 
 def test_the_nu_c_equivalence_holds_and_fails_on_a_corrupted_answer():

@@ -60,6 +60,7 @@ from maxmargin.certificate_nu import (
     certify_nu_svm,
     certify_one_class,
     nu_max,
+    rho_unresolved,
     w_floor,
 )
 from maxmargin.exceptions import ConvergenceWarning
@@ -288,7 +289,10 @@ def nu_property(sol: NuSolution, X: Any, y: np.ndarray, accuracy: float, who: st
       ``alpha_i > 0`` strictly outside contradicts complementary slackness and is not counted).
 
     Returns ``(errors / l <= nu, nu <= support vectors / l)``. With ``rho = 0`` (the reduced
-    hulls meet) the first makes no claim (``bound = inf``).
+    hulls meet) the first makes no claim (``bound = inf``), nor where a ν-SVC's certificate
+    does not resolve ``rho`` (:func:`~maxmargin.certificate_nu.rho_unresolved`: ``rho < w_floor
+    R``, the hulls meet at its resolution, and its ``m - M`` is in units of ``w_floor R``, not
+    of ``rho``: margins within that of ``rho`` are not told apart).
     """
     l = sol.alpha.shape[0]
     f = sol.decision_function(X)
@@ -297,12 +301,16 @@ def nu_property(sol: NuSolution, X: Any, y: np.ndarray, accuracy: float, who: st
     eps = accuracy * sol.rho + g_roundoff(np.asarray(sol.alpha), kernel_max, kernel_width(X))
     errors = int(np.sum(m < sol.rho - eps))
     support = int(np.sum((sol.alpha > 0.0) & (m <= sol.rho + eps)))
-    if sol.rho > 0.0:
+    unresolved = (sol.problem != "one_class" and sol.rho > 0.0 and sol.certificate is not None
+                  and rho_unresolved(sol.certificate, np.asarray(sol.alpha), 0.5 * sol.nu))
+    if sol.rho > 0.0 and not unresolved:
         first = _check(f"nu_errors[{who}]", errors / l, sol.nu, rho=sol.rho, eps=eps,
                        errors=errors)
     else:
-        first = _check(f"nu_errors[{who}]", errors / l, math.inf,
-                       "rho = 0 (the reduced hulls meet): no claim", errors=errors)
+        why = ("rho below the certificate's resolution (the reduced hulls meet at it)"
+               if unresolved else "rho = 0 (the reduced hulls meet)")
+        first = _check(f"nu_errors[{who}]", errors / l, math.inf, f"{why}: no claim",
+                       errors=errors)
     return first, _check(f"nu_support[{who}]", sol.nu, support / l, eps=eps, support=support)
 
 
