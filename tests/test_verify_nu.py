@@ -114,6 +114,20 @@ def test_the_nu_property_makes_no_error_claim_where_rho_is_unresolved():
     assert support.holds
 
 
+def test_the_nu_c_equivalence_allows_for_the_round_off_of_rho():
+    """Campaign case s23/i9920 (nu = 2.6e-5, 11 points): ``rho`` 1.3e-16 is a difference of
+    margins near 1e-5, resolved to about 1e-3 of itself in float64, and ``alpha / rho`` at
+    ``C`` 7e14 carries that round-off: the C-SVC's KKT residuals missed the tight 1e-5 by 2e-5.
+    The cross-check allows for it, and still fails a corrupted ``rho``."""
+    case = random_case(23, 9920)
+    sol, kernel = _oracle(case)
+    check, cross = nu_c_equivalence(sol, case.X, case.y, kernel)
+    assert 1e-5 < check.details["rho_roundoff"] < 1e-2
+    assert check.holds and cross is not None and cross.passed, cross
+    wrong = dataclasses.replace(sol, rho=1.5 * sol.rho)
+    assert not nu_c_equivalence(wrong, case.X, case.y, kernel)[0].holds
+
+
 def test_the_nu_c_equivalence_holds_and_fails_on_a_corrupted_answer():
     case = _case("nu_clouds_rbf")
     sol, kernel = _oracle(case)

@@ -301,8 +301,7 @@ def nu_property(sol: NuSolution, X: Any, y: np.ndarray, accuracy: float, who: st
     eps = accuracy * sol.rho + g_roundoff(np.asarray(sol.alpha), kernel_max, kernel_width(X))
     errors = int(np.sum(m < sol.rho - eps))
     support = int(np.sum((sol.alpha > 0.0) & (m <= sol.rho + eps)))
-    unresolved = (sol.problem != "one_class" and sol.rho > 0.0 and sol.certificate is not None
-                  and rho_unresolved(sol.certificate, np.asarray(sol.alpha), 0.5 * sol.nu))
+    unresolved = _rho_unresolved(sol)
     if sol.rho > 0.0 and not unresolved:
         first = _check(f"nu_errors[{who}]", errors / l, sol.nu, rho=sol.rho, eps=eps,
                        errors=errors)
@@ -393,7 +392,9 @@ def nu_c_equivalence(sol: NuSolution, X: Any, y: np.ndarray, kernel: Kernel
     C-SVC at 1e-6 (``rho`` small: ``C max K_ii`` beyond what float64 SMO certifies so tightly),
     the C-SVC oracle at that ``C`` is the reference instead. ``value`` is the decision error,
     ``bound`` TIGHT's. With ``rho = 0`` no C is equivalent: the answer must say so (``C``
-    NaN)."""
+    NaN). ``alpha / rho`` carries the round-off of ``rho`` (:func:`_rho_roundoff`: ``rho`` is a
+    difference of margins that can be far larger than it): where it exceeds the cross-check's
+    KKT tolerance, that tolerance is it, and the objectives' twice it."""
     if not sol.rho > 0.0:
         return _check("nu_c_equivalence", 0.0 if math.isnan(sol.C) else math.inf, 0.0,
                       "rho = 0: no equivalent C-SVC (C must be NaN)"), None
@@ -407,10 +408,32 @@ def nu_c_equivalence(sol: NuSolution, X: Any, y: np.ndarray, kernel: Kernel
         return _check("nu_c_equivalence", math.inf, TIGHT.decision,
                       f"neither smo nor the oracle at C = {scaled.C:.6g} is certified "
                       f"({ref.status!r})", C=scaled.C), None
-    check = cross_check(scaled, with_kkt_interval(ref, X, y), X, y, tolerances=NU_C_TIGHT)
+    spread = _rho_roundoff(sol, X, kernel)
+    tolerances = NU_C_TIGHT
+    if spread > NU_C_TIGHT.kkt:  # alpha / rho carries the round-off of rho
+        tolerances = dataclasses.replace(NU_C_TIGHT, kkt=spread,
+                                         objective=max(NU_C_TIGHT.objective, 2.0 * spread))
+    check = cross_check(scaled, with_kkt_interval(ref, X, y), X, y, tolerances=tolerances)
     check = _objective_within_roundoff(check, scaled, ref, X, kernel)
     return _check("nu_c_equivalence", check.decision_error, TIGHT.decision,
-                  C=scaled.C, rho=sol.rho), check
+                  C=scaled.C, rho=sol.rho, rho_roundoff=spread), check
+
+
+def _rho_roundoff(sol: NuSolution, X: Any, kernel: Kernel) -> float:
+    """The float64 round-off of ``rho`` relative to itself: ``rho`` is a difference of margins
+    ``sum_j alpha_j y_j K_ij``, each off by up to ``gamma_N sum(alpha) max K_ii``
+    (:func:`~maxmargin.certificate.roundoff_gamma`)."""
+    alpha = np.asarray(sol.alpha)
+    kernel_max = float(np.max(kernel.diag(X))) if alpha.size else 0.0
+    gamma = roundoff_gamma(alpha, width=kernel_width(X))
+    return gamma * float(np.sum(alpha)) * kernel_max / sol.rho
+
+
+def _rho_unresolved(sol: NuSolution) -> bool:
+    """Whether ``sol`` is a ν-SVC answer whose certificate does not resolve its ``rho > 0``
+    (:func:`~maxmargin.certificate_nu.rho_unresolved`)."""
+    return (sol.problem != "one_class" and sol.rho > 0.0 and sol.certificate is not None
+            and rho_unresolved(sol.certificate, np.asarray(sol.alpha), 0.5 * sol.nu))
 
 
 def _equivalence(ctx: Context) -> Outcome:
