@@ -60,8 +60,8 @@ from maxmargin.tolerances import (
 )
 
 __all__ = ["feature_finish", "drop_steps", "finish_work", "passes_work", "refresh_steps",
-           "Handover",
-           "PEAK_COPIES", "REFINE_STEPS", "REFINE_BELOW", "RELEASE_SHARE", "REFRESH_STEPS"]
+           "Handover", "PEAK_COPIES", "REFINE_STEPS", "REFINE_BELOW", "RELEASE_SHARE",
+           "REFRESH_STEPS"]
 
 #: :func:`drop_steps` recomputes ``G`` from the free rows after this many downdates, at least
 #: (``2 (d + 1)`` when larger: the refresh's ``O(k d^2)`` spread over as many ``O(k d)``
@@ -117,9 +117,9 @@ class Handover:
     <= tol gap_before``); once its estimated work (:func:`finish_work`) is within that of the
     passes so far (:func:`passes_work`; ``DCD_HINGE_FINISH_BUDGET`` times that is its budget)
     and its floats (``PEAK_COPIES k (d + 1)``) take at most the data's bytes (at least
-    ``DCD_FINISH_MIN_BYTES``); after a failure, only
-    when the passes' work has grown ``DCD_FINISH_GROWTH`` times or the estimate has fallen as
-    many times. Counted, never timed."""
+    ``DCD_FINISH_MIN_BYTES``); after a failure, only when the passes' work has grown
+    ``DCD_FINISH_GROWTH`` times or the estimate has fallen as many times. Counted, never
+    timed."""
 
     X: Any
     retry_at: float = 0.0

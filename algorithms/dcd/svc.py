@@ -175,12 +175,11 @@ class Finish:
     outnumber ``d + 1``: in feature space (:func:`~.finish.feature_finish`, ``PEAK_COPIES k (d +
     1)`` floats, at most the data's bytes or ``DCD_FINISH_MIN_BYTES``), once its estimated work
     (:func:`~.finish.finish_work`) is within that of the passes so far
-    (:func:`~.finish.passes_work`), its budget; after a failure, only
-    when the passes' work has grown ``DCD_FINISH_GROWTH`` times or the estimate has fallen
-    as many times. Else, or when that gave nothing, in kernel space (:func:`exact_finish`) after
-    ``DCD_SVC_FINISH_AFTER`` passes (then 4, 16, ... times as many), once the bias is located
-    (an inner solve has sampled ``y . alpha(B)``; from ``16 DCD_SVC_FINISH_AFTER`` passes on
-    regardless)."""
+    (:func:`~.finish.passes_work`), its budget; after a failure, only when the passes' work has
+    grown ``DCD_FINISH_GROWTH`` times or the estimate has fallen as many times. Else, or when
+    that gave nothing, in kernel space (:func:`exact_finish`) after ``DCD_SVC_FINISH_AFTER``
+    passes (then 4, 16, ... times as many), once the bias is located (an inner solve has
+    sampled ``y . alpha(B)``; from ``16 DCD_SVC_FINISH_AFTER`` passes on regardless)."""
 
     X: Any
     y: np.ndarray
