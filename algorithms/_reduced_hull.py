@@ -43,7 +43,12 @@ from maxmargin.algorithms._nearest_point import (
     status_of,
 )
 from maxmargin.certificate import roundoff_gamma
-from maxmargin.certificate_nu import below_resolution, certify_nu_svm, certify_one_class
+from maxmargin.certificate_nu import (
+    below_resolution,
+    certify_nu_svm,
+    certify_one_class,
+    hull_weight,
+)
 from maxmargin.kernels import Kernel
 from maxmargin.kernels.formulas import KIND_LINEAR
 from maxmargin.results import join_messages
@@ -95,7 +100,7 @@ def nu_svm_from_run(run: NearestPointRun, X: Any, y: np.ndarray | None, kernel: 
     from maxmargin.formulations.nu import NuSolution
 
     l, one_class = X.shape[0], y is None
-    hull = 1.0 if one_class else 0.5 * nu
+    hull = hull_weight(nu, one_class)
     alpha = hull * run.lam
     cert = (certify_one_class(alpha, X, nu, kernel) if one_class
             else certify_nu_svm(alpha, X, y, nu, kernel))

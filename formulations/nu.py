@@ -59,6 +59,7 @@ from maxmargin.certificate_nu import (
     bounds_of,
     certify_nu_svm,
     certify_one_class,
+    hull_weight,
     nu_max,
     project_nu,
     project_one_class,
@@ -284,7 +285,7 @@ def _extractor(prob: _Problem, read_alpha: Any) -> Any:
         if meet is not None:
             alpha, cert = meet, prob.certify(meet)
             notes.append("the reduced hulls meet (HiGHS LP): w = 0, rho = 0, no equivalent C")
-        elif below_resolution(cert, alpha, 0.5 * prob.nu if prob.kind == NU_SVC else 1.0):
+        elif below_resolution(cert, alpha, hull_weight(prob.nu, prob.kind != NU_SVC)):
             meet = alpha
             notes.append("||w|| is below the certificate's float64 resolution (w_floor): "
                          "w = 0, rho = 0, no equivalent C")

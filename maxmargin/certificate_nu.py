@@ -69,6 +69,7 @@ __all__ = [
     "certify_nu_svm",
     "certify_one_class",
     "certify_reduced_hulls",
+    "hull_weight",
     "nu_max",
     "nu_offsets",
     "one_class_offset",
@@ -263,6 +264,12 @@ def _violation(m: np.ndarray, a: np.ndarray, upper: float | np.ndarray,
     return worst
 
 
+def hull_weight(nu: float, one_class: bool) -> float:
+    """The weight of one reduced hull in ``alpha``: ``nu / 2`` for ν-SVC (each class's
+    ``alpha`` sums to it), 1 for one-class (``alpha`` sums to 1)."""
+    return 1.0 if one_class else 0.5 * nu
+
+
 def w_floor(alpha: np.ndarray, R: float, hull: float) -> float:
     """The smallest ``||w||`` a certificate resolves: the larger of ``hull HULLS_MEET_ATOL R``
     (``hull = nu / 2`` for ν-SVC, 1 one-class: reduced hulls that far apart) and the float64
@@ -349,8 +356,8 @@ def certify_nu_svm(alpha: np.ndarray, X: Any, y: np.ndarray, nu: float, kernel: 
     b, rho, slack = nu_offsets(g, y, nu, weights)
     roundoff = objective_roundoff(a, upper, R * R, b, offset=rho, width=kernel_width(X),
                                   hinges=rho - y * (g + b))
-    return _certificate(g, a, v, (b - shift, rho, slack), 0.5 * nu, R, violation, feas,
-                        roundoff)
+    return _certificate(g, a, v, (b - shift, rho, slack), hull_weight(nu, False), R, violation,
+                        feas, roundoff)
 
 
 def certify_one_class(alpha: np.ndarray, X: Any, nu: float, kernel: Kernel,

@@ -65,6 +65,7 @@ from maxmargin.certificate_nu import (
     below_resolution,
     certify_nu_svm,
     certify_one_class,
+    hull_weight,
     nu_max,
     project_nu,
     project_one_class,
@@ -363,7 +364,7 @@ def judge_nu(ctx: Context, peer: Peer, tol: float) -> AuditOutcome:
               [(np.flatnonzero(y > 0), rho - b), (np.flatnonzero(y < 0), rho + b)])
     distance, violation = _offsets_and_violation(y * g, p, upper,
                                                  nu * l if one else 0.5 * nu * l, groups)
-    hull = 1.0 if one else 0.5 * nu
+    hull = hull_weight(nu, one)
     meet = below_resolution(cert, p, hull)
     floor = w_floor(p, cert.radius, hull) * cert.radius  # the smallest |f| resolved
     per_rho = max(cert.margin, floor, TINY)

@@ -17,7 +17,12 @@ import numpy as np
 
 from maxmargin.algorithms import dcd_svc, smo
 from maxmargin.certificate import Certificate, certify_svm
-from maxmargin.certificate_nu import below_resolution, certify_nu_svm, certify_one_class
+from maxmargin.certificate_nu import (
+    below_resolution,
+    certify_nu_svm,
+    certify_one_class,
+    hull_weight,
+)
 from maxmargin.formulations import (
     hard_margin_primal,
     hinge_loss,
@@ -221,7 +226,7 @@ def _nu_primal_oracle(X: Any, y: np.ndarray | None, nu: float, kernel: Kernel) -
         cert = certify_nu_svm(sol.alpha, X, y, nu, kernel)
     meet = sol.hulls_meet or (
         math.isfinite(cert.dual_objective)
-        and below_resolution(cert, np.asarray(sol.alpha), 1.0 if y is None else 0.5 * nu))
+        and below_resolution(cert, np.asarray(sol.alpha), hull_weight(nu, y is None)))
     status = "optimal" if cert.meets(ORACLE_KKT, ORACLE_GAP) else (
         "inaccurate" if sol.status == "optimal" else sol.status)
     rho, b = (0.0, 0.0) if meet else (cert.margin, cert.b)

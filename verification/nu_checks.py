@@ -59,6 +59,7 @@ from maxmargin.certificate_nu import (
     BOUND_ULPS,
     certify_nu_svm,
     certify_one_class,
+    hull_weight,
     nu_max,
     rho_unresolved,
     w_floor,
@@ -107,7 +108,7 @@ def certify(sol: NuSolution, X: Any, y: np.ndarray, kernel: Kernel) -> Certifica
 def _resolution(sol: NuSolution, cert: Certificate) -> float:
     """``w_floor^2 / 2`` (:func:`~maxmargin.certificate_nu.w_floor`): the float64 resolution of
     the objectives ``-1/2 ||w||^2``."""
-    hull = 1.0 if sol.problem == "one_class" else 0.5 * sol.nu
+    hull = hull_weight(sol.nu, sol.problem == "one_class")
     return 0.5 * w_floor(np.asarray(sol.alpha), cert.radius, hull) ** 2
 
 
@@ -421,19 +422,18 @@ def nu_c_equivalence(sol: NuSolution, X: Any, y: np.ndarray, kernel: Kernel
 
 def _rho_roundoff(sol: NuSolution, X: Any, kernel: Kernel) -> float:
     """The float64 round-off of ``rho`` relative to itself: ``rho`` is a difference of margins
-    ``sum_j alpha_j y_j K_ij``, each off by up to ``gamma_N sum(alpha) max K_ii``
-    (:func:`~maxmargin.certificate.roundoff_gamma`)."""
+    ``sum_j alpha_j y_j K_ij``, each off by up to ``gamma_N sum(alpha) max K_ii`` (half of
+    :func:`g_roundoff`, which bounds the difference of two such evaluations)."""
     alpha = np.asarray(sol.alpha)
     kernel_max = float(np.max(kernel.diag(X))) if alpha.size else 0.0
-    gamma = roundoff_gamma(alpha, width=kernel_width(X))
-    return gamma * float(np.sum(alpha)) * kernel_max / sol.rho
+    return 0.5 * g_roundoff(alpha, kernel_max, kernel_width(X)) / sol.rho
 
 
 def _rho_unresolved(sol: NuSolution) -> bool:
     """Whether ``sol`` is a ν-SVC answer whose certificate does not resolve its ``rho > 0``
     (:func:`~maxmargin.certificate_nu.rho_unresolved`)."""
     return (sol.problem != "one_class" and sol.rho > 0.0 and sol.certificate is not None
-            and rho_unresolved(sol.certificate, np.asarray(sol.alpha), 0.5 * sol.nu))
+            and rho_unresolved(sol.certificate, np.asarray(sol.alpha), hull_weight(sol.nu, False)))
 
 
 def _equivalence(ctx: Context) -> Outcome:
@@ -520,7 +520,7 @@ def hulls_meet_reported(answers: tuple[NuSolution, ...], X: Any, y: np.ndarray, 
                     and abs(float(v.sum())) <= 1e-12 and float(alpha.sum()) >= nu * (1 - 1e-12))
         if feasible:
             best = min(best, math.sqrt(max(float(v @ K @ v), 0.0)))
-    floor = w_floor(centroid, R, 0.5 * nu)
+    floor = w_floor(centroid, R, hull_weight(nu, False))
     if not best <= floor:
         wrong.append(f"no witness: the smallest ||w|| of a feasible alpha found is {best:.3g} "
                      f"> w_floor {floor:.3g}")

@@ -196,8 +196,8 @@ class NuSolver(Solver):
     def unresolved(self, cert: Certificate) -> bool:
         """Whether ``cert`` is a ν-SVC's with ``rho`` below its resolution
         (:func:`~maxmargin.certificate_nu.rho_unresolved`)."""
-        return not self.one_class and nu_judge.rho_unresolved(cert, self.schoelkopf(),
-                                                              0.5 * self.nu)
+        return not self.one_class and nu_judge.rho_unresolved(
+            cert, self.schoelkopf(), nu_judge.hull_weight(self.nu, False))
 
     def start_from(self, alpha: np.ndarray) -> None:
         """Move the state to ``alpha`` (Schölkopf's scaling, feasible) with its exact
@@ -297,7 +297,8 @@ def _result(solver: NuSolver, outcome: int, cert: Certificate, tol: float, preci
     p, st = solver.problem, solver.st
     alpha = solver.schoelkopf()
     X, l = solver.user_X, p.y.shape[0]
-    meet = nu_judge.below_resolution(cert, alpha, 1.0 if solver.one_class else 0.5 * solver.nu)
+    meet = nu_judge.below_resolution(cert, alpha,
+                                     nu_judge.hull_weight(solver.nu, solver.one_class))
     rho, b = (0.0, 0.0) if meet else (cert.margin, cert.b)
     w = None
     if p.kernel.kind == KIND_LINEAR:
