@@ -149,6 +149,18 @@ DCD_HINGE_FINISH_BUDGET = 2.0
 #: at least ``DCD_FINISH_MIN_BYTES``.
 DCD_SVC_FINISH_MATRICES = 8
 DCD_FINISH_MIN_BYTES = 32 * 2**20
+#: ``dcd``'s hinge: when a check after at least ``DCD_SMOOTH_AFTER`` passes finds the relative
+#: gap above ``DCD_SMOOTH_GAP`` (the passes crawl: ``C ||x||^2`` large), the smoothed primal
+#: path (:mod:`~maxmargin.algorithms.dcd.smoothed`) is run once, on at most
+#: ``DCD_SMOOTH_MAX_FEATURES`` features (its Hessian is ``(d + 1)``-square), with the work of
+#: ``DCD_SMOOTH_PASSES`` passes, until at most ``DCD_SMOOTH_FREE`` times ``d + 1`` alphas are
+#: free; its answer goes to the exact finish, or else restarts the passes when its dual
+#: objective is the better.
+DCD_SMOOTH_AFTER = 20
+DCD_SMOOTH_GAP = 0.5
+DCD_SMOOTH_MAX_FEATURES = 1000
+DCD_SMOOTH_PASSES = 1000
+DCD_SMOOTH_FREE = 4
 #: After a finish that failed, the next waits until the passes' work has grown this many
 #: times, or the estimate of its own work has fallen as many.
 DCD_FINISH_GROWTH = 4.0

@@ -1,7 +1,8 @@
 """``dcd``: LIBLINEAR's L2-regularised linear SVM (``LinearSVC``'s problem), certified.
 
 The dual coordinate descent of :mod:`maxmargin.algorithms.dcd.loop` (for the hinge, handed to
-the exact active-set finish of :mod:`maxmargin.algorithms.dcd.finish` once affordable), or for
+the exact active-set finish of :mod:`maxmargin.algorithms.dcd.finish` once affordable, from
+the smoothed primal path of :mod:`maxmargin.algorithms.dcd.smoothed` where the passes crawl), or for
 the squared hinge with ``n > d`` the primal finite Newton method of
 :mod:`maxmargin.algorithms.dcd.newton`; the answer judged by
 :func:`~maxmargin.certificate.certify_liblinear`.
@@ -28,7 +29,7 @@ from maxmargin._validation import (
     check_sample_weight,
     check_Xy,
 )
-from maxmargin.algorithms.dcd.finish import Handover, feature_finish
+from maxmargin.algorithms.dcd.finish import Handover, feature_finish, finish_work, passes_work
 from maxmargin.algorithms.dcd.loop import (
     CONVERGED,
     Coordinates,
@@ -37,13 +38,25 @@ from maxmargin.algorithms.dcd.loop import (
     seed_state,
 )
 from maxmargin.algorithms.dcd.newton import primal_newton
+from maxmargin.algorithms.dcd.smoothed import smoothed_path
 from maxmargin.certificate import (
     LIBLINEAR_LOSSES,
     Certificate,
     certify_liblinear,
 )
 from maxmargin.results import LiblinearSolution, join_messages
-from maxmargin.tolerances import DCD_FINISH_KKT, DCD_PG_SHRINK, DCD_PG_TOL, DCD_TOL
+from maxmargin.tolerances import (
+    DCD_FINISH_KKT,
+    DCD_HINGE_FINISH_BUDGET,
+    DCD_PG_SHRINK,
+    DCD_PG_TOL,
+    DCD_SMOOTH_AFTER,
+    DCD_SMOOTH_FREE,
+    DCD_SMOOTH_GAP,
+    DCD_SMOOTH_MAX_FEATURES,
+    DCD_SMOOTH_PASSES,
+    DCD_TOL,
+)
 
 __all__ = ["dcd", "checked_arguments", "checked_settings", "finish_status", "gap_met", "history_of",
            "DCD_MAX_ITER", "DCD_SOLVERS"]
@@ -148,7 +161,8 @@ def dcd(
         primal for the squared hinge when ``n > d`` (as ``LinearSVC(dual="auto")``), else
         the dual, and the primal when the dual's passes end uncertified. ``method`` says
         which ran: ``"dcd+finish/hinge"`` when the hinge's passes were handed to the exact
-        active-set finish (:func:`dual_solve`), ``"dcd+newton/squared_hinge"`` when the
+        active-set finish (:func:`dual_solve`), ``"dcd+smoothed/hinge"`` when the smoothed
+        primal path was (:func:`smoothed_finish`), ``"dcd+newton/squared_hinge"`` when the
         primal finished the squared hinge (``iterations`` then counts both).
 
     Returns
@@ -181,9 +195,8 @@ def dcd(
         w, alpha, passes, trace = primal_newton(X, y, box, s, tol, max_iter)
         cert, method = judge(w, alpha), "newton"
     else:
-        w, alpha, passes, trace, cert = dual_solve(X, y, box, squared, s, rng, shrinking, tol,
-                                                   max_iter, judge)
-        method = "dcd" if cert is None else "dcd+finish"
+        w, alpha, passes, trace, cert, method = dual_solve(X, y, box, squared, s, rng,
+                                                           shrinking, tol, max_iter, judge)
         cert = judge(w, alpha) if cert is None else cert
         if solver == "auto" and squared and not gap_met(cert, tol):
             # the passes stalled (rows of very different scales: C max ||x||^2 large): the
@@ -217,14 +230,17 @@ def dual_solve(X: Any, y: np.ndarray, box: np.ndarray, squared: bool, s: float, 
                shrinking: bool, tol: float, max_iter: int,
                judge: Callable[[np.ndarray, np.ndarray], Certificate]) -> tuple:
     """The dual coordinate descent of :func:`dcd` (module docstring): ``(w~, alpha, passes,
-    trace, certificate)``. For the hinge, at each check of the gap that does not meet ``tol``,
-    ``alpha`` is handed to the exact finish (:func:`exact_finish`) when :class:`~.finish.Handover`
-    says it is due; its answer is kept (with ``judge``'s certificate; ``eps = 0`` in the trace)
-    only when that certificate meets ``tol``, else the passes go on. The certificate is None
-    when no finish was kept."""
+    trace, certificate, method)``. For the hinge, at each check of the gap that does not meet
+    ``tol``, ``alpha`` is handed to the exact finish (:func:`exact_finish`) when
+    :class:`~.finish.Handover` says it is due; its answer is kept (with ``judge``'s
+    certificate; ``eps = 0`` in the trace) only when that certificate meets ``tol``, else the
+    passes go on. Once, where the passes crawl (:data:`DCD_SMOOTH_GAP`), the smoothed path's
+    answer goes to the finish first (:func:`smoothed_finish`). The certificate is None when
+    no finish was kept; ``method`` is ``"dcd"``, ``"dcd+finish"`` or ``"dcd+smoothed"``."""
     run = Coordinates.start(X, y, box, squared, s, rng, shrinking)
     alpha, w = run.alpha, run.w
     handover = None if squared else Handover(X)
+    smooth = handover is not None and X.shape[1] < DCD_SMOOTH_MAX_FEATURES
     eps, passes, check_at = DCD_PG_TOL, 0, DCD_FIRST_CHECK
     trace: list[tuple[int, float, float]] = []
     while True:
@@ -235,18 +251,62 @@ def dual_solve(X: Any, y: np.ndarray, box: np.ndarray, squared: bool, s: float, 
         if gap <= tol or passes >= max_iter:
             break
         if handover is not None:
-            before = trace[-2][2] if len(trace) > 1 else math.inf
-            finished = exact_finish(X, y, alpha, box, s, tol, handover,
-                                    (run.visits, gap, before), judge)
+            finished, how = None, "dcd+finish"
+            if smooth and passes >= DCD_SMOOTH_AFTER and gap > DCD_SMOOTH_GAP:
+                smooth, how = False, "dcd+smoothed"
+                finished = smoothed_finish(X, y, box, s, tol, handover, run, judge)
+            if finished is None:
+                before = trace[-2][2] if len(trace) > 1 else math.inf
+                finished, how = exact_finish(X, y, alpha, box, s, tol, handover,
+                                             (run.visits, gap, before), judge), "dcd+finish"
             if finished is not None:
                 w_f, alpha_f, cert = finished
                 trace.append((passes, 0.0, duality_gap(X, y, alpha_f, w_f, s, box, False)))
-                return w_f, alpha_f, passes, trace, cert
+                return w_f, alpha_f, passes, trace, cert, how
         if code == CONVERGED:  # the PG rule is met but not the gap: a tighter rule
             eps /= DCD_PG_SHRINK
         else:  # the passes between checks ran out: check half as often
             check_at = 2 * passes
-    return w, alpha, passes, trace, None
+    return w, alpha, passes, trace, None, "dcd"
+
+
+def smoothed_finish(X: Any, y: np.ndarray, box: np.ndarray, s: float, tol: float,
+                    handover: Handover, run: Coordinates,
+                    judge: Callable[[np.ndarray, np.ndarray], Certificate]) -> tuple | None:
+    """The smoothed path (:func:`~.smoothed.smoothed_path`, with the work of
+    :data:`DCD_SMOOTH_PASSES` passes, to at most ``DCD_SMOOTH_FREE (d + 1)`` free alphas)
+    handed to the exact finish (budget ``DCD_HINGE_FINISH_BUDGET`` times the larger of the
+    path's work and the finish's estimate): ``(w~, alpha, certificate)`` when ``judge``'s
+    certificate meets ``tol``. Else None, and the passes go on from the path's ``alpha``
+    when its dual objective is the higher (``C ||x||^2`` beyond float64: neither)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _smoothed_finish(X, y, box, s, tol, handover, run, judge)
+
+
+def _smoothed_finish(X: Any, y: np.ndarray, box: np.ndarray, s: float, tol: float,
+                     handover: Handover, run: Coordinates,
+                     judge: Callable[[np.ndarray, np.ndarray], Certificate]) -> tuple | None:
+    """The body of :func:`smoothed_finish`."""
+    n, d = X.shape
+    nnz = X.nnz if hasattr(X, "indptr") else X.size
+    alpha, work = smoothed_path(X, y, box, s, DCD_SMOOTH_FREE * (d + 1),
+                                DCD_SMOOTH_PASSES * passes_work(n, nnz, n))
+    if alpha is None:
+        return None
+    free = int(np.count_nonzero((alpha > 0.0) & (alpha < box)))
+    if handover.fits(free):
+        budget = DCD_HINGE_FINISH_BUDGET * max(work, finish_work(free, d, nnz, n))
+        finished = feature_finish(X, y, alpha, box, DCD_FINISH_KKT * tol, budget, scaling=s)
+        if finished is not None:
+            w = dual_weights(X, y, finished, s)
+            cert = judge(w, finished)
+            if gap_met(cert, tol):
+                return w, finished, cert
+    path_w = dual_weights(X, y, alpha, s)
+    if (float(alpha.sum()) - 0.5 * float(path_w @ path_w)
+            > float(run.alpha.sum()) - 0.5 * float(run.w @ run.w)):
+        run.restart(alpha)
+    return None
 
 
 def exact_finish(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, s: float,

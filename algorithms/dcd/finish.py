@@ -125,6 +125,14 @@ class Handover:
     retry_at: float = 0.0
     retry_below: float = math.inf
 
+    def fits(self, free: int) -> bool:
+        """Whether a finish from ``free`` free alphas, ``PEAK_COPIES k (d + 1)`` floats, takes
+        at most the data's bytes (at least ``DCD_FINISH_MIN_BYTES``)."""
+        X = self.X
+        held = ((X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) if hasattr(X, "indptr")
+                else X.nbytes)
+        return PEAK_COPIES * 8.0 * free * (X.shape[1] + 1) <= max(held, DCD_FINISH_MIN_BYTES)
+
     def budget(self, free: int, visits: float, gap: float, before: float, tol: float
                ) -> float | None:
         """The work a finish from ``free`` free alphas may do after passes that visited
@@ -133,13 +141,12 @@ class Handover:
         X = self.X
         if gap * gap <= tol * before:
             return None
-        (n, d), sparse = X.shape, hasattr(X, "indptr")
-        nnz = X.nnz if sparse else X.size
+        n, d = X.shape
+        nnz = X.nnz if hasattr(X, "indptr") else X.size
         work = passes_work(visits, nnz, n)
         need = finish_work(free, d, nnz, n)
-        held = (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) if sparse else X.nbytes
         if (need > work or (work < self.retry_at and need > self.retry_below)
-                or PEAK_COPIES * 8.0 * free * (d + 1) > max(held, DCD_FINISH_MIN_BYTES)):
+                or not self.fits(free)):
             return None
         self.retry_at, self.retry_below = DCD_FINISH_GROWTH * work, need / DCD_FINISH_GROWTH
         return DCD_HINGE_FINISH_BUDGET * work

@@ -230,6 +230,12 @@ class Coordinates:
         self.w[:] = dual_weights(self.X, self.y, self.alpha, self.s)
         return done, code
 
+    def restart(self, alpha: np.ndarray) -> None:
+        """Go on from ``alpha`` (in the box): ``w~`` recomputed, every sample active."""
+        self.alpha[:] = alpha
+        self.w[:] = dual_weights(self.X, self.y, self.alpha, self.s)
+        self.unshrink()
+
     def unshrink(self) -> None:
         """Every sample active again (the problem changed)."""
         self.shrunk[:3] = (self.y.shape[0], math.inf, -math.inf)

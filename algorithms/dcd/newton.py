@@ -6,6 +6,7 @@ gradients, each Hessian product O(nnz), and an exact line search on the piecewis
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,7 @@ import numpy as np
 from maxmargin.algorithms.dcd.loop import dual_weights, duality_gap
 from maxmargin.certificate import rows_dot
 
-__all__ = ["exact_line_search", "newton_step", "primal_newton"]
+__all__ = ["exact_line_search", "newton_step", "primal_newton", "slope_root"]
 
 
 def newton_step(X: Any, y: np.ndarray, s: float, w: np.ndarray, grad: np.ndarray,
@@ -54,6 +55,13 @@ def exact_line_search(w: np.ndarray, d: np.ndarray, margins: np.ndarray, delta: 
         below = slack - t * delta  # 1 - m_i - t delta_i, positive below the margin
         return wd + t * dd - float(c @ np.maximum(below, 0.0)), dd + float(cd @ (below > 0.0))
 
+    return slope_root(slope)
+
+
+def slope_root(slope: Callable[[float], tuple[float, float]]) -> float:
+    """The root ``t >= 0`` of an increasing piecewise-linear slope (``slope(t)`` gives its
+    value and rate at ``t``, negative at 0): Newton's steps from ``t = 1`` safeguarded by
+    bisection of a bracket (an exact line search on a convex piecewise quadratic)."""
     lo, hi, t = 0.0, math.inf, 1.0
     for _ in range(100):
         value, curvature = slope(t)
@@ -67,6 +75,7 @@ def exact_line_search(w: np.ndarray, d: np.ndarray, margins: np.ndarray, delta: 
             return new
         t = new
     return t
+
 
 def primal_newton(X: Any, y: np.ndarray, box: np.ndarray, s: float, tol: float,
                   max_iter: int) -> tuple[np.ndarray, np.ndarray, int, list[tuple]]:
