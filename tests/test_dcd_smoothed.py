@@ -34,7 +34,7 @@ def test_a_level_is_the_smoothed_minimiser(delta):
     """Newton's steps on one level reach the minimiser L-BFGS finds on the same objective."""
     X, y = make_dense(300, 5, seed=3)
     box = np.random.default_rng(1).uniform(0.5, 20.0, 300)
-    w, work = _level(X, y, box, 1.0, np.zeros(6), delta, 1e12)
+    w, work = _level(X, y, box, 1.0, np.zeros(6), delta, 1e12, np.ones(6))
     ref = minimize(huber_objective, np.zeros(6), args=(X, y, box, 1.0, delta), jac=True,
                    method="L-BFGS-B", options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10000})
     assert work > 0.0
@@ -110,3 +110,43 @@ def test_small_c_never_takes_the_path(monkeypatch):
     X, y = make_dense(5000, 20, seed=1)
     for C in (0.01, 0.1, 1.0):
         assert dcd(X, y, C, loss="hinge").status == "optimal"
+
+
+@pytest.mark.parametrize(("C", "weighted"), [(100.0, False), (300.0, True)])
+def test_svc_problem_crawling_goes_to_the_smoothed_path(C, weighted, monkeypatch):
+    """SVC's problem (free bias) where the passes crawl: the path with a free bias
+    (``y . alpha = 0`` at its minimisers) and the finish certify ``m - M < tol``, and the
+    dual objective is the oracle's."""
+    svc = importlib.import_module("maxmargin.algorithms.dcd.svc")
+    from maxmargin.algorithms import dcd_svc
+    from maxmargin.formulations import svm_dual
+
+    calls = []
+    path = svc.smoothed_path
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs.get("free_bias"))
+        return path(*args, **kwargs)
+
+    monkeypatch.setattr(svc, "smoothed_path", spy)
+    X, y = make_dense(2000, 8, seed=12)
+    sw = np.random.default_rng(3).uniform(0.5, 2.0, 2000) if weighted else None
+    res = dcd_svc(X, y, C, sample_weight=sw, tol=1e-6)
+    assert calls == [True]
+    assert res.status == "optimal" and res.certificate.kkt_violation < 1e-6
+    assert abs(float(y @ res.alpha)) <= 1e-9 * C * 2000
+    ref = svm_dual(X, y, C=C, kernel="linear", sample_weight=sw).solve()
+    assert ref.status == "optimal"
+    assert res.dual_objective == pytest.approx(ref.dual_objective, rel=1e-6)
+
+
+def test_a_free_bias_level_balances_the_classes():
+    """The free bias's derivative at a level's minimiser is ``-y . alpha``: zero."""
+    X, y = make_dense(1000, 4, seed=6)
+    box = np.full(1000, 50.0)
+    ridge = np.ones(5)
+    ridge[-1] = 0.0
+    w, _ = _level(X, y, box, 1.0, np.zeros(5), 0.1, 1e12, ridge)
+    slack = 1.0 - y * (X @ w[:4] + w[4])
+    alpha = box * np.clip(slack / 0.1, 0.0, 1.0)
+    assert abs(float(alpha @ y)) <= 1e-8 * float(alpha.sum())

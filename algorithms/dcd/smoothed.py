@@ -28,10 +28,10 @@ import numpy as np
 
 from maxmargin.algorithms.dcd.loop import dual_weights
 from maxmargin.algorithms.dcd.newton import slope_root
-from maxmargin.certificate import rows_dot
+from maxmargin.certificate import TINY, rows_dot
 
 __all__ = ["smoothed_path", "path_work", "SMOOTH_FIRST_DELTA", "SMOOTH_SHRINK",
-           "SMOOTH_LEVELS", "SMOOTH_LEVEL_STEPS", "SMOOTH_BLOCK_BYTES"]
+           "SMOOTH_LEVELS", "SMOOTH_LEVEL_STEPS", "SMOOTH_STEP_RTOL", "SMOOTH_BLOCK_BYTES"]
 
 #: The first ``delta``, its divisor from level to level and the most levels.
 SMOOTH_FIRST_DELTA = 1.0
@@ -39,6 +39,8 @@ SMOOTH_SHRINK = 10.0
 SMOOTH_LEVELS = 10
 #: Newton steps on one level at most (the minimiser is exact once the pieces settle).
 SMOOTH_LEVEL_STEPS = 30
+#: A level ends when its step is at most this times ``max(1, ||w~||)``.
+SMOOTH_STEP_RTOL = 1e-12
 #: The Hessian is summed over blocks of rows of about this many bytes (no copy of the data).
 SMOOTH_BLOCK_BYTES = 8 * 2**20
 
@@ -50,9 +52,11 @@ def path_work(n: int, d: int, nnz: int, band: int) -> float:
     return float(band) * m * m + m**3 / 3.0 + 8.0 * (nnz + n)
 
 
-def _hessian(X: Any, band: np.ndarray, c: np.ndarray, s: float) -> np.ndarray:
-    """``I + sum_{i in band} c_i x~_i x~_i^T`` (``x~_i = (x_i, s)``), summed over blocks of
-    rows (dense) or as one sparse product (CSR); ``(d + 1)``-square."""
+def _hessian(X: Any, band: np.ndarray, c: np.ndarray, s: float, ridge: np.ndarray
+             ) -> np.ndarray:
+    """``diag(ridge) + sum_{i in band} c_i x~_i x~_i^T`` (``x~_i = (x_i, s)``), summed over
+    blocks of rows (dense) or as one sparse product (CSR); ``(d + 1)``-square. A free bias
+    with no row in the band gets curvature 1 (a gradient step in it)."""
     d = X.shape[1]
     H = np.zeros((d + 1, d + 1))
     idx = np.flatnonzero(band)
@@ -72,31 +76,36 @@ def _hessian(X: Any, band: np.ndarray, c: np.ndarray, s: float) -> np.ndarray:
             col += Bc.sum(axis=0)
     H[:d, d] = H[d, :d] = s * col
     H[d, d] = s * s * float(np.sum(c[idx]))
-    H[np.diag_indices(d + 1)] += 1.0
+    H[np.diag_indices(d + 1)] += ridge
+    if not H[d, d] > 0.0:
+        H[d, d] = 1.0
     return H
 
 
 def _line_search(w: np.ndarray, p: np.ndarray, slack: np.ndarray, e: np.ndarray,
-                 box: np.ndarray, delta: float) -> float:
+                 box: np.ndarray, delta: float, ridge: np.ndarray) -> float:
     """The ``t >= 0`` minimising the level's objective along ``p``: the root of its slope
-    ``w . p + t p . p - sum_i C_i clip((slack_i - t e_i) / delta, 0, 1) e_i`` (increasing,
-    piecewise linear; ``e_i = y_i x~_i . p``), by :func:`~.newton.slope_root`."""
-    wp, pp = float(w @ p), float(p @ p)
+    ``w . R p + t p . R p - sum_i C_i clip((slack_i - t e_i) / delta, 0, 1) e_i``
+    (increasing, piecewise linear; ``R = diag(ridge)``, ``e_i = y_i x~_i . p``), by
+    :func:`~.newton.slope_root`."""
+    wp, pp = float(w @ (ridge * p)), float(p @ (ridge * p))
 
     def slope(t: float) -> tuple[float, float]:
         u = (slack - t * e) / delta
         inside = (u > 0.0) & (u < 1.0)
         value = wp + t * pp - float((box * np.clip(u, 0.0, 1.0)) @ e)
-        return value, pp + float((box[inside] / delta) @ (e[inside] * e[inside]))
+        rate = pp + float((box[inside] / delta) @ (e[inside] * e[inside]))
+        return value, rate if rate > 0.0 else TINY
 
     return slope_root(slope)
 
 
 def _level(X: Any, y: np.ndarray, box: np.ndarray, s: float, w: np.ndarray, delta: float,
-           budget: float) -> tuple[np.ndarray, float]:
+           budget: float, ridge: np.ndarray) -> tuple[np.ndarray, float]:
     """Newton's method on one level from ``w`` (at most :data:`SMOOTH_LEVEL_STEPS` steps,
     their work within ``budget``): ends when a full step keeps every row on its piece (the
-    level's exact minimiser) or the step no longer moves ``w``. Returns ``(w, work)``."""
+    level's exact minimiser) or the step is round-off (:data:`SMOOTH_STEP_RTOL`). Returns
+    ``(w, work)``."""
     n, d = X.shape
     nnz = X.nnz if hasattr(X, "nnz") else n * d
     work = 0.0
@@ -108,8 +117,8 @@ def _level(X: Any, y: np.ndarray, box: np.ndarray, s: float, w: np.ndarray, delt
             break
         work += cost
         alpha = box * np.clip(slack / delta, 0.0, 1.0)
-        grad = w - dual_weights(X, y, alpha, s)
-        H = _hessian(X, band, box / delta, s)
+        grad = ridge * w - dual_weights(X, y, alpha, s)
+        H = _hessian(X, band, box / delta, s, ridge)
         try:
             p = -np.linalg.solve(H, grad)
         except np.linalg.LinAlgError:
@@ -117,11 +126,13 @@ def _level(X: Any, y: np.ndarray, box: np.ndarray, s: float, w: np.ndarray, delt
         if not np.all(np.isfinite(p)):  # C ||x||^2 beyond float64
             break
         e = y * rows_dot(X, p, s)
-        t = _line_search(w, p, slack, e, box, delta)
+        t = _line_search(w, p, slack, e, box, delta, ridge)
         moved = w + t * p
         if not np.any(moved != w):
             break
         w = moved
+        if t * float(np.linalg.norm(p)) <= SMOOTH_STEP_RTOL * max(1.0, float(np.linalg.norm(w))):
+            break  # the rest is round-off
         if t == 1.0 or abs(t - 1.0) <= 1e-12:
             after = 1.0 - y * rows_dot(X, w, s)
             if (np.array_equal(after <= 0.0, slack <= 0.0)
@@ -131,24 +142,29 @@ def _level(X: Any, y: np.ndarray, box: np.ndarray, s: float, w: np.ndarray, delt
 
 
 def smoothed_path(X: Any, y: np.ndarray, box: np.ndarray, s: float, max_free: int,
-                  budget: float) -> tuple[np.ndarray | None, float]:
+                  budget: float, free_bias: bool = False) -> tuple[np.ndarray | None, float]:
     """The path (module docstring) from ``w~ = 0`` until at most ``max_free`` alphas are
     free, after :data:`SMOOTH_LEVELS` levels, or when its counted work would exceed
-    ``budget``. Returns ``(alpha, work)``: ``alpha`` in the hinge's box (``0 <= alpha <=
-    C_i``) at the last level's ``delta``, or None where ``C ||x||^2`` overflows float64."""
+    ``budget``. ``free_bias``: SVC's problem, the bias ``b = s w~_d`` not regularised (no
+    ``1/2 w~_d^2``; then ``y . alpha = 0`` at each level's minimiser). Returns ``(alpha,
+    work)``: ``alpha`` in the hinge's box (``0 <= alpha <= C_i``) at the last level's
+    ``delta``, or None where ``C ||x||^2`` overflows float64."""
+    ridge = np.ones(X.shape[1] + 1)
+    if free_bias:
+        ridge[-1] = 0.0
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        alpha, work = _levels(X, y, box, s, max_free, budget)
+        alpha, work = _levels(X, y, box, s, max_free, budget, ridge)
     return (alpha if np.all(np.isfinite(alpha)) else None), work
 
 
 def _levels(X: Any, y: np.ndarray, box: np.ndarray, s: float, max_free: int,
-            budget: float) -> tuple[np.ndarray, float]:
+            budget: float, ridge: np.ndarray) -> tuple[np.ndarray, float]:
     """The loop of :func:`smoothed_path`."""
     w = np.zeros(X.shape[1] + 1)
     delta, work = SMOOTH_FIRST_DELTA, 0.0
     alpha = np.zeros_like(box)
     for _ in range(SMOOTH_LEVELS):
-        w, spent = _level(X, y, box, s, w, delta, budget - work)
+        w, spent = _level(X, y, box, s, w, delta, budget - work, ridge)
         work += spent
         slack = 1.0 - y * rows_dot(X, w, s)
         alpha = box * np.clip(slack / delta, 0.0, 1.0)

@@ -20,7 +20,8 @@ from maxmargin.algorithms.dcd.api import (
 )
 from maxmargin.algorithms.dcd.finish import PEAK_COPIES, feature_finish, finish_work, passes_work
 from maxmargin.algorithms.dcd.loop import CONVERGED, Coordinates
-from maxmargin.certificate import Certificate, certify_svm, max_violation
+from maxmargin.algorithms.dcd.smoothed import smoothed_path
+from maxmargin.certificate import TINY, Certificate, certify_svm, max_violation
 from maxmargin.kernels import LinearKernel
 from maxmargin.kernels.base import row_norms2
 from maxmargin.results import SVMSolution, adopt_svm_solution, join_messages, recover_intercept
@@ -28,8 +29,14 @@ from maxmargin.tolerances import (
     DCD_FINISH_GROWTH,
     DCD_FINISH_KKT,
     DCD_FINISH_MIN_BYTES,
+    DCD_HINGE_FINISH_BUDGET,
     DCD_PG_SHRINK,
     DCD_PG_TOL,
+    DCD_SMOOTH_AFTER,
+    DCD_SMOOTH_FREE,
+    DCD_SMOOTH_GAP,
+    DCD_SMOOTH_MAX_FEATURES,
+    DCD_SMOOTH_PASSES,
     DCD_SVC_EPS,
     DCD_SVC_FINISH_AFTER,
     DCD_SVC_FINISH_MATRICES,
@@ -188,6 +195,43 @@ class Finish:
     finish_at: int = 0
     retry_at: float = 0.0
     retry_below: float = math.inf
+    smooth: bool = True
+
+    def smoothed(self, a: np.ndarray, w: np.ndarray, g: np.ndarray, passes: int
+                 ) -> Finished | None:
+        """Once, where the passes crawl (after ``DCD_SMOOTH_AFTER`` passes the balanced
+        ``a``'s relative duality gap is above ``DCD_SMOOTH_GAP``), on fewer than
+        ``DCD_SMOOTH_MAX_FEATURES`` features: the smoothed path with a free bias
+        (:func:`~.smoothed.smoothed_path`, ``y . alpha = 0`` at its levels' minimisers),
+        balanced and handed to the feature-space finish (budget ``DCD_HINGE_FINISH_BUDGET``
+        times the larger of the path's work and the finish's estimate); the certified
+        answer, else None."""
+        X, y, box, tol = self.X, self.y, self.box, self.tol
+        (n, d), nnz = X.shape, (X.nnz if hasattr(X, "tocsr") else X.size)
+        if not self.smooth or passes < DCD_SMOOTH_AFTER or d + 1 > DCD_SMOOTH_MAX_FEATURES:
+            return None
+        b, _ = recover_intercept(a, y, g, box)
+        ww = float(w @ w)
+        primal = 0.5 * ww + float(box @ np.maximum(0.0, 1.0 - y * (g + b)))
+        if not primal - (float(a.sum()) - 0.5 * ww) > DCD_SMOOTH_GAP * max(abs(primal), TINY):
+            return None
+        self.smooth = False
+        with np.errstate(over="ignore", invalid="ignore"):
+            alpha, work = smoothed_path(X, y, box, 1.0, DCD_SMOOTH_FREE * (d + 1),
+                                        DCD_SMOOTH_PASSES * passes_work(n, nnz, n),
+                                        free_bias=True)
+            if alpha is None:
+                return None
+            alpha = balanced(alpha, y, box)
+            free = int(np.count_nonzero((alpha > 0.0) & (alpha < box)))
+            if PEAK_COPIES * 8.0 * free * (d + 1) > max(data_bytes(X), DCD_FINISH_MIN_BYTES):
+                return None
+            budget = DCD_HINGE_FINISH_BUDGET * max(work, finish_work(free, d, nnz, n))
+            out = feature_finish(X, y, alpha, box, DCD_FINISH_KKT * tol, budget)
+            if out is None:
+                return None
+            a, _, g, _, cert = certify_svc(X, y, out, box, tol)
+        return Finished(a, g, cert, free) if cert is not None and cert.meets(tol) else None
 
     def attempt(self, a: np.ndarray, passes: int, visits: float, located: bool
                 ) -> Finished | None:
@@ -264,7 +308,8 @@ def dcd_svc(
     the run stops when it meets ``tol`` (``m - M < tol``, as ``smo``). A run not yet certified
     is handed to an exact active-set finish (:class:`Finish`: in feature space while the free
     alphas outnumber ``d + 1``, once affordable beside the passes so far, else in kernel
-    space; counted work), kept only when certified.
+    space; counted work), kept only when certified; where the passes crawl, once, from the
+    smoothed primal path (:meth:`Finish.smoothed`).
 
     Parameters
     ----------
@@ -308,7 +353,8 @@ def solve_svc(X: Any, y: Any, C: Any, sample_weight: Any, tol: Any, max_iter: An
             passes, inner = passes + done, inner + done
             a, w, g, violation, cert = certify_svc(X, y, run.alpha, box, tol)
             if cert is None:
-                finished = finish.attempt(a, passes, run.visits, bool(search.points))
+                finished = (finish.smoothed(a, w, g, passes)
+                            or finish.attempt(a, passes, run.visits, bool(search.points)))
                 if finished is not None:  # certified by its own judge: the answer
                     a, g, cert = finished.alpha, finished.g, finished.certificate
                     violation = cert.kkt_violation
