@@ -17,6 +17,7 @@ from maxmargin.algorithms.dcd.smoothed import _level, smoothed_path
 from maxmargin.formulations import liblinear_primal
 
 API = importlib.import_module("maxmargin.algorithms.dcd.api")
+SMOOTHED = importlib.import_module("maxmargin.algorithms.dcd.smoothed")
 
 
 def huber_objective(w, X, y, box, s, delta):
@@ -34,7 +35,7 @@ def test_a_level_is_the_smoothed_minimiser(delta):
     """Newton's steps on one level reach the minimiser L-BFGS finds on the same objective."""
     X, y = make_dense(300, 5, seed=3)
     box = np.random.default_rng(1).uniform(0.5, 20.0, 300)
-    w, work = _level(X, y, box, 1.0, np.zeros(6), delta, 1e12, np.ones(6))
+    w, _, work = _level(X, y, box, 1.0, np.zeros(6), delta, 1e12, np.ones(6))
     ref = minimize(huber_objective, np.zeros(6), args=(X, y, box, 1.0, delta), jac=True,
                    method="L-BFGS-B", options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10000})
     assert work > 0.0
@@ -95,7 +96,8 @@ def test_without_the_finish_the_passes_go_on_from_the_path(monkeypatch):
         seen.append(np.count_nonzero((alpha > 0.0) & (alpha < box)))
         return None
 
-    monkeypatch.setattr(API, "feature_finish", nothing)
+    monkeypatch.setattr(SMOOTHED, "feature_finish", nothing)  # the path's finish
+    monkeypatch.setattr(API, "feature_finish", nothing)  # and the passes'
     res = dcd(X, y, 50.0, loss="hinge", tol=1e-3)
     assert seen and seen[0] <= 4 * 7
     assert res.status == "optimal" and res.method == "dcd/hinge"
@@ -106,7 +108,7 @@ def test_small_c_never_takes_the_path(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the passes do not crawl here")
 
-    monkeypatch.setattr(API, "smoothed_path", refuse)
+    monkeypatch.setattr(SMOOTHED, "smoothed_path", refuse)
     X, y = make_dense(5000, 20, seed=1)
     for C in (0.01, 0.1, 1.0):
         assert dcd(X, y, C, loss="hinge").status == "optimal"
@@ -117,18 +119,17 @@ def test_svc_problem_crawling_goes_to_the_smoothed_path(C, weighted, monkeypatch
     """SVC's problem (free bias) where the passes crawl: the path with a free bias
     (``y . alpha = 0`` at its minimisers) and the finish certify ``m - M < tol``, and the
     dual objective is the oracle's."""
-    svc = importlib.import_module("maxmargin.algorithms.dcd.svc")
     from maxmargin.algorithms import dcd_svc
     from maxmargin.formulations import svm_dual
 
     calls = []
-    path = svc.smoothed_path
+    path = SMOOTHED.smoothed_path
 
     def spy(*args, **kwargs):
         calls.append(kwargs.get("free_bias"))
         return path(*args, **kwargs)
 
-    monkeypatch.setattr(svc, "smoothed_path", spy)
+    monkeypatch.setattr(SMOOTHED, "smoothed_path", spy)
     X, y = make_dense(2000, 8, seed=12)
     sw = np.random.default_rng(3).uniform(0.5, 2.0, 2000) if weighted else None
     res = dcd_svc(X, y, C, sample_weight=sw, tol=1e-6)
@@ -146,7 +147,7 @@ def test_a_free_bias_level_balances_the_classes():
     box = np.full(1000, 50.0)
     ridge = np.ones(5)
     ridge[-1] = 0.0
-    w, _ = _level(X, y, box, 1.0, np.zeros(5), 0.1, 1e12, ridge)
+    w, _, _ = _level(X, y, box, 1.0, np.zeros(5), 0.1, 1e12, ridge)
     slack = 1.0 - y * (X @ w[:4] + w[4])
     alpha = box * np.clip(slack / 0.1, 0.0, 1.0)
     assert abs(float(alpha @ y)) <= 1e-8 * float(alpha.sum())

@@ -29,7 +29,7 @@ from maxmargin._validation import (
     check_sample_weight,
     check_Xy,
 )
-from maxmargin.algorithms.dcd.finish import Handover, feature_finish, finish_work, passes_work
+from maxmargin.algorithms.dcd.finish import Handover, feature_finish
 from maxmargin.algorithms.dcd.loop import (
     CONVERGED,
     Coordinates,
@@ -38,7 +38,7 @@ from maxmargin.algorithms.dcd.loop import (
     seed_state,
 )
 from maxmargin.algorithms.dcd.newton import primal_newton
-from maxmargin.algorithms.dcd.smoothed import smoothed_path
+from maxmargin.algorithms.dcd.smoothed import path_applies, path_finish
 from maxmargin.certificate import (
     LIBLINEAR_LOSSES,
     Certificate,
@@ -47,14 +47,10 @@ from maxmargin.certificate import (
 from maxmargin.results import LiblinearSolution, join_messages
 from maxmargin.tolerances import (
     DCD_FINISH_KKT,
-    DCD_HINGE_FINISH_BUDGET,
     DCD_PG_SHRINK,
     DCD_PG_TOL,
     DCD_SMOOTH_AFTER,
-    DCD_SMOOTH_FREE,
     DCD_SMOOTH_GAP,
-    DCD_SMOOTH_MAX_FEATURES,
-    DCD_SMOOTH_PASSES,
     DCD_TOL,
 )
 
@@ -240,7 +236,7 @@ def dual_solve(X: Any, y: np.ndarray, box: np.ndarray, squared: bool, s: float, 
     run = Coordinates.start(X, y, box, squared, s, rng, shrinking)
     alpha, w = run.alpha, run.w
     handover = None if squared else Handover(X)
-    smooth = handover is not None and X.shape[1] < DCD_SMOOTH_MAX_FEATURES
+    smooth = handover is not None and path_applies(X)
     eps, passes, check_at = DCD_PG_TOL, 0, DCD_FIRST_CHECK
     trace: list[tuple[int, float, float]] = []
     while True:
@@ -254,7 +250,7 @@ def dual_solve(X: Any, y: np.ndarray, box: np.ndarray, squared: bool, s: float, 
             finished, how = None, "dcd+finish"
             if smooth and passes >= DCD_SMOOTH_AFTER and gap > DCD_SMOOTH_GAP:
                 smooth, how = False, "dcd+smoothed"
-                finished = smoothed_finish(X, y, box, s, tol, handover, run, judge)
+                finished = smoothed_finish(X, y, box, s, tol, run, judge)
             if finished is None:
                 before = trace[-2][2] if len(trace) > 1 else math.inf
                 finished, how = exact_finish(X, y, alpha, box, s, tol, handover,
@@ -271,37 +267,28 @@ def dual_solve(X: Any, y: np.ndarray, box: np.ndarray, squared: bool, s: float, 
 
 
 def smoothed_finish(X: Any, y: np.ndarray, box: np.ndarray, s: float, tol: float,
-                    handover: Handover, run: Coordinates,
+                    run: Coordinates,
                     judge: Callable[[np.ndarray, np.ndarray], Certificate]) -> tuple | None:
-    """The smoothed path (:func:`~.smoothed.smoothed_path`, with the work of
-    :data:`DCD_SMOOTH_PASSES` passes, to at most ``DCD_SMOOTH_FREE (d + 1)`` free alphas)
-    handed to the exact finish (budget ``DCD_HINGE_FINISH_BUDGET`` times the larger of the
-    path's work and the finish's estimate): ``(w~, alpha, certificate)`` when ``judge``'s
-    certificate meets ``tol``. Else None, and the passes go on from the path's ``alpha``
-    when its dual objective is the higher (``C ||x||^2`` beyond float64: neither)."""
+    """The smoothed path handed to the exact finish (:func:`~.smoothed.path_finish`):
+    ``(w~, alpha, certificate)`` when ``judge``'s certificate meets ``tol``. Else None, and
+    the passes go on from the path's ``alpha`` when its dual objective is the higher
+    (``C ||x||^2`` beyond float64: neither)."""
     with np.errstate(over="ignore", invalid="ignore"):
-        return _smoothed_finish(X, y, box, s, tol, handover, run, judge)
+        return _smoothed_finish(X, y, box, s, tol, run, judge)
 
 
 def _smoothed_finish(X: Any, y: np.ndarray, box: np.ndarray, s: float, tol: float,
-                     handover: Handover, run: Coordinates,
+                     run: Coordinates,
                      judge: Callable[[np.ndarray, np.ndarray], Certificate]) -> tuple | None:
     """The body of :func:`smoothed_finish`."""
-    n, d = X.shape
-    nnz = X.nnz if hasattr(X, "indptr") else X.size
-    alpha, work = smoothed_path(X, y, box, s, DCD_SMOOTH_FREE * (d + 1),
-                                DCD_SMOOTH_PASSES * passes_work(n, nnz, n))
+    alpha, finished, _ = path_finish(X, y, box, tol, s)
     if alpha is None:
         return None
-    free = int(np.count_nonzero((alpha > 0.0) & (alpha < box)))
-    if handover.fits(free):
-        budget = DCD_HINGE_FINISH_BUDGET * max(work, finish_work(free, d, nnz, n))
-        finished = feature_finish(X, y, alpha, box, DCD_FINISH_KKT * tol, budget, scaling=s)
-        if finished is not None:
-            w = dual_weights(X, y, finished, s)
-            cert = judge(w, finished)
-            if gap_met(cert, tol):
-                return w, finished, cert
+    if finished is not None:
+        w = dual_weights(X, y, finished, s)
+        cert = judge(w, finished)
+        if gap_met(cert, tol):
+            return w, finished, cert
     path_w = dual_weights(X, y, alpha, s)
     if (float(alpha.sum()) - 0.5 * float(path_w @ path_w)
             > float(run.alpha.sum()) - 0.5 * float(run.w @ run.w)):

@@ -60,8 +60,8 @@ from maxmargin.tolerances import (
 )
 
 __all__ = ["feature_finish", "drop_steps", "finish_work", "passes_work", "refresh_steps",
-           "Handover", "PEAK_COPIES", "REFINE_STEPS", "REFINE_BELOW", "RELEASE_SHARE",
-           "REFRESH_STEPS"]
+           "data_bytes", "fits", "Handover", "PEAK_COPIES", "REFINE_STEPS", "REFINE_BELOW",
+           "RELEASE_SHARE", "REFRESH_STEPS"]
 
 #: :func:`drop_steps` recomputes ``G`` from the free rows after this many downdates, at least
 #: (``2 (d + 1)`` when larger: the refresh's ``O(k d^2)`` spread over as many ``O(k d)``
@@ -110,6 +110,19 @@ def passes_work(visits: float, nnz: int, n: int) -> float:
                visits * (DCD_VISIT_WORK + DCD_VISIT_ENTRY_WORK * (nnz / n + 1.0)))
 
 
+def data_bytes(X: Any) -> int:
+    """The bytes of the rows: CSR's three arrays, or the dense array."""
+    return (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if hasattr(X, "indptr")
+            else X.nbytes)
+
+
+def fits(X: Any, free: int) -> bool:
+    """Whether :func:`feature_finish` from ``free`` free alphas, ``PEAK_COPIES k (d + 1)``
+    floats, takes at most the data's bytes (at least ``DCD_FINISH_MIN_BYTES``)."""
+    return PEAK_COPIES * 8.0 * free * (X.shape[1] + 1) <= max(data_bytes(X),
+                                                               DCD_FINISH_MIN_BYTES)
+
+
 @dataclass
 class Handover:
     """When coordinate passes hand their ``alpha`` to :func:`feature_finish`: not while the
@@ -125,14 +138,6 @@ class Handover:
     retry_at: float = 0.0
     retry_below: float = math.inf
 
-    def fits(self, free: int) -> bool:
-        """Whether a finish from ``free`` free alphas, ``PEAK_COPIES k (d + 1)`` floats, takes
-        at most the data's bytes (at least ``DCD_FINISH_MIN_BYTES``)."""
-        X = self.X
-        held = ((X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) if hasattr(X, "indptr")
-                else X.nbytes)
-        return PEAK_COPIES * 8.0 * free * (X.shape[1] + 1) <= max(held, DCD_FINISH_MIN_BYTES)
-
     def budget(self, free: int, visits: float, gap: float, before: float, tol: float
                ) -> float | None:
         """The work a finish from ``free`` free alphas may do after passes that visited
@@ -146,7 +151,7 @@ class Handover:
         work = passes_work(visits, nnz, n)
         need = finish_work(free, d, nnz, n)
         if (need > work or (work < self.retry_at and need > self.retry_below)
-                or not self.fits(free)):
+                or not fits(X, free)):
             return None
         self.retry_at, self.retry_below = DCD_FINISH_GROWTH * work, need / DCD_FINISH_GROWTH
         return DCD_HINGE_FINISH_BUDGET * work

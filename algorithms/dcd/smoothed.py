@@ -22,16 +22,26 @@ Counted work, never timed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from maxmargin.algorithms.dcd.finish import feature_finish, finish_work, fits, passes_work
 from maxmargin.algorithms.dcd.loop import dual_weights
 from maxmargin.algorithms.dcd.newton import slope_root
 from maxmargin.certificate import TINY, rows_dot
+from maxmargin.tolerances import (
+    DCD_FINISH_KKT,
+    DCD_HINGE_FINISH_BUDGET,
+    DCD_SMOOTH_FREE,
+    DCD_SMOOTH_MAX_FEATURES,
+    DCD_SMOOTH_PASSES,
+)
 
-__all__ = ["smoothed_path", "path_work", "SMOOTH_FIRST_DELTA", "SMOOTH_SHRINK",
-           "SMOOTH_LEVELS", "SMOOTH_LEVEL_STEPS", "SMOOTH_STEP_RTOL", "SMOOTH_BLOCK_BYTES"]
+__all__ = ["smoothed_path", "path_finish", "path_applies", "path_work", "SMOOTH_FIRST_DELTA",
+           "SMOOTH_SHRINK", "SMOOTH_LEVELS", "SMOOTH_LEVEL_STEPS", "SMOOTH_STEP_RTOL",
+           "SMOOTH_BLOCK_BYTES"]
 
 #: The first ``delta``, its divisor from level to level and the most levels.
 SMOOTH_FIRST_DELTA = 1.0
@@ -101,16 +111,16 @@ def _line_search(w: np.ndarray, p: np.ndarray, slack: np.ndarray, e: np.ndarray,
 
 
 def _level(X: Any, y: np.ndarray, box: np.ndarray, s: float, w: np.ndarray, delta: float,
-           budget: float, ridge: np.ndarray) -> tuple[np.ndarray, float]:
+           budget: float, ridge: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """Newton's method on one level from ``w`` (at most :data:`SMOOTH_LEVEL_STEPS` steps,
     their work within ``budget``): ends when a full step keeps every row on its piece (the
     level's exact minimiser) or the step is round-off (:data:`SMOOTH_STEP_RTOL`). Returns
-    ``(w, work)``."""
+    ``(w, slack, work)``, ``slack = 1 - y_i w~ . x~_i``."""
     n, d = X.shape
     nnz = X.nnz if hasattr(X, "nnz") else n * d
     work = 0.0
+    slack = 1.0 - y * rows_dot(X, w, s)
     for _ in range(SMOOTH_LEVEL_STEPS):
-        slack = 1.0 - y * rows_dot(X, w, s)
         band = (slack > 0.0) & (slack < delta)
         cost = path_work(n, d, nnz, int(np.count_nonzero(band)))
         if work + cost > budget:
@@ -131,14 +141,17 @@ def _level(X: Any, y: np.ndarray, box: np.ndarray, s: float, w: np.ndarray, delt
         if not np.any(moved != w):
             break
         w = moved
+        after = 1.0 - y * rows_dot(X, w, s)
         if t * float(np.linalg.norm(p)) <= SMOOTH_STEP_RTOL * max(1.0, float(np.linalg.norm(w))):
+            slack = after
             break  # the rest is round-off
-        if t == 1.0 or abs(t - 1.0) <= 1e-12:
-            after = 1.0 - y * rows_dot(X, w, s)
-            if (np.array_equal(after <= 0.0, slack <= 0.0)
-                    and np.array_equal(after >= delta, slack >= delta)):
-                break  # the pieces stayed: the level's minimiser
-    return w, work
+        if ((t == 1.0 or abs(t - 1.0) <= 1e-12)
+                and np.array_equal(after <= 0.0, slack <= 0.0)
+                and np.array_equal(after >= delta, slack >= delta)):
+            slack = after
+            break  # the pieces stayed: the level's minimiser
+        slack = after
+    return w, slack, work
 
 
 def smoothed_path(X: Any, y: np.ndarray, box: np.ndarray, s: float, max_free: int,
@@ -164,12 +177,47 @@ def _levels(X: Any, y: np.ndarray, box: np.ndarray, s: float, max_free: int,
     delta, work = SMOOTH_FIRST_DELTA, 0.0
     alpha = np.zeros_like(box)
     for _ in range(SMOOTH_LEVELS):
-        w, spent = _level(X, y, box, s, w, delta, budget - work, ridge)
+        w, slack, spent = _level(X, y, box, s, w, delta, budget - work, ridge)
         work += spent
-        slack = 1.0 - y * rows_dot(X, w, s)
         alpha = box * np.clip(slack / delta, 0.0, 1.0)
         free = int(np.count_nonzero((alpha > 0.0) & (alpha < box)))
         if free <= max_free or spent == 0.0:
             break
         delta /= SMOOTH_SHRINK
     return alpha, work
+
+
+def path_applies(X: Any) -> bool:
+    """Whether the path runs on ``X``: fewer than ``DCD_SMOOTH_MAX_FEATURES`` features (its
+    Hessian is ``(d + 1)``-square)."""
+    return X.shape[1] < DCD_SMOOTH_MAX_FEATURES
+
+
+def path_finish(X: Any, y: np.ndarray, box: np.ndarray, tol: float, scaling: float | None,
+                start: Callable[[np.ndarray], np.ndarray] | None = None
+                ) -> tuple[np.ndarray | None, np.ndarray | None, int]:
+    """The path (with the work of ``DCD_SMOOTH_PASSES`` passes, to at most ``DCD_SMOOTH_FREE (d
+    + 1)`` free alphas) handed to the exact finish
+    (:func:`~maxmargin.algorithms.dcd.finish.feature_finish`, when its arrays :func:`fits`;
+    budget ``DCD_HINGE_FINISH_BUDGET`` times the larger of the path's work and the finish's
+    estimate). ``scaling``: LIBLINEAR's bias column ``s``, or None for SVC's problem (the
+    path with a free bias, ``s = 1``); ``start`` maps the path's alpha to the finish's start.
+    Returns ``(alpha, finished, free)``: the path's alpha (None where ``C ||x||^2`` overflows
+    float64), the finish's answer (None when not tried or not found) and the free alphas it
+    started from."""
+    n, d = X.shape
+    nnz = X.nnz if hasattr(X, "indptr") else X.size
+    alpha, work = smoothed_path(X, y, box, 1.0 if scaling is None else scaling,
+                                DCD_SMOOTH_FREE * (d + 1),
+                                DCD_SMOOTH_PASSES * passes_work(n, nnz, n),
+                                free_bias=scaling is None)
+    if alpha is None:
+        return None, None, 0
+    if start is not None:
+        alpha = start(alpha)
+    free = int(np.count_nonzero((alpha > 0.0) & (alpha < box)))
+    if not fits(X, free):
+        return alpha, None, free
+    budget = DCD_HINGE_FINISH_BUDGET * max(work, finish_work(free, d, nnz, n))
+    return alpha, feature_finish(X, y, alpha, box, DCD_FINISH_KKT * tol, budget,
+                                 scaling=scaling), free

@@ -18,9 +18,15 @@ from maxmargin.algorithms.dcd.api import (
     finish_status,
     history_of,
 )
-from maxmargin.algorithms.dcd.finish import PEAK_COPIES, feature_finish, finish_work, passes_work
+from maxmargin.algorithms.dcd.finish import (
+    data_bytes,
+    feature_finish,
+    finish_work,
+    fits,
+    passes_work,
+)
 from maxmargin.algorithms.dcd.loop import CONVERGED, Coordinates
-from maxmargin.algorithms.dcd.smoothed import smoothed_path
+from maxmargin.algorithms.dcd.smoothed import path_applies, path_finish
 from maxmargin.certificate import TINY, Certificate, certify_svm, max_violation
 from maxmargin.kernels import LinearKernel
 from maxmargin.kernels.base import row_norms2
@@ -29,14 +35,10 @@ from maxmargin.tolerances import (
     DCD_FINISH_GROWTH,
     DCD_FINISH_KKT,
     DCD_FINISH_MIN_BYTES,
-    DCD_HINGE_FINISH_BUDGET,
     DCD_PG_SHRINK,
     DCD_PG_TOL,
     DCD_SMOOTH_AFTER,
-    DCD_SMOOTH_FREE,
     DCD_SMOOTH_GAP,
-    DCD_SMOOTH_MAX_FEATURES,
-    DCD_SMOOTH_PASSES,
     DCD_SVC_EPS,
     DCD_SVC_FINISH_AFTER,
     DCD_SVC_FINISH_MATRICES,
@@ -203,12 +205,10 @@ class Finish:
         ``a``'s relative duality gap is above ``DCD_SMOOTH_GAP``), on fewer than
         ``DCD_SMOOTH_MAX_FEATURES`` features: the smoothed path with a free bias
         (:func:`~.smoothed.smoothed_path`, ``y . alpha = 0`` at its levels' minimisers),
-        balanced and handed to the feature-space finish (budget ``DCD_HINGE_FINISH_BUDGET``
-        times the larger of the path's work and the finish's estimate); the certified
-        answer, else None."""
+        balanced and handed to the feature-space finish (:func:`~.smoothed.path_finish`); the
+        certified answer, else None."""
         X, y, box, tol = self.X, self.y, self.box, self.tol
-        (n, d), nnz = X.shape, (X.nnz if hasattr(X, "tocsr") else X.size)
-        if not self.smooth or passes < DCD_SMOOTH_AFTER or d + 1 > DCD_SMOOTH_MAX_FEATURES:
+        if not self.smooth or passes < DCD_SMOOTH_AFTER or not path_applies(X):
             return None
         b, _ = recover_intercept(a, y, g, box)
         ww = float(w @ w)
@@ -217,17 +217,8 @@ class Finish:
             return None
         self.smooth = False
         with np.errstate(over="ignore", invalid="ignore"):
-            alpha, work = smoothed_path(X, y, box, 1.0, DCD_SMOOTH_FREE * (d + 1),
-                                        DCD_SMOOTH_PASSES * passes_work(n, nnz, n),
-                                        free_bias=True)
-            if alpha is None:
-                return None
-            alpha = balanced(alpha, y, box)
-            free = int(np.count_nonzero((alpha > 0.0) & (alpha < box)))
-            if PEAK_COPIES * 8.0 * free * (d + 1) > max(data_bytes(X), DCD_FINISH_MIN_BYTES):
-                return None
-            budget = DCD_HINGE_FINISH_BUDGET * max(work, finish_work(free, d, nnz, n))
-            out = feature_finish(X, y, alpha, box, DCD_FINISH_KKT * tol, budget)
+            _, out, free = path_finish(X, y, box, tol, None,
+                                       start=lambda alpha: balanced(alpha, y, box))
             if out is None:
                 return None
             a, _, g, _, cert = certify_svc(X, y, out, box, tol)
@@ -260,8 +251,7 @@ class Finish:
         (n, d), nnz = X.shape, (X.nnz if hasattr(X, "tocsr") else X.size)
         need = finish_work(free, d, nnz, n)
         if (need > work or (work < self.retry_at and need > self.retry_below)
-                or PEAK_COPIES * 8.0 * free * (d + 1)
-                > max(data_bytes(X), DCD_FINISH_MIN_BYTES)):
+                or not fits(X, free)):
             return None
         self.retry_at = DCD_FINISH_GROWTH * work
         self.retry_below = need / DCD_FINISH_GROWTH
@@ -270,12 +260,6 @@ class Finish:
             return None
         a, _, g, _, cert = certify_svc(X, y, alpha, box, tol)
         return Finished(a, g, cert, free) if cert is not None and cert.meets(tol) else None
-
-
-def data_bytes(X: Any) -> int:
-    """The bytes of the rows: CSR's three arrays, or the dense array."""
-    return (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if hasattr(X, "indptr")
-            else X.nbytes)
 
 
 def dcd_svc(
