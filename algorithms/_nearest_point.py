@@ -114,6 +114,9 @@ LOG_GRID = 64
 #: Non-linear kernels store the Gram matrix when it takes at most this many bytes (n <= 4096);
 #: then a kernel column is a row read, O(n), instead of O(n d) arithmetic and n exponentials.
 GRAM_MAX_BYTES = 128 * 2**20
+#: The sorted partial sum selects its last value with a heap when it takes at most one value in
+#: this many, else with ``np.partition`` (a heap's cost grows with the values it keeps).
+HEAP_SELECT_RATIO = 32
 
 
 # --------------------------------------------------------------------------------------------
@@ -223,61 +226,90 @@ def scan(y: np.ndarray, lam: np.ndarray, g: np.ndarray, mu: float) -> tuple:
 
 
 @njit
-def smallest_mass(values: np.ndarray, ids: np.ndarray, mu: float, vidx: np.ndarray,
+def _kth_smallest(g: np.ndarray, y: np.ndarray, sign: float, m: int, need: int) -> float:
+    """The ``need``-th smallest (from 1) of the values ``sign * g_i`` of the ``m`` points with
+    ``y_i = sign``: a max-heap of the ``need`` smallest seen, one pass (``O(n log need)``, few
+    heap moves when ``need`` is small against ``m``), else ``np.partition`` of the values."""
+    if need * HEAP_SELECT_RATIO > m:
+        values, t = np.empty(m), 0
+        for i in range(y.shape[0]):
+            if y[i] == sign:
+                values[t] = sign * g[i]
+                t += 1
+        return np.partition(values, need - 1)[need - 1]
+    heap, size = np.empty(need), 0
+    for i in range(y.shape[0]):
+        if y[i] != sign:
+            continue
+        v = sign * g[i]
+        if size < need:  # sift up from the end
+            j = size
+            size += 1
+            while j > 0 and heap[(j - 1) // 2] < v:
+                heap[j] = heap[(j - 1) // 2]
+                j = (j - 1) // 2
+            heap[j] = v
+        elif v < heap[0]:  # replace the largest, sift down
+            j = 0
+            while 2 * j + 1 < need:
+                c = 2 * j + 1
+                if c + 1 < need and heap[c + 1] > heap[c]:
+                    c += 1
+                if heap[c] <= v:
+                    break
+                heap[j] = heap[c]
+                j = c
+            heap[j] = v
+    return heap[0]
+
+
+@njit
+def smallest_mass(g: np.ndarray, y: np.ndarray, sign: float, mu: float, vidx: np.ndarray,
                   vw: np.ndarray, nv: int) -> tuple:
-    """The sorted partial sum: ``min sum_i w_i values_i`` over ``0 <= w <= mu``, ``sum w = 1``.
+    """The sorted partial sum on one set: ``min sum_i w_i values_i`` over ``0 <= w <= mu``,
+    ``sum w = 1``, the values ``sign * g_i`` of the points with ``y_i = sign``.
 
     Weight ``mu`` on the ``k = floor(1 / mu)`` smallest values and ``1 - k mu`` on the next
-    (``mu >= 1``: weight 1 on the smallest), ties broken by position (``ids`` increasing). One
-    selection (``np.partition``, linear time) finds the last value taken; the points are
-    appended to ``vidx``, ``vw`` from entry ``nv`` in index order. Returns ``(nv, value,
-    best)``: the new count, the minimum and the id of the smallest value.
+    (``mu >= 1``: weight 1 on the smallest), ties broken by position. One selection
+    (:func:`_kth_smallest`, linear time) finds the last value taken; the points are appended to
+    ``vidx``, ``vw`` from entry ``nv`` in index order. Returns ``(nv, value, best)``: the new
+    count, the minimum and the index of the smallest value (the first of equal ones); ``(nv,
+    0.0, -1)`` when no point has ``y_i = sign``.
     """
-    m = values.shape[0]
+    m = 0
+    for i in range(y.shape[0]):
+        if y[i] == sign:
+            m += 1
+    if m == 0:
+        return nv, 0.0, -1
     k, rest = 0, 1.0
     if mu < 1.0:
         k = min(int(math.floor(1.0 / mu)), m)
         rest = min(max(1.0 - k * mu, 0.0), mu) if k < m else 0.0
     need = k + (1 if rest > 0.0 else 0)
-    last = np.partition(values, need - 1)[need - 1]
-    below, best = 0, -1
-    for i in range(m):
-        if values[i] < last:
+    last = _kth_smallest(g, y, sign, m, need)
+    below = 0  # values < last; those equal to last take the places left, by position
+    for i in range(y.shape[0]):
+        if y[i] == sign and sign * g[i] < last:
             below += 1
-            if best < 0 or values[i] < values[best]:
-                best = i
-    total, taken = 0.0, below
-    for i in range(m):
-        v = values[i]
+    total, taken, best = 0.0, below, -1
+    for i in range(y.shape[0]):
+        if y[i] != sign:
+            continue
+        v = sign * g[i]
         w = 0.0
         if v < last:
             w = mu
         elif v == last and taken < need:
             w = mu if taken < k else rest
             taken += 1
-            if best < 0:
-                best = i
         if w > 0.0:
-            vidx[nv], vw[nv] = ids[i], w
+            vidx[nv], vw[nv] = i, w
             nv += 1
             total += w * v
-    return nv, total, ids[best]
-
-
-@njit
-def side_values(y: np.ndarray, g: np.ndarray, sign: float) -> tuple:
-    """``(sign * g_i, i)`` over the points with ``y_i = sign``."""
-    m = 0
-    for i in range(y.shape[0]):
-        if y[i] == sign:
-            m += 1
-    values, ids = np.empty(m), np.empty(m, np.int64)
-    m = 0
-    for i in range(y.shape[0]):
-        if y[i] == sign:
-            values[m], ids[m] = sign * g[i], i
-            m += 1
-    return values, ids
+            if best < 0 or v < sign * g[best]:
+                best = i
+    return nv, total, best
 
 
 @njit
@@ -296,12 +328,8 @@ def reduced_hull_vertex(y: np.ndarray, g: np.ndarray, mu: float, vidx: np.ndarra
     minimising ``<z, .>``, the sorted partial sum (:func:`smallest_mass`) of ``g`` on ``P``
     and of ``-g`` on ``Q``, and ``lower = min_{RCH(P)} <z, p> - max_{RCH(Q)} <z, q>``.
     Returns ``(nv, lower)``."""
-    values, ids = side_values(y, g, 1.0)
-    nv, low_p, _ = smallest_mass(values, ids, mu, vidx, vw, np.int64(0))  # not a literal
-    values, ids = side_values(y, g, -1.0)
-    if values.shape[0] == 0:  # one set: Q is the origin, <z, 0> = 0
-        return nv, low_p
-    nv, low_q, _ = smallest_mass(values, ids, mu, vidx, vw, nv)
+    nv, low_p, _ = smallest_mass(g, y, 1.0, mu, vidx, vw, np.int64(0))  # not a literal
+    nv, low_q, _ = smallest_mass(g, y, -1.0, mu, vidx, vw, nv)  # no Q: the origin, 0
     return nv, low_p + low_q
 
 
@@ -442,20 +470,21 @@ def start(data: tuple, state: tuple, mu: float | None) -> None:
     nv = np.int64(0)  # not a literal: a literal argument compiles a callee once more
     if a == y.shape[0]:  # one set, Q the origin (reduced hulls only): P's points nearest 0
         if mu is not None:
-            values, ids = side_values(y, kd, 1.0)
-            nv, _, _ = smallest_mass(values, ids, mu, vidx, vw, nv)
+            nv, _, _ = smallest_mass(kd, y, 1.0, mu, vidx, vw, nv)
     else:
         for side in (1.0, -1.0):
             kernel_column(data, a, col)
             for i in range(col.shape[0]):
-                col[i] = (kd[i] - 2.0 * col[i]) * side  # side_values flips the sign back
-            values, ids = side_values(y, col, side)
+                col[i] = (kd[i] - 2.0 * col[i]) * side  # smallest_mass flips the sign back
             if mu is None:  # the nearest point (no selection compiled for the convex hulls)
-                a = ids[np.argmin(values)]
+                a = -1
+                for i in range(y.shape[0]):
+                    if y[i] == side and (a < 0 or side * col[i] < side * col[a]):
+                        a = i
                 vidx[nv], vw[nv] = a, 1.0
                 nv += 1
             else:
-                nv, _, a = smallest_mass(values, ids, mu, vidx, vw, nv)
+                nv, _, a = smallest_mass(col, y, side, mu, vidx, vw, nv)
     lam[:] = 0.0
     for i in range(nv):
         lam[vidx[i]] = vw[i]

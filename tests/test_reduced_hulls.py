@@ -203,9 +203,14 @@ def test_the_linear_minimisation_step_is_the_sorted_partial_sum(values: list[flo
     v = np.array(values)
     m = v.shape[0]
     mu = 1.0 / m + fraction * (1.0 - 1.0 / m)
-    ids = np.arange(m, dtype=np.int64) * 3  # ids are returned, not positions
+    # the set's values, negated, interleaved with points of the other set (never taken)
+    sign = -1.0
+    y = np.tile([sign, -sign, -sign], m)
+    g = np.tile([0.0, -9.0, 9.0], m)
+    g[::3] = sign * v
+    ids = np.arange(m, dtype=np.int64) * 3  # the set's positions in g
     vidx, vw = np.zeros(m, np.int64), np.zeros(m)
-    nv, total, best = smallest_mass(v, ids, mu, vidx, vw, 0)
+    nv, total, best = smallest_mass(g, y, sign, mu, vidx, vw, 0)
     order = np.argsort(v, kind="stable")
     k = min(int(math.floor(1.0 / mu)), m) if mu < 1.0 else 0
     rest = 1.0 if mu >= 1.0 else (min(max(1.0 - k * mu, 0.0), mu) if k < m else 0.0)
@@ -220,6 +225,38 @@ def test_the_linear_minimisation_step_is_the_sorted_partial_sum(values: list[flo
     assert np.all(vw[:nv] <= mu) and abs(vw[:nv].sum() - 1.0) <= 1e-12
     assert total == pytest.approx(reduced_support(v, mu), abs=1e-12)
     assert list(vidx[:nv]) == sorted(vidx[:nv])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_both_selections_give_the_stable_sorts_partial_sum(seed: int) -> None:
+    """Large sets with many ties, ``mu`` from a few points (the heap) to most of them
+    (``np.partition``): the same weights as a stable sort, bit for bit."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(200, 5000))
+    y = np.where(rng.random(n) < 0.4, 1.0, -1.0)
+    g = np.round(rng.standard_normal(n), int(rng.integers(1, 4)))  # ties
+    for sign in (1.0, -1.0):
+        members = np.flatnonzero(y == sign)
+        m = members.size
+        for need in sorted({1, 2, 3, m // 40, m // 32, m // 31, m // 3, m - 1, m} - {0}):
+            mu = 1.0 / need if need > 1 else 0.9
+            mu = float(np.nextafter(mu, 1.0)) if rng.random() < 0.5 else mu
+            vidx, vw = np.zeros(m, np.int64), np.zeros(m)
+            nv, total, best = smallest_mass(g, y, sign, mu, vidx, vw, 0)
+            values = sign * g[members]
+            order = np.argsort(values, kind="stable")
+            k = min(int(math.floor(1.0 / mu)), m)
+            rest = min(max(1.0 - k * mu, 0.0), mu) if k < m else 0.0
+            expected = np.zeros(n)
+            expected[members[order[:k]]] = mu
+            if k < m and rest > 0.0:
+                expected[members[order[k]]] = rest
+            got = np.zeros(n)
+            got[vidx[:nv]] = vw[:nv]
+            assert got.tobytes() == expected.tobytes(), (sign, need, mu)
+            assert best == members[order[0]]
+            assert list(vidx[:nv]) == sorted(vidx[:nv])
+            assert total == pytest.approx(reduced_support(values, mu), abs=1e-12)
 
 
 # --- the nu-SVC through the reduced hulls ------------------------------------------------------
