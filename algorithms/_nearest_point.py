@@ -276,13 +276,13 @@ def smallest_mass(g: np.ndarray, y: np.ndarray, sign: float, mu: float, vidx: np
     count, the minimum and the index of the smallest value (the first of equal ones); ``(nv,
     0.0, -1)`` when no point has ``y_i = sign``.
     """
-    m = 0
+    m = np.int64(0)  # not a literal 0: a literal argument compiles a callee once more
     for i in range(y.shape[0]):
         if y[i] == sign:
             m += 1
     if m == 0:
         return nv, 0.0, -1
-    k, rest = 0, 1.0
+    k, rest = np.int64(0), 1.0
     if mu < 1.0:
         k = min(int(math.floor(1.0 / mu)), m)
         rest = min(max(1.0 - k * mu, 0.0), mu) if k < m else 0.0

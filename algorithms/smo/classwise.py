@@ -65,7 +65,8 @@ def class_extremes(st: SolverState, c: ColumnCache) -> tuple[float, int, float, 
     return up_p, i_pos, low_p, up_n, i_neg, low_n
 
 
-#: :func:`~.bits.ordered` of ``-inf``: where the scans' integer maxima start.
+#: :func:`~.bits.ordered` of ``-inf``: where the scans' integer maxima start (as ``np.int64``: a
+#: literal start would compile the callee it reaches once more).
 _NO_VALUE = -0x7FF0000000000001
 
 
@@ -76,7 +77,7 @@ def _up_maxima(G: np.ndarray, yT: np.ndarray, in_up: np.ndarray, score: np.ndarr
     positions (``-inf`` for an empty set; NaN entries left out), ``score`` receiving ``-y_t
     G_t`` (``-inf`` outside ``I_up``). A loop of selects with integer maxima over
     :func:`~.bits.ordered` values, which vectorises."""
-    up_p, up_n = _NO_VALUE, _NO_VALUE
+    up_p, up_n = np.int64(_NO_VALUE), np.int64(_NO_VALUE)
     for k in range(G.shape[0]):
         v = -yT[k] * G[k]
         v = v if in_up[k] and v > -np.inf else -np.inf
@@ -117,7 +118,7 @@ def _second_order_classwise(
     ``m = up_p`` or ``up_n``; -1 unless ``t in I_low`` and ``b_it > 0``), and returns the
     largest gain with each class's ``-M = max_{I_low} y_t G_t`` (NaN entries left out). A
     loop of selects with integer maxima, which vectorises."""
-    best, low_p, low_n = bits(-1.0), _NO_VALUE, _NO_VALUE
+    best, low_p, low_n = bits(-1.0), np.int64(_NO_VALUE), np.int64(_NO_VALUE)
     for k in range(G.shape[0]):
         positive = yT[k] > 0
         yG = yT[k] * G[k]
