@@ -271,7 +271,7 @@ def smallest_mass(g: np.ndarray, y: np.ndarray, sign: float, mu: float, vidx: np
 
     Weight ``mu`` on the ``k = floor(1 / mu)`` smallest values and ``1 - k mu`` on the next
     (``mu >= 1``: weight 1 on the smallest), ties broken by position. One selection
-    (:func:`_kth_smallest`, linear time) finds the last value taken; the points are appended to
+    (:func:`_kth_smallest`) finds the last value taken; the points are appended to
     ``vidx``, ``vw`` from entry ``nv`` in index order. Returns ``(nv, value, best)``: the new
     count, the minimum and the index of the smallest value (the first of equal ones); ``(nv,
     0.0, -1)`` when no point has ``y_i = sign``.
