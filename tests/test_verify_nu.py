@@ -128,6 +128,21 @@ def test_the_nu_c_equivalence_allows_for_the_round_off_of_rho():
     assert not nu_c_equivalence(wrong, case.X, case.y, kernel)[0].holds
 
 
+def test_without_a_certified_c_svc_the_scaled_answers_own_certificate_decides():
+    """Campaign case s71/i1473 (RBF, gamma 2.5e-10 on collinear points 6.7e4 wide, nu =
+    0.107): ``rho`` 2e-12 puts the equivalent C at 1e10, where neither SMO at 1e-6 nor the
+    C-SVC oracle is certified. ``alpha / rho`` is then judged by the C-SVC certificate at that C
+    (its ``m - M`` against the cross-check's KKT tolerance), which a corrupted ``rho`` fails."""
+    case = random_case(71, 1473)
+    sol, kernel = _oracle(case)
+    check, cross = nu_c_equivalence(sol, case.X, case.y, kernel)
+    assert cross is None and "judged by the C-SVC certificate" in check.note
+    assert check.holds and check.details["C"] > 1e9
+    wrong = dataclasses.replace(sol, rho=1.5 * sol.rho)
+    check, cross = nu_c_equivalence(wrong, case.X, case.y, kernel)
+    assert cross is None and not check.holds
+
+
 def test_the_nu_c_equivalence_holds_and_fails_on_a_corrupted_answer():
     case = _case("nu_clouds_rbf")
     sol, kernel = _oracle(case)

@@ -50,6 +50,7 @@ from maxmargin.algorithms.gilbert import NEAREST_POINT_METHODS
 from maxmargin.certificate import (
     TINY,
     Certificate,
+    certify_svm,
     kernel_width,
     objective_roundoff,
     roundoff_gamma,
@@ -391,25 +392,29 @@ def nu_c_equivalence(sol: NuSolution, X: Any, y: np.ndarray, kernel: Kernel
     cross-check against it (:data:`~maxmargin.tolerances.NU_C_TIGHT`: decision values,
     objective, the scaled answer's own C-SVC KKT residuals). Where SMO does not certify that
     C-SVC at 1e-6 (``rho`` small: ``C max K_ii`` beyond what float64 SMO certifies so tightly),
-    the C-SVC oracle at that ``C`` is the reference instead. ``value`` is the decision error,
-    ``bound`` TIGHT's. With ``rho = 0`` no C is equivalent: the answer must say so (``C``
-    NaN). ``alpha / rho`` carries the round-off of ``rho`` (:func:`_rho_roundoff`: ``rho`` is a
-    difference of margins that can be far larger than it): where it exceeds the cross-check's
-    KKT tolerance, that tolerance is it, and the objectives' twice it."""
+    the C-SVC oracle at that ``C`` is the reference instead; where neither is certified, the
+    scaled answer's own C-SVC ``m - M`` (:func:`~maxmargin.certificate.certify_svm`) against
+    the cross-check's KKT tolerance. ``value`` is the decision error, ``bound`` TIGHT's. With
+    ``rho = 0`` no C is equivalent: the answer must say so (``C`` NaN). ``alpha / rho`` carries
+    the round-off of ``rho`` (:func:`_rho_roundoff`: ``rho`` is a difference of margins that can
+    be far larger than it): where it exceeds the cross-check's KKT tolerance, that tolerance is
+    it, and the objectives' twice it."""
     if not sol.rho > 0.0:
         return _check("nu_c_equivalence", 0.0 if math.isnan(sol.C) else math.inf, 0.0,
                       "rho = 0: no equivalent C-SVC (C must be NaN)"), None
     scaled = as_c_svc(sol)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings():  # an uncertified reference is handled below
         warnings.simplefilter("ignore", ConvergenceWarning)
         ref = smo(X, y, C=scaled.C, kernel=kernel, tol=TIGHT_TOL, precision="double")
-    if ref.status != "optimal":
-        ref = svm_dual(X, y, C=scaled.C, kernel=kernel).solve()
-    if ref.status != "optimal":
-        return _check("nu_c_equivalence", math.inf, TIGHT.decision,
-                      f"neither smo nor the oracle at C = {scaled.C:.6g} is certified "
-                      f"({ref.status!r})", C=scaled.C), None
+        if ref.status != "optimal":
+            ref = svm_dual(X, y, C=scaled.C, kernel=kernel).solve()
     spread = _rho_roundoff(sol, X, kernel)
+    if ref.status != "optimal":  # no reference: the scaled answer's own C-SVC m - M decides
+        own = certify_svm(np.asarray(scaled.alpha), X, y, scaled.C, kernel)
+        return _check("nu_c_equivalence", own.kkt_violation, max(NU_C_TIGHT.kkt, spread),
+                      f"neither smo nor the oracle at C = {scaled.C:.6g} is certified "
+                      f"({ref.status!r}): alpha / rho judged by the C-SVC certificate",
+                      C=scaled.C, rho=sol.rho, rho_roundoff=spread), None
     tolerances = NU_C_TIGHT
     if spread > NU_C_TIGHT.kkt:  # alpha / rho carries the round-off of rho
         tolerances = dataclasses.replace(NU_C_TIGHT, kkt=spread,
