@@ -143,18 +143,25 @@ class Handover:
         """The work a finish from ``free`` free alphas may do after passes that visited
         ``visits`` samples and brought the relative gap from ``before`` (``inf`` at first) to
         ``gap``, or None when it is not due (class docstring)."""
-        X = self.X
         if gap * gap <= tol * before:
             return None
+        n = self.X.shape[0]
+        work = passes_work(visits, self.X.nnz if hasattr(self.X, "indptr") else self.X.size, n)
+        return DCD_HINGE_FINISH_BUDGET * work if self.due(free, work) else None
+
+    def due(self, free: int, work: float) -> bool:
+        """Whether a finish from ``free`` free alphas is due after passes of ``work``: its
+        estimate within ``work``, its floats within the data's bytes (:func:`fits`), and, after
+        a try, ``work`` grown or the estimate fallen ``DCD_FINISH_GROWTH`` times; a due finish
+        is counted as tried."""
+        X = self.X
         n, d = X.shape
-        nnz = X.nnz if hasattr(X, "indptr") else X.size
-        work = passes_work(visits, nnz, n)
-        need = finish_work(free, d, nnz, n)
+        need = finish_work(free, d, X.nnz if hasattr(X, "indptr") else X.size, n)
         if (need > work or (work < self.retry_at and need > self.retry_below)
                 or not fits(X, free)):
-            return None
+            return False
         self.retry_at, self.retry_below = DCD_FINISH_GROWTH * work, need / DCD_FINISH_GROWTH
-        return DCD_HINGE_FINISH_BUDGET * work
+        return True
 
 
 @njit

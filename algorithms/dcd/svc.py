@@ -18,13 +18,7 @@ from maxmargin.algorithms.dcd.api import (
     finish_status,
     history_of,
 )
-from maxmargin.algorithms.dcd.finish import (
-    data_bytes,
-    feature_finish,
-    finish_work,
-    fits,
-    passes_work,
-)
+from maxmargin.algorithms.dcd.finish import Handover, data_bytes, feature_finish, passes_work
 from maxmargin.algorithms.dcd.loop import CONVERGED, Coordinates
 from maxmargin.algorithms.dcd.smoothed import path_applies, path_finish
 from maxmargin.certificate import TINY, Certificate, certify_svm, max_violation
@@ -32,7 +26,6 @@ from maxmargin.kernels import LinearKernel
 from maxmargin.kernels.base import row_norms2
 from maxmargin.results import SVMSolution, adopt_svm_solution, join_messages, recover_intercept
 from maxmargin.tolerances import (
-    DCD_FINISH_GROWTH,
     DCD_FINISH_KKT,
     DCD_FINISH_MIN_BYTES,
     DCD_PG_SHRINK,
@@ -185,7 +178,8 @@ class Finish:
     1)`` floats, at most the data's bytes or ``DCD_FINISH_MIN_BYTES``), once its estimated work
     (:func:`~.finish.finish_work`) is within that of the passes so far
     (:func:`~.finish.passes_work`), its budget; after a failure, only when the passes' work has
-    grown ``DCD_FINISH_GROWTH`` times or the estimate has fallen as many times. Else, or when
+    grown ``DCD_FINISH_GROWTH`` times or the estimate has fallen as many times
+    (:meth:`~.finish.Handover.due`, as ``dcd``'s). Else, or when
     that gave nothing, in kernel space (:func:`exact_finish`) after ``DCD_SVC_FINISH_AFTER``
     passes (then 4, 16, ... times as many), once the bias is located (an inner solve has
     sampled ``y . alpha(B)``; from ``16 DCD_SVC_FINISH_AFTER`` passes on regardless)."""
@@ -195,9 +189,11 @@ class Finish:
     box: np.ndarray
     tol: float
     finish_at: int = 0
-    retry_at: float = 0.0
-    retry_below: float = math.inf
     smooth: bool = True
+    handover: Handover = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.handover = Handover(self.X)
 
     def smoothed(self, a: np.ndarray, w: np.ndarray, g: np.ndarray, passes: int
                  ) -> Finished | None:
@@ -248,13 +244,8 @@ class Finish:
         """The feature-space finish from ``a`` (``free`` alphas free) within ``work``, when
         affordable (class docstring), certified; else None."""
         X, y, box, tol = self.X, self.y, self.box, self.tol
-        (n, d), nnz = X.shape, (X.nnz if hasattr(X, "tocsr") else X.size)
-        need = finish_work(free, d, nnz, n)
-        if (need > work or (work < self.retry_at and need > self.retry_below)
-                or not fits(X, free)):
+        if not self.handover.due(free, work):
             return None
-        self.retry_at = DCD_FINISH_GROWTH * work
-        self.retry_below = need / DCD_FINISH_GROWTH
         alpha = feature_finish(X, y, a, box, DCD_FINISH_KKT * tol, work)
         if alpha is None:
             return None
