@@ -335,6 +335,7 @@ def one_class_hull(
     coef0: float = 0.0,
     *,
     history_every: int | None = None,
+    finish: bool = True,
 ) -> NuSolution:
     """Schölkopf's one-class SVM from the nearest point of a reduced hull to the origin.
 
@@ -361,6 +362,10 @@ def one_class_hull(
         (the origin is one atom of the corral).
     history_every : int, optional
         As in :func:`gilbert`.
+    finish : bool
+        A Gilbert or MDM run stopped at ``max_iter`` and not certified is finished by Wolfe's
+        method on the reduced hull (kept when certified; the message says so; default True).
+        False returns the method's own answer.
 
     Returns
     -------
@@ -381,6 +386,7 @@ def one_class_hull(
     tol, max_iter, every = check_common(
         default_tol if tol is None else tol, max_iter, history_every, default_iter
     )
+    finish = check_bool(finish, "finish")
     kern = make_kernel(kernel, gamma=gamma, degree=degree, coef0=coef0, X=X)
     return nu_svm_by_hulls(loop, method, X, None, kern, nu, tol, max_iter=max_iter,
-                           every=every, gram=gram)
+                           every=every, gram=gram, finish=finish)

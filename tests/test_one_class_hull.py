@@ -96,7 +96,8 @@ def test_a_reduced_hull_holding_the_origin_gives_w_zero(method: str) -> None:
 def test_gilbert_reports_what_it_has_not_certified() -> None:
     X = _points(1, 60, 3, 2.0)
     with pytest.warns(ConvergenceWarning, match="one-class SVM answer is not certified") as rec:
-        sol = one_class_hull(X, 0.05, kernel="rbf", method="gilbert", max_iter=200)
+        sol = one_class_hull(X, 0.05, kernel="rbf", method="gilbert", max_iter=200,
+                             finish=False)
     assert sol.status == "max_iter"
     assert [w.filename for w in rec] == [__file__]  # the warning points at the caller
     y = np.where(X[:, 0] > np.median(X[:, 0]), 1.0, -1.0)
@@ -106,6 +107,28 @@ def test_gilbert_reports_what_it_has_not_certified() -> None:
     assert [w.filename for w in rec] == [__file__]
     cert = certify_one_class(np.asarray(sol.alpha), X, 0.05, sol.kernel)
     assert not cert.meets(math.inf, HULL_CERT_FACTOR * 1e-6)
+
+
+@pytest.mark.parametrize("method", ["mdm", "gilbert"])
+def test_a_capped_run_is_finished_by_wolfe(method: str) -> None:
+    # Nearly coincident points in feature space (RBF, gamma 1 / (2 * 870 spread^2)) slow the
+    # pairwise and Gilbert steps to a crawl: a capped run is finished on the same reduced hull.
+    rng = np.random.default_rng(3)
+    X = (rng.standard_normal((82, 1)) + 0.8) * 2.5e-3
+    kwargs = {"kernel": "rbf", "gamma": 6.6e5, "method": method, "max_iter": 20_000}
+    with pytest.warns(ConvergenceWarning, match="not certified"):
+        capped = one_class_hull(X, 0.06, finish=False, **kwargs)
+    assert capped.status == "max_iter"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a finished run warns of nothing
+        sol = one_class_hull(X, 0.06, **kwargs)
+    assert sol.status == "optimal" and "finished by Wolfe's method" in sol.message
+    assert sol.method == method
+    oracle = one_class_dual(X, nu=0.06, kernel="rbf", gamma=6.6e5).solve()
+    assert sol.dual_objective == pytest.approx(oracle.dual_objective, rel=1e-8, abs=1e-12)
+    assert sol.rho == pytest.approx(oracle.rho, rel=1e-5)
+    with pytest.raises(ValueError, match="finish"):
+        one_class_hull(X, 0.06, finish="yes")
 
 
 @pytest.mark.parametrize("method", TIGHT)
