@@ -463,7 +463,7 @@ def start(data: tuple, state: tuple, mu: float | None) -> None:
     the vertex's weights, ``z`` to the vertex and ``g``.
     """
     kd, y = data[1], data[2]
-    lam, g, z, col, vidx, vw, _ = state
+    col, vidx, vw = state[3], state[4], state[5]
     a = 0
     while a < y.shape[0] and y[a] > 0:
         a += 1
@@ -485,6 +485,27 @@ def start(data: tuple, state: tuple, mu: float | None) -> None:
                 nv += 1
             else:
                 nv, _, a = smallest_mass(col, y, side, mu, vidx, vw, nv)
+    place(data, state, nv, mu)
+
+
+@njit
+def restart(data: tuple, state: tuple, mu: float, weights: np.ndarray) -> None:
+    """Start at ``weights`` (an earlier run's ``lam`` on the same reduced hulls) instead of a
+    vertex: ``z`` and ``g`` recomputed from them (:func:`place`)."""
+    vidx, vw = state[4], state[5]
+    nv = np.int64(0)
+    for i in range(weights.shape[0]):
+        if weights[i] > 0.0:
+            vidx[nv], vw[nv] = i, weights[i]
+            nv += 1
+    place(data, state, nv, mu)
+
+
+@njit
+def place(data: tuple, state: tuple, nv: int, mu: float | None) -> None:
+    """``lam``, ``z`` and ``g`` at the point ``sum_a y_a vw_a phi(x_vidx_a)`` of the first
+    ``nv`` vertices' weights."""
+    lam, g, z, vidx, vw = state[0], state[1], state[2], state[4], state[5]
     lam[:] = 0.0
     for i in range(nv):
         lam[vidx[i]] = vw[i]
@@ -555,6 +576,7 @@ def run_nearest_point(
     gram: bool = True,
     mu: float = 1.0,
     zero_rtol: float | None = None,
+    warm: np.ndarray | None = None,
 ) -> NearestPointRun:
     """Run a compiled nearest-point ``loop`` (Gilbert, MDM or Wolfe) on validated data.
 
@@ -564,7 +586,8 @@ def run_nearest_point(
     the reduced hulls ``RCH(mu)`` (validated); the weights come back clipped to ``[0, mu]``
     and ``lower`` is the reduced hulls' (:func:`~maxmargin.certificate_nu.reduced_support`).
     ``zero_rtol``: the zero tolerance is ``max(zero_rtol R, floor)`` instead (the ν-SVC's, whose
-    judge resolves ``||z||`` down to about ``HULLS_MEET_ATOL R``).
+    judge resolves ``||z||`` down to about ``HULLS_MEET_ATOL R``). ``warm``: start at these
+    weights (an earlier run's on the same reduced hulls, ``mu < 1``) instead of a vertex.
     """
     t0 = time.perf_counter()
     linear = kernel.kind == KIND_LINEAR and isinstance(X, np.ndarray)
@@ -603,7 +626,10 @@ def run_nearest_point(
     # saves on matrices of this size, and far more when the other core is busy.
     note_compile(loop, f"the nearest-point loop ({loop.__name__})", "several seconds of CPU")
     with _blas().limit(limits=1, user_api="blas"):
-        start(data, state, hull)
+        if warm is None or hull is None:
+            start(data, state, hull)
+        else:
+            restart(data, state, hull, np.clip(warm, 0.0, hull))
         iterations, code, n_hist = loop(
             data, state, (tol, zero_atol, max_iter, every), (hist_it, hist_gap, hist_dist), hull
         )

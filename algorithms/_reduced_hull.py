@@ -37,6 +37,7 @@ import maxmargin.exceptions as exceptions
 from maxmargin.algorithms._nearest_point import (
     INTERSECT,
     MAX_ITER,
+    STALLED,
     NearestPointRun,
     centred,
     run_nearest_point,
@@ -64,6 +65,10 @@ __all__ = ["nu_mu", "nu_svm_by_hulls", "nu_svm_from_run", "nu_zero_rtol", "wolfe
 FINISH_MAX_POINTS = 5000
 #: Major cycles of :func:`wolfe_nu_finish`, whichever solver it finishes.
 WOLFE_FINISH_ITER = 10_000
+#: MDM's steps per point when it finishes a Wolfe run stalled by round-off (at most MDM's own
+#: cap): from Wolfe's weights MDM needs tens to hundreds of steps per point, or reaches the
+#: certificate's resolution no better than Wolfe did.
+POLISH_STEPS_PER_POINT = 1000
 
 
 def nu_mu(nu: float, l: int) -> float:
@@ -154,21 +159,35 @@ def nu_svm_by_hulls(loop: Any, method: str, X: Any, y: np.ndarray | None, kernel
     and Gilbert's steps does not shrink), or with ``finish`` stopped at ``max_iter`` at all
     (hulls that nearly meet slow those steps down too), is finished by Wolfe's method
     (:func:`wolfe_nu_finish`), whose exact affine steps reach ``w = 0`` where the hulls meet:
-    kept when certified, said in the message. An answer not certified warns
-    (:class:`~maxmargin.exceptions.ConvergenceWarning`, pointing at the public function's
-    caller)."""
+    kept when certified, said in the message. A Wolfe run stalled by round-off short of the
+    certificate (its affine minimisations on nearly dependent atoms) is finished by MDM's
+    pairwise steps from its weights (at most :data:`POLISH_STEPS_PER_POINT` per point). An
+    answer not certified warns (:class:`~maxmargin.exceptions.ConvergenceWarning`, pointing at
+    the public function's caller)."""
     l = X.shape[0]
     one_class = y is None
     Xc = X if one_class else centred(X, kernel)[0]
-    run = run_nearest_point(loop, Xc, np.ones(l) if one_class else y, kernel,
-                            tol if loop_tol is None else loop_tol, max_iter, every, gram=gram,
-                            mu=1.0 / (nu * l) if one_class else nu_mu(nu, l),
-                            zero_rtol=nu_zero_rtol(l, 1 if one_class else 2))
+    hulls = {"y": np.ones(l) if one_class else y, "kernel": kernel, "gram": gram,
+             "mu": 1.0 / (nu * l) if one_class else nu_mu(nu, l),
+             "zero_rtol": nu_zero_rtol(l, 1 if one_class else 2)}
+    run = run_nearest_point(loop, Xc, tol=tol if loop_tol is None else loop_tol,
+                            max_iter=max_iter, every=every, **hulls)
     may_meet = run.code == INTERSECT or (run.code == MAX_ITER and not run.lower > 0.0)
     finish = method != "wolfe" and (may_meet or (finish and run.code == MAX_ITER))
     answer = nu_svm_from_run(run, X, y, kernel, nu, method, tol)
     if answer.status == "optimal":
         return answer
+    if method == "wolfe" and run.code == STALLED:
+        from maxmargin.algorithms.mdm import MDM_MAX_ITER, mdm_loop
+
+        steps = min(POLISH_STEPS_PER_POINT * l, MDM_MAX_ITER)
+        polish = run_nearest_point(mdm_loop, Xc, tol=tol, max_iter=steps, every=steps,
+                                   warm=run.lam, **hulls)
+        polished = nu_svm_from_run(polish, X, y, kernel, nu, method, tol)
+        if polished.status == "optimal":
+            note = (f"wolfe: {run.message}, which the certificate does not confirm; finished "
+                    f"by MDM's pairwise steps from its weights ({polish.iterations} steps)")
+            return dataclasses.replace(polished, message=join_messages(note, polished.message))
     wolfe = wolfe_nu_finish(X, y, kernel, nu, tol) if finish else None
     if wolfe is not None and wolfe.status == "optimal":
         why = ("at its zero tolerance" if run.code == INTERSECT
