@@ -114,6 +114,25 @@ def test_the_nu_property_makes_no_error_claim_where_rho_is_unresolved():
     assert support.holds
 
 
+def test_the_support_count_where_rho_is_unresolved_uses_the_certificates_resolution():
+    """Campaign case s74/i328 (RBF, gamma 5e-10 on points up to 4e4 on a line): ``rho`` 4.1e-11
+    is below the resolution; the answer's free support vectors sit within 4e-15 of ``rho``, the
+    accuracy its certificate vouches for (``tol w_floor R``), not within ``tol rho`` (4e-17):
+    counted against ``rho`` alone, one of them fell outside the margin (3 < nu l = 3.2)."""
+    case = random_case(74, 328)
+    sol = nu_smo(case.X, case.y, case.nu, kernel=case.make_kernel(), tol=1e-6)
+    assert sol.status == "optimal"
+    R = sol.certificate.radius
+    assert 0.0 < sol.certificate.margin < w_floor(sol.alpha, R, 0.5 * case.nu) * R
+    _, support = nu_property(sol, case.X, case.y, 1e-6, "nu_smo")
+    assert support.holds and support.value >= case.nu
+    # a support vector moved off the margin by 1e3 times that accuracy is still caught
+    far = dataclasses.replace(sol, rho=sol.rho - 1e3 * 1e-6 * w_floor(sol.alpha, R,
+                                                                        0.5 * case.nu) * R)
+    _, moved = nu_property(far, case.X, case.y, 1e-6, "corrupt")
+    assert not moved.holds
+
+
 def test_the_nu_c_equivalence_allows_for_the_round_off_of_rho():
     """Campaign case s23/i9920 (nu = 2.6e-5, 11 points): ``rho`` 1.3e-16 is a difference of
     margins near 1e-5, resolved to about 1e-3 of itself in float64, and ``alpha / rho`` at

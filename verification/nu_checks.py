@@ -294,16 +294,21 @@ def nu_property(sol: NuSolution, X: Any, y: np.ndarray, accuracy: float, who: st
     hulls meet) the first makes no claim (``bound = inf``), nor where a ν-SVC's certificate
     does not resolve ``rho`` (:func:`~maxmargin.certificate_nu.rho_unresolved`: ``rho < w_floor
     R``, the hulls meet at its resolution, and its ``m - M`` is in units of ``w_floor R``, not
-    of ``rho``: margins within that of ``rho`` are not told apart).
+    of ``rho``: margins within that of ``rho`` are not told apart); there ``eps`` is ``accuracy
+    w_floor R`` (plus the round-off), the accuracy the certificate vouches for.
     """
     l = sol.alpha.shape[0]
     f = sol.decision_function(X)
     m = f - sol.b if sol.problem == "one_class" else y * f
     kernel_max = float(np.max(sol.kernel.diag(X))) if l else 0.0
-    eps = accuracy * sol.rho + g_roundoff(np.asarray(sol.alpha), kernel_max, kernel_width(X))
-    errors = int(np.sum(m < sol.rho - eps))
-    support = int(np.sum((sol.alpha > 0.0) & (m <= sol.rho + eps)))
+    alpha = np.asarray(sol.alpha)
     unresolved = _rho_unresolved(sol)
+    # the unit of the answer's m - M: rho, or the certificate's resolution w_floor R above it
+    unit = (max(sol.rho, w_floor(alpha, sol.certificate.radius, hull_weight(sol.nu, False))
+                * sol.certificate.radius) if unresolved else sol.rho)
+    eps = accuracy * unit + g_roundoff(alpha, kernel_max, kernel_width(X))
+    errors = int(np.sum(m < sol.rho - eps))
+    support = int(np.sum((alpha > 0.0) & (m <= sol.rho + eps)))
     if sol.rho > 0.0 and not unresolved:
         first = _check(f"nu_errors[{who}]", errors / l, sol.nu, rho=sol.rho, eps=eps,
                        errors=errors)
