@@ -273,13 +273,20 @@ def _extractor(prob: _Problem, read_alpha: Any) -> Any:
             nan = math.nan
             return NuSolution(np.full(prob.l, nan), nan, nan, None, nan, nan,
                               outcome.status, message=outcome.message, **common)
-        scored = [(prob.certify(a), a) for a in prob.candidates(alpha, polish)]
-        cert, alpha = min(scored, key=lambda pair: _score(pair[0]))
-        if polish and _score(cert)[0]:  # not certified: an active-set method from the best
-            refined = prob.refine(alpha)
+        scored = sorted(((prob.certify(a), a) for a in prob.candidates(alpha, polish)),
+                        key=lambda pair: _score(pair[0]))
+        cert, alpha = scored[0]
+        # not certified: an active-set method from each candidate, the best first (the best
+        # by score may be a point just off the feasible set, e.g. a class's weights all
+        # snapped to the bound where its sum must stay a hair below, from which the method's
+        # faces keep the wrong sum)
+        for _, start in scored if polish and _score(cert)[0] else ():
+            refined = prob.refine(start)
             if refined is not None:
                 cert, alpha = min([(cert, alpha), (prob.certify(refined), refined)],
                                   key=lambda pair: _score(pair[0]))
+            if not _score(cert)[0]:
+                break
         meet = prob.hulls_meet(alpha)
         notes = [outcome.message]
         if meet is not None:

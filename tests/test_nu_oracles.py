@@ -43,6 +43,7 @@ from maxmargin.formulations import (
 )
 from maxmargin.kernels import make_kernel
 from maxmargin.tolerances import ORACLE_GAP, ORACLE_KKT
+from maxmargin.verification.campaign import random_case
 
 SETTINGS = settings(max_examples=12, derandomize=True, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -636,3 +637,24 @@ def test_rbf_of_tiny_gamma_near_nu_max_certified():
     sol = nu_svm_dual(case.X, case.y, case.nu, kernel="rbf", **case.kernel_params).solve()
     _optimal(sol)
     assert not sol.hulls_meet and sol.rho > 0.0
+
+
+def test_the_primal_at_nu_a_hair_below_nu_max_finds_the_face_with_one_free_weight():
+    """Campaign case s74/i53 (linear, 6 negatives of 173, nu = nu_max (1 - 2.1e-8)): the
+    negatives' weights must sum to nu / 2, 2e-8 below their bounds' sum, so one of them is free
+    and five sit on the bound. The interior point spreads the deficit over all six; snapped,
+    the best candidate has all six on the bound (a hair off the feasible set) and the
+    active-set method from it keeps that sum. Started from the other candidates it finds the
+    face the dual oracle finds."""
+    case = random_case(74, 53)
+    neg = case.y < 0
+    assert neg.sum() == 6 and 0.0 < 1.0 - case.nu / nu_max(case.y) < 1e-7
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        primal = nu_svm_primal(case.X, case.y, case.nu).solve()
+        dual = nu_svm_dual(case.X, case.y, case.nu).solve()
+    assert primal.status == dual.status == "optimal"
+    U = 1.0 / case.y.shape[0]
+    assert np.sum(primal.alpha[neg] == U) == 5
+    assert primal.rho == pytest.approx(dual.rho, rel=1e-8)
+    assert primal.dual_objective == pytest.approx(dual.dual_objective, rel=1e-9)
