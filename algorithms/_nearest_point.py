@@ -577,6 +577,7 @@ def run_nearest_point(
     mu: float = 1.0,
     zero_rtol: float | None = None,
     warm: np.ndarray | None = None,
+    zero_floor: bool = True,
 ) -> NearestPointRun:
     """Run a compiled nearest-point ``loop`` (Gilbert, MDM or Wolfe) on validated data.
 
@@ -588,6 +589,8 @@ def run_nearest_point(
     ``zero_rtol``: the zero tolerance is ``max(zero_rtol R, floor)`` instead (the ν-SVC's, whose
     judge resolves ``||z||`` down to about ``HULLS_MEET_ATOL R``). ``warm``: start at these
     weights (an earlier run's on the same reduced hulls, ``mu < 1``) instead of a vertex.
+    ``zero_floor=False``: ``zero_rtol R`` alone, below the kernel columns' floor ``10 sqrt(eps)
+    R`` (a run that goes on to the judge's resolution where the hulls may meet).
     """
     t0 = time.perf_counter()
     linear = kernel.kind == KIND_LINEAR and isinstance(X, np.ndarray)
@@ -604,7 +607,7 @@ def run_nearest_point(
     eps = float(np.finfo(float).eps)
     floor = 1e3 * eps * R if linear else 10.0 * math.sqrt(eps) * R
     zero_atol = max(tol * scale, floor, hull_eps * R) if zero_rtol is None else max(
-        zero_rtol * R, floor)
+        zero_rtol * R, floor if zero_floor else 0.0)
 
     lam, g, col = np.zeros(n), np.zeros(n), np.zeros(n)
     z = np.zeros(d)

@@ -144,7 +144,8 @@ def _not_certified(method: str, one_class: bool, status: str, summary: str) -> N
 
 def nu_svm_by_hulls(loop: Any, method: str, X: Any, y: np.ndarray | None, kernel: Kernel,
                     nu: float, tol: float, *, max_iter: int, every: int, gram: bool,
-                    loop_tol: float | None = None, finish: bool = False) -> NuSolution:
+                    loop_tol: float | None = None, finish: bool = False,
+                    fine_zero: bool = False) -> NuSolution:
     """The ν-SVC by a nearest-point ``loop`` on ``RCH(2 / (nu l))`` of the classes (the data
     centred where that changes nothing: :func:`~maxmargin.algorithms._nearest_point.centred`),
     stopped at the relative gap ``loop_tol`` (default ``tol``) and judged at ``tol`` by
@@ -158,8 +159,9 @@ def nu_svm_by_hulls(loop: Any, method: str, X: Any, y: np.ndarray | None, kernel
     lower bound (nothing shows the hulls apart: they may meet, where the relative gap of MDM's
     and Gilbert's steps does not shrink), or with ``finish`` stopped at ``max_iter`` at all
     (hulls that nearly meet slow those steps down too), is finished by Wolfe's method
-    (:func:`wolfe_nu_finish`), whose exact affine steps reach ``w = 0`` where the hulls meet:
-    kept when certified, said in the message. A Wolfe run stalled by round-off short of the
+    (:func:`wolfe_nu_finish`, ``fine_zero``: its zero tolerance the judge's, below the kernel
+    columns' floor), whose exact affine steps reach ``w = 0`` where the hulls meet: kept when
+    certified, said in the message; so is a Wolfe run stopped at that floor. A Wolfe run stalled by round-off short of the
     certificate (its affine minimisations on nearly dependent atoms) is finished by MDM's
     pairwise steps from its weights (at most :data:`POLISH_STEPS_PER_POINT` per point). An
     answer not certified warns (:class:`~maxmargin.exceptions.ConvergenceWarning`, pointing at
@@ -171,9 +173,12 @@ def nu_svm_by_hulls(loop: Any, method: str, X: Any, y: np.ndarray | None, kernel
              "mu": 1.0 / (nu * l) if one_class else nu_mu(nu, l),
              "zero_rtol": nu_zero_rtol(l, 1 if one_class else 2)}
     run = run_nearest_point(loop, Xc, tol=tol if loop_tol is None else loop_tol,
-                            max_iter=max_iter, every=every, **hulls)
+                            max_iter=max_iter, every=every, zero_floor=not fine_zero, **hulls)
     may_meet = run.code == INTERSECT or (run.code == MAX_ITER and not run.lower > 0.0)
-    finish = method != "wolfe" and (may_meet or (finish and run.code == MAX_ITER))
+    if method == "wolfe":  # stopped at the loops' floor: Wolfe again, below it
+        finish = run.code == INTERSECT and not fine_zero
+    else:
+        finish = may_meet or (finish and run.code == MAX_ITER)
     answer = nu_svm_from_run(run, X, y, kernel, nu, method, tol)
     if answer.status == "optimal":
         return answer
@@ -220,4 +225,4 @@ def wolfe_nu_finish(X: Any, y: np.ndarray | None, kernel: Kernel, nu: float,
         warnings.simplefilter("ignore", exceptions.ConvergenceWarning)
         return nu_svm_by_hulls(wolfe_loop, "wolfe", X, y, kernel, nu, tol,
                                max_iter=WOLFE_FINISH_ITER, every=WOLFE_FINISH_ITER, gram=False,
-                               loop_tol=WOLFE_TOL)
+                               loop_tol=WOLFE_TOL, fine_zero=True)

@@ -187,3 +187,24 @@ def test_a_run_stopped_at_the_loops_zero_tolerance_is_finished_by_wolfe(method: 
     assert oracle.hulls_meet and one_class_smo(X, 0.25, kernel="poly", tol=1e-9).hulls_meet
     assert sol.status == "optimal" and sol.hulls_meet and sol.method == method
     assert "finished by Wolfe's method" in sol.message
+
+
+@pytest.mark.parametrize("method", ["wolfe", "mdm", "gilbert"])
+def test_a_stop_at_the_loops_zero_floor_goes_on_to_the_judges_resolution(method: str) -> None:
+    # Cubic kernel (coef0 0) on 1-D points of both signs: the feature map is the scalar
+    # (sqrt(gamma) x)^3, the hull holds the origin, and the start vertex (the point nearest 0)
+    # is within the loops' floor 10 sqrt(eps) R though not within the judge's resolution. The
+    # finish (Wolfe's method below that floor) reaches w = 0 between points of both signs.
+    rng = np.random.default_rng(3)
+    X = np.abs(rng.standard_normal((32, 1))) * 2e-4
+    X[0, 0], X[1, 0] = 3e-6, -4e-5
+    kwargs = {"kernel": "poly", "degree": 3, "coef0": 0.0, "gamma": 8e7}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sol = one_class_hull(X, 2e-4, method=method, **kwargs)
+    assert sol.status == "optimal" and sol.hulls_meet and sol.rho == 0.0
+    assert "stopped at its zero tolerance" in sol.message
+    assert "finished by Wolfe's method" in sol.message
+    assert np.count_nonzero(sol.alpha) >= 2  # a point of each sign
+    oracle = one_class_dual(X, nu=2e-4, **kwargs).solve()
+    assert oracle.status == "optimal" and oracle.hulls_meet
