@@ -161,11 +161,12 @@ def nu_svm_by_hulls(loop: Any, method: str, X: Any, y: np.ndarray | None, kernel
     (hulls that nearly meet slow those steps down too), is finished by Wolfe's method
     (:func:`wolfe_nu_finish`, ``fine_zero``: its zero tolerance the judge's, below the kernel
     columns' floor), whose exact affine steps reach ``w = 0`` where the hulls meet: kept when
-    certified, said in the message; so is a Wolfe run stopped at that floor. A Wolfe run stalled by round-off short of the
-    certificate (its affine minimisations on nearly dependent atoms) is finished by MDM's
-    pairwise steps from its weights (at most :data:`POLISH_STEPS_PER_POINT` per point). An
-    answer not certified warns (:class:`~maxmargin.exceptions.ConvergenceWarning`, pointing at
-    the public function's caller)."""
+    certified, said in the message; so is a Wolfe run stopped at that floor. A Wolfe run
+    stalled by round-off short of the certificate (its affine minimisations on nearly dependent
+    atoms) is finished by MDM's pairwise steps from its weights (at most
+    :data:`POLISH_STEPS_PER_POINT` per point). An answer not certified warns
+    (:class:`~maxmargin.exceptions.ConvergenceWarning`, pointing at the public function's
+    caller)."""
     l = X.shape[0]
     one_class = y is None
     Xc = X if one_class else centred(X, kernel)[0]
