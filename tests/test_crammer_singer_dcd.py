@@ -123,6 +123,20 @@ def test_zero_rows_and_no_intercept() -> None:
     assert np.isclose(sol.primal_objective, ref.primal_objective, rtol=1e-6)
 
 
+@pytest.mark.parametrize("s", [1e-4, 1e4])
+def test_the_verdict_is_invariant_under_units(s: float) -> None:
+    """No intercept: ``X -> s X``, ``C -> C / s^2`` is the same problem (``alpha`` and the
+    objectives scale by ``1 / s^2``). At ``C`` of 4e-16 every step of ``alpha`` is below 1e-12;
+    each must still reach ``W`` (a step skipped by its size left ``W`` behind ``alpha``, and the
+    run at ``max_iter`` with a relative gap near 1)."""
+    X, y = _blobs(164, 40, 4, 3)
+    base = cs_dcd(X, y, 4.0, intercept_scaling=None, tol=1e-3)
+    scaled = cs_dcd(s * X, y, 4.0 / s**2, intercept_scaling=None, tol=1e-3)
+    assert base.status == scaled.status == "optimal"
+    assert scaled.dual_objective * s**2 == pytest.approx(base.dual_objective, rel=1e-2)
+    assert scaled.certificate.gap <= 1e-3
+
+
 def test_max_iter_warns_with_cause_and_remedy() -> None:
     X, y = _blobs(11, 300, 5, 4, spread=0.1)
     with pytest.warns(ConvergenceWarning, match="raise `max_iter`"):

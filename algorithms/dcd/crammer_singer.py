@@ -206,7 +206,7 @@ def cs_passes(rows: tuple, y: np.ndarray, box: np.ndarray, QD: np.ndarray, alpha
             for m in range(k):
                 step = new[m] - alpha[i, cls[m]]
                 alpha[i, cls[m]] = new[m]
-                if abs(step) >= DCD_PG_SKIP:
+                if step != 0.0:  # every move reaches W (a size test would not scale with C)
                     moved[changed], delta[changed] = cls[m], step
                     changed += 1
             add_row(X, indptr, indices, data, s_col, i, W, moved, delta, changed)
