@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 
 from maxmargin.algorithms.gilbert import gilbert_hulls, gilbert_svm
 from maxmargin.algorithms.mdm import mdm_hulls
+from maxmargin.algorithms.wolfe import wolfe_hulls
+from maxmargin.certificate import certify_hulls
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.formulations.primal import hard_margin_primal
 
@@ -144,3 +146,21 @@ def test_inputs_unchanged() -> None:
     quiet(mdm_hulls, P, Q)
     np.testing.assert_array_equal(P, copies[0])
     np.testing.assert_array_equal(Q, copies[1])
+
+
+@pytest.mark.parametrize("method", [gilbert_hulls, mdm_hulls, wolfe_hulls])
+@pytest.mark.parametrize("seed", [0, 1, 5])
+def test_intersecting_hulls_are_certified_by_the_distance_of_the_weights(method, seed) -> None:
+    """Overlapping clouds: the loops stop at ``||z||`` within their zero tolerance and report
+    distance 0. The certificate's gap and KKT terms are relative to ``||z||^2`` (1e5 to 1e8
+    for the raw weights, however small ``||z||``); it judges by its own float64 ``||z||``
+    instead, the same in either order of the sets."""
+    rng = np.random.default_rng(seed)
+    P, Q = rng.normal(size=(30, 3)), rng.normal(size=(25, 3)) + 0.3
+    for a, b in ((P, Q), (Q, P)):
+        sol = method(a, b)
+        raw = certify_hulls(a, b, sol.weights_p, sol.weights_q)
+        assert sol.status == "optimal" and sol.distance == 0.0
+        assert sol.certificate.gap == 0.0 and sol.certificate.kkt_violation == 0.0
+        assert sol.certificate.meets(1e-7)
+        assert sol.certificate.distance == raw.distance <= 1e-5
