@@ -83,6 +83,7 @@ from maxmargin.certificate import (
     certify_svm,
     decision_values,
     infeasible_message,
+    within_resolution,
 )
 from maxmargin.certificate_nu import certify_reduced_hulls, reduced_support
 from maxmargin.kernels import Kernel, LinearKernel
@@ -787,7 +788,9 @@ def svm_from_run(
     ``<= HULL_CERT_FACTOR * tol``. With ``finish``, a run that is not confirmed (stopped or
     at ``max_iter``) is finished by the active-set method from its alpha
     (:func:`~maxmargin.algorithms.active_set.finish_alpha`), kept when it meets that
-    certificate; otherwise a stop is ``"inaccurate"`` (with a warning). A run at ``max_iter``
+    certificate; otherwise a stop is ``"inaccurate"`` (with a warning). A certified margin
+    that puts the hulls within ``SVM_HULL_EPS R`` is ``"infeasible"`` at that resolution
+    (:func:`~maxmargin.certificate.within_resolution`), as a stop there is. A run at ``max_iter``
     whose answer the certificate confirms as it is is ``"optimal"``, as ``smo``'s is: the
     certificate, not the method's own gap, says what is optimal.
 
@@ -832,6 +835,9 @@ def svm_from_run(
     if status == "max_iter":
         warnings.warn(f"{method}: {run.message}", exceptions.ConvergenceWarning, stacklevel=3)
     status = _confirmed(status, ok, method, cert.summary())
+    if status == "optimal" and within_resolution(alpha, X, y, kernel, SVM_HULL_EPS):
+        return infeasible_solution(X_out, y, kernel, method, alpha, "", run.iterations,
+                                   run.history, run.runtime)
     return SVMSolution(
         alpha=alpha, b=b, w=w, dual_objective=float(alpha.sum()) - 0.5 * quad,
         primal_objective=cert.primal_objective, status=status, iterations=run.iterations,

@@ -41,6 +41,7 @@ __all__ = [
     "certify_svm",
     "certify_hulls",
     "certify_infeasible",
+    "within_resolution",
     "weak_duality",
     "relative_gap",
     "rescaled_primal",
@@ -409,6 +410,17 @@ def certify_infeasible(
     g = decision_values(kernel, X, X[sv], v[sv])
     distance = math.sqrt(max(float(v @ g), 0.0))
     return Certificate(nan, nan, math.inf, math.inf, nan, 0.0, nan, distance, radius)
+
+
+def within_resolution(alpha: np.ndarray, X: Any, y: np.ndarray, kernel: Kernel,
+                      eps: float) -> Certificate | None:
+    """The evidence (:func:`certify_infeasible` of a hard-margin answer's ``alpha``) when it
+    puts the classes' hulls within ``eps R``, else None. The resolution is the verdict's: a
+    method that certifies a margin below ``eps R / 2`` and one that stops once it has shown the
+    hulls that close have solved the same problem, and the order, units and origin of the data
+    must not decide which answer is given, so both are ``"infeasible"`` there."""
+    evidence = certify_infeasible(alpha, X, y, kernel)
+    return evidence if evidence.hull_distance <= eps * evidence.radius else None
 
 
 def infeasible_message(cert: Certificate, eps: float, how: str = "") -> str:

@@ -22,7 +22,12 @@ from maxmargin.algorithms._kernel_cache import S_HITS, S_MISSES, n_slots_for
 from maxmargin.algorithms.smo.loops import INFEASIBLE, MAX_ITER, record_final
 from maxmargin.algorithms.smo.solver import Solver
 from maxmargin.algorithms.smo.summary import Summary
-from maxmargin.certificate import Certificate, certify_infeasible
+from maxmargin.certificate import (
+    Certificate,
+    certify_infeasible,
+    infeasible_message,
+    within_resolution,
+)
 from maxmargin.kernels.formulas import KIND_LINEAR
 from maxmargin.results import (
     SVMSolution,
@@ -89,8 +94,14 @@ def make_result(
     kappa = C_max * p.radius2
     status, message = status_and_message(outcome, cert, tol, precision, iterations,
                                           solver.hull_eps, dtype, stats, kappa)
+    evidence = (within_resolution(alpha, X, y, p.kernel, solver.hull_eps)
+                if p.C is None and status == "optimal" else None)
+    if evidence is not None:  # a certified margin below the resolution: infeasible there
+        status, message = "infeasible", (
+            f"{infeasible_message(evidence, solver.hull_eps, ' by a certified margin')}. "
+            f"{stats}.")
     if status == "infeasible":  # the one infeasible shape, with its float64 evidence
-        evidence = certify_infeasible(alpha, X, y, p.kernel)
+        evidence = evidence or certify_infeasible(alpha, X, y, p.kernel)
         return infeasible_svm(X, y, p.kernel, f"smo/{solver.options.working_set}", message,
                               evidence, iterations=iterations, history=history,
                               runtime=time.perf_counter() - start)
