@@ -532,3 +532,23 @@ def test_stalled_squared_hinge_passes_hand_over_to_the_primal_newton_method(seed
     assert res.primal_objective >= ref.dual_objective * (1 - 1e-9)
     assert ref.primal_objective >= res.dual_objective * (1 - 1e-9)
     assert res.primal_objective == pytest.approx(ref.primal_objective, rel=1e-5)
+
+
+@pytest.mark.parametrize("offset", [1e2, 1e6])
+def test_dcd_svc_verdict_and_answer_are_invariant_under_a_translation(offset):
+    """SVC's problem does not change under ``X -> X + t`` (``b`` shifts by ``-<w, t>``); data
+    far from the origin are solved centred, as ``smo`` does (uncentred, the bias column's scale
+    and the penalty came from the offset, and the run reached ``max_iter``)."""
+    rng = np.random.default_rng(138)
+    y = np.where(rng.random(40) < 0.5, -1.0, 1.0)
+    X = rng.standard_normal((40, 10)) + 0.7 * y[:, None]
+    t = offset * X.std() * rng.standard_normal(10)
+    base = dcd_svc(X, y, 2.19)
+    moved = dcd_svc(X + t, y, 2.19)
+    assert base.status == moved.status == "optimal"
+    np.testing.assert_allclose(moved.w, base.w, rtol=1e-6, atol=1e-6 * np.abs(base.w).max())
+    assert moved.b + moved.w @ t == pytest.approx(base.b, rel=1e-6, abs=1e-6)
+    assert moved.dual_objective == pytest.approx(base.dual_objective, rel=1e-6)
+    np.testing.assert_array_equal(moved.X_train, X + t)
+    np.testing.assert_allclose(moved.decision_function(X + t), base.decision_function(X),
+                               rtol=1e-5, atol=1e-5)

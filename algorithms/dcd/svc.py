@@ -4,6 +4,7 @@ descent and the method of multipliers on ``y . alpha = 0``, certified as ``smo``
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from maxmargin.algorithms.dcd.loop import CONVERGED, Coordinates
 from maxmargin.algorithms.dcd.smoothed import path_applies, path_finish
 from maxmargin.certificate import TINY, Certificate, certify_svm, max_violation
 from maxmargin.kernels import LinearKernel
-from maxmargin.kernels.base import row_norms2
+from maxmargin.kernels.base import far_from_origin, row_norms2
 from maxmargin.results import SVMSolution, adopt_svm_solution, join_messages, recover_intercept
 from maxmargin.tolerances import (
     DCD_FINISH_KKT,
@@ -284,7 +285,9 @@ def dcd_svc(
     is handed to an exact active-set finish (:class:`Finish`: in feature space while the free
     alphas outnumber ``d + 1``, once affordable beside the passes so far, else in kernel
     space; counted work), kept only when certified; where the passes crawl, once, from the
-    smoothed primal path (:meth:`Finish.smoothed`).
+    smoothed primal path (:meth:`Finish.smoothed`). Dense data far from the origin
+    (:func:`~maxmargin.kernels.base.far_from_origin`) are solved centred, as ``smo`` does: the
+    problem does not change under a translation, ``b`` shifts by ``-<w, mean>``.
 
     Parameters
     ----------
@@ -315,6 +318,10 @@ def solve_svc(X: Any, y: Any, C: Any, sample_weight: Any, tol: Any, max_iter: An
     start = time.perf_counter()
     X, y, C, box, tol, max_iter, rng, shrinking = checked_arguments(
         X, y, C, sample_weight, tol, max_iter, random_state, shrinking)
+    X_user, mean = X, None
+    if isinstance(X, np.ndarray) and far_from_origin(X):  # solved centred, as smo does
+        mean = X.mean(axis=0)
+        X = X - mean
     s = DCD_SVC_SCALING * row_scale(X)
     run = Coordinates.start(X, y, box, False, s, rng, shrinking)
     b, eps, floor, passes = 0.0, DCD_PG_TOL, DCD_SVC_EPS * tol, 0
@@ -355,13 +362,17 @@ def solve_svc(X: Any, y: Any, C: Any, sample_weight: Any, tol: Any, max_iter: An
         f"{cert.kkt_violation:.3g} >= tol = {tol:g} (float64)")
     b_fit, interval = recover_intercept(a, y, g, box)
     margins = y * (g + b_fit)
+    if mean is not None:  # f(x) = <w, x - mean> + b = <w, x> + (b - <w, mean>)
+        shift = float(w @ mean)
+        b_fit, interval = b_fit - shift, (interval[0] - shift, interval[1] - shift)
+        cert = dataclasses.replace(cert, b=cert.b - shift)
     make = adopt_svm_solution if own and status == "optimal" else SVMSolution
     return make(
         alpha=a, b=b_fit, w=w, dual_objective=cert.dual_objective,
         primal_objective=0.5 * float(w @ w) + float(box @ np.maximum(0.0, 1.0 - margins)),
         status=status, iterations=passes, method="dcd_svc",
         history=history_of(("b", "y_alpha", "kkt"), trace),
-        X_train=X, y_train=y, kernel=LinearKernel(), C=C, b_interval=interval,
+        X_train=X_user, y_train=y, kernel=LinearKernel(), C=C, b_interval=interval,
         message=join_messages(message, cert.summary()), runtime=time.perf_counter() - start,
         certificate=cert, sample_weight=None if sample_weight is None else box / C, tol=tol,
     )  # fmt: skip

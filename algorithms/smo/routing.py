@@ -23,9 +23,9 @@ import numpy as np
 from maxmargin import exceptions
 from maxmargin.algorithms.dcd.svc import solve_svc
 from maxmargin.kernels import Kernel
+from maxmargin.kernels.base import far_from_origin
 from maxmargin.kernels.formulas import KIND_LINEAR
 from maxmargin.results import SVMSolution
-from maxmargin.tolerances import CENTRE_OFFSET_RATIO
 
 __all__ = ["DCD_MIN_ROWS", "DCD_MIN_ROWS_SPARSE", "DCD_MAX_PASSES", "dcd_pays",
            "dcd_settings", "far_from_origin", "solve_by_dcd"]
@@ -37,20 +37,6 @@ DCD_MIN_ROWS = 1000
 DCD_MIN_ROWS_SPARSE = 1024
 #: ``dcd_svc``'s passes before the problem goes back to SMO.
 DCD_MAX_PASSES = 20_000
-
-
-def far_from_origin(X: np.ndarray) -> bool:
-    """SMO's rule for centring dense data: ``||mean||^2 > CENTRE_OFFSET_RATIO`` times the mean
-    squared distance to the mean, that distance summed over blocks of centred rows (no centred
-    copy of the data, and no cancellation of ``mean ||x||^2 - ||mean||^2``)."""
-    n = X.shape[0]
-    centre = X.mean(axis=0)
-    rows = max(1, 2**16 // max(1, X.shape[1]))  # blocks of 512 KB
-    spread = 0.0
-    for start in range(0, n, rows):
-        block = X[start:start + rows] - centre
-        spread += float(np.einsum("ij,ij->", block, block))
-    return float(centre @ centre) > CENTRE_OFFSET_RATIO * spread / max(1, n)
 
 
 def dcd_settings(kernel: Kernel, C: float | None, working_set: str, precision: str,

@@ -21,6 +21,7 @@ from maxmargin._validation import (
     check_kernel_values,
 )
 from maxmargin.kernels.formulas import KIND_GRAM
+from maxmargin.tolerances import CENTRE_OFFSET_RATIO
 
 __all__ = ["Kernel", "dot_block", "row_norms2", "variance"]
 
@@ -33,6 +34,21 @@ def dot_block(A: Any, B: Any) -> np.ndarray:
 
 #: Stored entries squared at once by :func:`row_norms2` on CSR rows (bounded extra memory).
 ROW_NORM_BLOCK = 1 << 16
+
+
+def far_from_origin(X: np.ndarray) -> bool:
+    """The rule for centring dense data (``smo``, ``dcd_svc``): ``||mean||^2 >
+    CENTRE_OFFSET_RATIO`` times the mean squared distance to the mean, that distance summed
+    over blocks of centred rows (no centred copy of the data, and no cancellation of ``mean
+    ||x||^2 - ||mean||^2``)."""
+    n = X.shape[0]
+    centre = X.mean(axis=0)
+    rows = max(1, 2**16 // max(1, X.shape[1]))  # blocks of 512 KB
+    spread = 0.0
+    for start in range(0, n, rows):
+        block = X[start:start + rows] - centre
+        spread += float(np.einsum("ij,ij->", block, block))
+    return float(centre @ centre) > CENTRE_OFFSET_RATIO * spread / max(1, n)
 
 
 def row_norms2(X: Any, block: int = ROW_NORM_BLOCK) -> np.ndarray:
