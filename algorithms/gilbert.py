@@ -30,10 +30,13 @@ difference points are never formed. The SVM is the hull pair of the two classes.
 
 from __future__ import annotations
 
+import dataclasses
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+import maxmargin.exceptions as exceptions
 from maxmargin._jit import njit
 from maxmargin._validation import check_bool, check_choice, check_points, check_X, check_Xy
 from maxmargin.algorithms._nearest_point import (
@@ -271,7 +274,9 @@ def gilbert_svm(
     finish : bool
         A run stopped at ``max_iter`` or not confirmed by the certificate is finished exactly by
         the active-set method from its alpha (:mod:`maxmargin.algorithms.active_set`), kept
-        when certified (default True); False returns the nearest-point method's own answer.
+        when certified (default True); a Gilbert or MDM run that still ends neither "optimal"
+        nor "infeasible" is solved again by Wolfe's method (kept when it does; the message
+        says so). False returns the nearest-point method's own answer.
     nu : float, optional
         Schölkopf's ν-SVC instead of the hard margin, in ``(0, nu_max]``, ``nu_max = 2 *
         min(l_+, l_-) / l`` (a ``ValueError`` naming ``nu_max``, before any kernel work):
@@ -317,10 +322,29 @@ def gilbert_svm(
         weights = np.zeros(X.shape[0])
         weights[list(clash)] = 1.0
         return infeasible_solution(X, y, kern, method, weights, opposite_duplicates_message(clash))
-    run = run_nearest_point(loop, Xc, y, kern, tol, max_iter, every, hull_eps=SVM_HULL_EPS,
-                            gram=gram)
-    return svm_from_run(run, Xc, y, kern, method, tol, finish,
-                        X_user=None if mean is None else X, mean=mean)
+
+    def solve(step: Any, cap: int, uses_gram: bool) -> SVMSolution:
+        run = run_nearest_point(step, Xc, y, kern, tol, cap, every, hull_eps=SVM_HULL_EPS,
+                                gram=uses_gram)
+        return svm_from_run(run, Xc, y, kern, method, tol, finish,
+                            X_user=None if mean is None else X, mean=mean)
+
+    if not finish or method == "wolfe":
+        return solve(loop, max_iter, gram)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sol = solve(loop, max_iter, gram)
+    if sol.status not in ("optimal", "infeasible"):  # Wolfe's exact steps where these crawl
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", exceptions.ConvergenceWarning)
+            wolfe = solve(wolfe_loop, WOLFE_MAX_ITER, False)
+        if wolfe.status in ("optimal", "infeasible"):
+            note = (f"{method} stopped {sol.status} ({sol.message.split('; certificate')[0]}); "
+                    "finished by Wolfe's method")
+            return dataclasses.replace(wolfe, message=join_messages(note, wolfe.message))
+    for w in caught:  # the run's own warnings, pointing at the caller
+        warnings.warn(w.message, w.category, stacklevel=2)
+    return sol
 
 
 def one_class_hull(
