@@ -90,7 +90,13 @@ from maxmargin.kernels import Kernel, LinearKernel
 from maxmargin.kernels.formulas import KIND_GRAM, KIND_LINEAR
 from maxmargin.kernels.qmatrix import fill_column, make_qmatrix
 from maxmargin.kernels.qmatrix import kernel_value as engine_value
-from maxmargin.results import HullPairSolution, SVMSolution, infeasible_svm, join_messages
+from maxmargin.results import (
+    HullPairSolution,
+    SVMSolution,
+    infeasible_svm,
+    join_messages,
+    uncentred_intercept,
+)
 from maxmargin.tolerances import HULL_CERT_FACTOR, SVM_HULL_EPS
 
 __all__ = [
@@ -745,12 +751,12 @@ def _confirmed(status: str, certified: bool, method: str, summary: str) -> str:
 def infeasible_solution(
     X: np.ndarray, y: np.ndarray, kernel: Kernel, method: str, weights: np.ndarray,
     message: str = "", iterations: int = 0, history: dict[str, np.ndarray] | None = None,
-    runtime: float = 0.0,
+    runtime: float = 0.0, evidence: Certificate | None = None,
 ) -> SVMSolution:
     """The hard-margin answer on non-separable data (:func:`~maxmargin.results.infeasible_svm`),
     with the convex ``weights`` found as the evidence
-    (:func:`~maxmargin.certificate.certify_infeasible`)."""
-    cert = certify_infeasible(weights, X, y, kernel)
+    (:func:`~maxmargin.certificate.certify_infeasible`; ``evidence`` when already computed)."""
+    cert = certify_infeasible(weights, X, y, kernel) if evidence is None else evidence
     if not message:
         message = infeasible_message(cert, SVM_HULL_EPS)
     return infeasible_svm(X, y, kernel, method, message, cert, iterations=iterations,
@@ -828,16 +834,16 @@ def svm_from_run(
         message = join_messages(message, "the float64 certificate confirms the answer as it is")
     quad = float(np.dot(alpha * y, wx))  # alpha^T Q alpha = ||w||^2
     w = X.T @ (alpha * y) if kernel.kind == KIND_LINEAR else None
-    if X_user is not None:  # f(x) = <w, x - mean> + b = <w, x> + (b - <w, mean>)
-        shift = float(w @ mean)
-        b -= shift
-        cert = dataclasses.replace(cert, b=cert.b - shift)
+    if X_user is not None:
+        b, _, cert = uncentred_intercept(float(w @ mean), b, (b, b), cert)
     if status == "max_iter":
         warnings.warn(f"{method}: {run.message}", exceptions.ConvergenceWarning, stacklevel=3)
     status = _confirmed(status, ok, method, cert.summary())
-    if status == "optimal" and within_resolution(alpha, X, y, kernel, SVM_HULL_EPS):
+    evidence = (within_resolution(alpha, X_out, y, kernel, SVM_HULL_EPS)  # centres X_out
+                if status == "optimal" else None)
+    if evidence is not None:
         return infeasible_solution(X_out, y, kernel, method, alpha, "", run.iterations,
-                                   run.history, run.runtime)
+                                   run.history, run.runtime, evidence)
     return SVMSolution(
         alpha=alpha, b=b, w=w, dual_objective=float(alpha.sum()) - 0.5 * quad,
         primal_objective=cert.primal_objective, status=status, iterations=run.iterations,

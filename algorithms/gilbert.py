@@ -339,8 +339,7 @@ def gilbert_svm(
             warnings.simplefilter("ignore", exceptions.ConvergenceWarning)
             wolfe = solve(wolfe_loop, WOLFE_MAX_ITER, False)
         if wolfe.status in ("optimal", "infeasible"):
-            note = (f"{method} stopped {sol.status} ({sol.message.split('; certificate')[0]}); "
-                    "finished by Wolfe's method")
+            note = f"{method} ended {sol.status} ({sol.message}); finished by Wolfe's method"
             return dataclasses.replace(wolfe, message=join_messages(note, wolfe.message))
     for w in caught:  # the run's own warnings, pointing at the caller
         warnings.warn(w.message, w.category, stacklevel=2)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, ClassVar
 
@@ -35,6 +35,7 @@ __all__ = [
     "MulticlassScores",
     "MulticlassSolution",
     "recover_intercept",
+    "uncentred_intercept",
     "adopt_svm_solution",
     "join_messages",
     "infeasible_svm",
@@ -151,6 +152,15 @@ def _check_status(status: str, allowed: tuple[str, ...]) -> None:
 def join_messages(*parts: str) -> str:
     """The non-empty ``parts`` joined by ``"; "`` (messages of solvers and certificates)."""
     return "; ".join(p for p in parts if p)
+
+
+def uncentred_intercept(shift: float, b: float, interval: tuple[float, float],
+                        cert: Certificate) -> tuple[float, tuple[float, float], Certificate]:
+    """``b``, its interval and the certificate's ``b`` of a linear SVM solved on data centred at
+    ``mean``, in the user's units: ``f(x) = <w, x - mean> + b = <w, x> + (b - shift)`` with
+    ``shift = <w, mean>``."""
+    return (b - shift, (interval[0] - shift, interval[1] - shift),
+            replace(cert, b=cert.b - shift))
 
 
 def recover_intercept(

@@ -4,7 +4,6 @@ descent and the method of multipliers on ``y . alpha = 0``, certified as ``smo``
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -25,7 +24,13 @@ from maxmargin.algorithms.dcd.smoothed import path_applies, path_finish
 from maxmargin.certificate import TINY, Certificate, certify_svm, max_violation
 from maxmargin.kernels import LinearKernel
 from maxmargin.kernels.base import far_from_origin, row_norms2
-from maxmargin.results import SVMSolution, adopt_svm_solution, join_messages, recover_intercept
+from maxmargin.results import (
+    SVMSolution,
+    adopt_svm_solution,
+    join_messages,
+    recover_intercept,
+    uncentred_intercept,
+)
 from maxmargin.tolerances import (
     DCD_FINISH_KKT,
     DCD_FINISH_MIN_BYTES,
@@ -362,10 +367,8 @@ def solve_svc(X: Any, y: Any, C: Any, sample_weight: Any, tol: Any, max_iter: An
         f"{cert.kkt_violation:.3g} >= tol = {tol:g} (float64)")
     b_fit, interval = recover_intercept(a, y, g, box)
     margins = y * (g + b_fit)
-    if mean is not None:  # f(x) = <w, x - mean> + b = <w, x> + (b - <w, mean>)
-        shift = float(w @ mean)
-        b_fit, interval = b_fit - shift, (interval[0] - shift, interval[1] - shift)
-        cert = dataclasses.replace(cert, b=cert.b - shift)
+    if mean is not None:
+        b_fit, interval, cert = uncentred_intercept(float(w @ mean), b_fit, interval, cert)
     make = adopt_svm_solution if own and status == "optimal" else SVMSolution
     return make(
         alpha=a, b=b_fit, w=w, dual_objective=cert.dual_objective,

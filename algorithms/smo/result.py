@@ -10,7 +10,6 @@ the hard margin the certificate's ``||w||^2 / (2 mu^2)``, the value of the feasi
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 import warnings
@@ -34,6 +33,7 @@ from maxmargin.results import (
     adopt_svm_solution,
     infeasible_svm,
     recover_intercept,
+    uncentred_intercept,
 )
 
 __all__ = ["make_result", "status_and_message", "KAPPA_HINT"]
@@ -79,8 +79,7 @@ def make_result(
             slack = 0.0 if C is None else float(C @ np.maximum(0.0, 1.0 - y * (g + b)))
         C_max = math.inf if C is None else float(np.max(C))
     if shift:
-        b, interval = b - shift, (interval[0] - shift, interval[1] - shift)
-        cert = dataclasses.replace(cert, b=cert.b - shift)
+        b, interval, cert = uncentred_intercept(shift, b, interval, cert)
     iterations = int(st.scalars["iteration"])
     hits, misses = int(cache.state[S_HITS]), int(cache.state[S_MISSES])
     dtype = "float32" if cache.data.dtype == np.float32 else "float64"
