@@ -408,3 +408,27 @@ def test_nu_smo_verdict_is_the_outside_judges() -> None:
     oracle = nu_svm_dual(case.X, case.y, case.nu, kernel=kernel).solve()
     bound, check = nu_c_equivalence(oracle, case.X, case.y, kernel)
     assert bound.holds and check is not None and check.passed, check
+
+
+def test_nu_c_equivalence_reads_the_point_the_nu_certificate_judges() -> None:
+    """Campaign case seed 77, i1850 (poly kernel, integer points, ``nu = nu_max``): the oracle's
+    weights were all at ``1 / l`` but one of 4e-16, which ``alpha / rho`` made a free weight
+    at ``C`` 2.5e-4 and LIBSVM's ``m - M`` then read a KKT error of 0.037. The C-SVC answer
+    is taken from the ν certificate's own point (round-off weights on their bounds); a weight
+    clearly above round-off is kept, and fails."""
+    from maxmargin.verification.nu_checks import as_c_svc
+
+    case = random_case(77, 1850)
+    kernel = make_kernel(case.kernel, **case.kernel_params)
+    sol = nu_smo(case.X, case.y, nu=case.nu, kernel=kernel, tol=1e-9)
+    zero = np.flatnonzero(sol.alpha == 0.0)
+    assert sol.status == "optimal" and zero.size
+    same = np.flatnonzero((case.y == case.y[zero[0]]) & (sol.alpha > 0.0))
+    for tiny, holds in ((4e-16, True), (1e-4 / case.y.size, False)):
+        alpha = sol.alpha.copy()  # a weight moved within a class: still feasible
+        alpha[zero[0]] += tiny
+        alpha[same[0]] -= tiny
+        moved = dataclasses.replace(sol, alpha=alpha)
+        bound, check = nu_c_equivalence(moved, case.X, case.y, kernel)
+        assert (check is not None and check.passed) is holds, (tiny, check)
+        assert bool(as_c_svc(moved).alpha[zero[0]] == 0.0) is holds

@@ -62,6 +62,7 @@ from maxmargin.certificate_nu import (
     certify_one_class,
     hull_weight,
     nu_max,
+    project_nu,
     rho_unresolved,
     w_floor,
 )
@@ -339,13 +340,16 @@ def _property(ctx: Context) -> Outcome:
 
 def as_c_svc(sol: NuSolution) -> SVMSolution:
     """The C-SVC answer a ν-SVC answer with ``rho > 0`` claims (Chang & Lin 2001): ``alpha /
-    rho``, ``b / rho``, ``w / rho`` at ``C = 1 / (rho l)``; an ``alpha_i`` at its bound ``1 / l``
-    is put on ``C`` exactly (dividing would leave it an ulp off, free in LIBSVM's index
-    sets)."""
+    rho``, ``b / rho``, ``w / rho`` at ``C = 1 / (rho l)``, from the point the ν certificate
+    judges (:func:`~maxmargin.certificate_nu.project_nu`: weights within round-off of 0 or
+    ``1 / l`` on the bound); an ``alpha_i`` at ``1 / l`` is put on ``C`` exactly (dividing
+    would leave it an ulp off, free in LIBSVM's index sets, as a weight of 1e-16 left above 0
+    would be)."""
     rho = sol.rho
     l = sol.alpha.shape[0]
     C = 1.0 / (rho * l)
-    alpha = np.where(np.asarray(sol.alpha) >= 1.0 / l, C, np.asarray(sol.alpha) / rho)
+    judged = project_nu(np.asarray(sol.alpha), np.asarray(sol.y_train), sol.nu)
+    alpha = np.where(judged >= 1.0 / l, C, judged / rho)
     ww = -2.0 * sol.dual_objective / rho**2
     return SVMSolution(
         alpha=alpha, b=sol.b / rho, w=None if sol.w is None else np.asarray(sol.w) / rho,
