@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import maxmargin.exceptions as exceptions
+from maxmargin.algorithms._meet_lp import meeting_weights
 from maxmargin.algorithms._nearest_point import (
     INTERSECT,
     MAX_ITER,
@@ -49,6 +50,7 @@ from maxmargin.certificate_nu import (
     certify_nu_svm,
     certify_one_class,
     hull_weight,
+    rho_unresolved,
 )
 from maxmargin.kernels import Kernel
 from maxmargin.kernels.formulas import KIND_LINEAR
@@ -203,8 +205,34 @@ def nu_svm_by_hulls(loop: Any, method: str, X: Any, y: np.ndarray | None, kernel
                 "confirm; finished by Wolfe's method on the reduced hulls")
         return dataclasses.replace(wolfe, method=method,
                                    message=join_messages(note, wolfe.message))
+    exact = None if wolfe is not None else _meeting_answer(run, answer, X, y, kernel, nu, tol)
+    if exact is not None:
+        return exact
     _not_certified(method, one_class, answer.status, answer.certificate.summary())
     return answer
+
+
+def _meeting_answer(run: NearestPointRun, answer: NuSolution, X: Any, y: np.ndarray | None,
+                    kernel: Kernel, nu: float, tol: float) -> NuSolution | None:
+    """Where ``answer``'s ``rho`` is below the certificate's resolution (the hulls nearly
+    meet), the weights of :func:`~maxmargin.algorithms._meet_lp.meeting_weights` judged by
+    :func:`nu_svm_from_run`: the answer when the certificate puts their ``||w||`` at 0, else
+    None."""
+    one_class = y is None
+    hull = hull_weight(nu, one_class)
+    if not rho_unresolved(answer.certificate, np.asarray(answer.alpha), hull):
+        return None
+    l = X.shape[0]
+    signs = np.ones(l) if one_class else y
+    groups = [np.arange(l)] if one_class else [np.flatnonzero(y > 0), np.flatnonzero(y < 0)]
+    lam = meeting_weights(X, signs, groups, kernel, 1.0 / (nu * l) if one_class else nu_mu(nu, l))
+    if lam is None:
+        return None
+    note = (f"{answer.method} stopped short of the certificate's resolution ({run.message}); "
+            "the weights where the reduced hulls meet found by a linear programme")
+    exact = nu_svm_from_run(dataclasses.replace(run, lam=lam, message=note), X, y, kernel, nu,
+                            answer.method, tol)
+    return exact if exact.hulls_meet and exact.status == "optimal" else None
 
 
 def wolfe_nu_finish(X: Any, y: np.ndarray | None, kernel: Kernel, nu: float,

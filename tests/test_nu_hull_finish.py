@@ -9,14 +9,18 @@ Run alone: ``python -m pytest tests/test_nu_hull_finish.py -q -p no:cacheprovide
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
-from maxmargin.algorithms import gilbert_svm, one_class_hull
+from maxmargin.algorithms import gilbert_svm, nu_smo, one_class_hull, wolfe_hulls
+from maxmargin.algorithms._meet_lp import MEET_LP_MAX_RANK, meeting_weights
 from maxmargin.algorithms._nearest_point import OPTIMAL, run_nearest_point
 from maxmargin.algorithms.mdm import mdm_loop
+from maxmargin.certificate_nu import certify_nu_svm
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.formulations import nu_svm_dual, one_class_dual
 from maxmargin.kernels import make_kernel
@@ -108,3 +112,62 @@ def test_a_warm_start_resumes_at_the_given_weights(kernel: str) -> None:
     later = run_nearest_point(mdm_loop, X, tol=1e-10, max_iter=10**6,
                               warm=np.full(60, 1.0 / 30), **hulls)
     assert later.code == OPTIMAL and later.zz == pytest.approx(cold.zz, rel=1e-9)
+
+
+# --- the exact linear programme where the hulls meet -----------------------------------------
+def test_wolfe_and_smo_stalled_above_the_resolution_are_settled_by_the_meeting_lp() -> None:
+    """Campaign case seed 77, i1116 (ν-SVC, RBF, duplicated points on a line, the oracle's
+    reduced hulls meet): Wolfe stalled by round-off with ``||w||^2`` 1e-15 above the
+    certificate's resolution, MDM's polish too, and ``nu_smo`` (finished by Wolfe) with them.
+    The linear programme's vertex puts ``||w||`` below it: ``w = 0``, as the oracle says."""
+    c = random_case(77, 1116)
+    kernel = make_kernel(c.kernel, **c.kernel_params)
+    oracle = nu_svm_dual(c.X, c.y, c.nu, kernel=kernel).solve()
+    assert oracle.status == "optimal" and oracle.hulls_meet
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        wolfe = gilbert_svm(c.X, c.y, nu=c.nu, kernel=kernel, method="wolfe")
+        smo_answer = nu_smo(c.X, c.y, nu=c.nu, kernel=kernel, tol=1e-6)
+    for sol in (wolfe, smo_answer):
+        assert sol.status == "optimal" and sol.hulls_meet and sol.rho == 0.0, sol.message
+        assert "linear programme" in sol.message
+        assert certify_nu_svm(sol.alpha, c.X, c.y, c.nu, kernel).dual_objective <= 0.0
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_the_meeting_lp_finds_a_common_point_and_not_one_where_there_is_none(kernel) -> None:
+    """Brute force: a point of the first class's hull (a convex combination, or for the RBF
+    kernel a duplicated point) placed in the second class makes ``z = 0`` reachable; the LP's
+    weights reach it to round-off. Moved off that point (the hulls apart), the LP's ``||z||`` is
+    positive, and no larger than that of the nearest points Wolfe's method finds."""
+    rng = np.random.default_rng(3)
+    P = rng.normal(size=(6, 3))
+    common = P[0] if kernel == "rbf" else np.full(6, 1 / 6) @ P
+    kern = make_kernel(kernel, gamma=0.5)
+    for shift, meets in ((0.0, True), (3.0, False)):
+        Q = np.vstack([rng.normal(size=(5, 3)) + shift + 4.0, common + shift])
+        X, y = np.vstack([P, Q]), np.r_[np.ones(6), -np.ones(6)]
+        groups = [np.arange(6), np.arange(6, 12)]
+        lam = meeting_weights(X, y, groups, kern, 1.0)
+        v = lam * y
+        zz = float(v @ kern(X, X) @ v)
+        assert np.allclose([lam[:6].sum(), lam[6:].sum()], 1.0) and lam.min() >= 0.0
+        if meets:
+            assert zz <= 1e-24, zz
+        else:
+            values, vectors = np.linalg.eigh(kern(X, X))  # the hulls in feature space
+            F = vectors * np.sqrt(np.clip(values, 0.0, None))
+            nearest = wolfe_hulls(F[:6], F[6:])
+            assert 0.0 < zz and math.sqrt(zz) <= math.sqrt(F.shape[1]) * nearest.distance
+
+
+def test_the_meeting_lp_declines_what_it_cannot_solve_quickly() -> None:
+    X = np.zeros((MEET_LP_MAX_RANK + 1, 2))
+    y = np.r_[np.ones(X.shape[0] - 1), -1.0]
+    groups = [np.flatnonzero(y > 0), np.flatnonzero(y < 0)]
+    assert meeting_weights(X, y, groups, make_kernel("rbf", gamma=1.0), 1.0) is None
+    wide = np.zeros((4, MEET_LP_MAX_RANK + 1))
+    assert meeting_weights(wide, np.r_[1.0, 1.0, -1.0, -1.0],
+                           [np.arange(2), np.arange(2, 4)], make_kernel("linear"), 1.0) is None
+    assert meeting_weights(sp.csr_matrix(np.eye(4)), np.r_[1.0, 1.0, -1.0, -1.0],
+                           [np.arange(2), np.arange(2, 4)], make_kernel("linear"), 1.0) is None
