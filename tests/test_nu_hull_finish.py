@@ -171,3 +171,18 @@ def test_the_meeting_lp_declines_what_it_cannot_solve_quickly() -> None:
                            [np.arange(2), np.arange(2, 4)], make_kernel("linear"), 1.0) is None
     assert meeting_weights(sp.csr_matrix(np.eye(4)), np.r_[1.0, 1.0, -1.0, -1.0],
                            [np.arange(2), np.arange(2, 4)], make_kernel("linear"), 1.0) is None
+
+
+def test_the_meeting_lp_puts_the_origin_in_one_reduced_hull() -> None:
+    """The one-class form (one group, signs 1): points around the origin hold it in their
+    reduced hull (``mu = 0.25``: at least four points share the weight); shifted by 10 in
+    every coordinate (the points' spread is about 1), the LP's ``||z||`` is well above 0."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(40, 3))
+    X -= X.mean(axis=0)
+    kern = make_kernel("linear")
+    for shift in (0.0, 10.0):
+        lam = meeting_weights(X + shift, np.ones(40), [np.arange(40)], kern, 0.25)
+        assert np.isclose(lam.sum(), 1.0) and lam.max() <= 0.25
+        z = lam @ (X + shift)
+        assert (np.linalg.norm(z) <= 1e-12) if shift == 0.0 else np.linalg.norm(z) > 1.0
