@@ -315,11 +315,14 @@ def feature_finish(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, kk
         if k > m:
             spent, moved, kept = _drop_phase(Z, y[free], a, free, box, m)
             work += spent
+            # the released alpha is free until a step or a drop takes it out (then -1)
+            dropped = released >= 0 and not kept[np.searchsorted(free, released)]
             if moved:
                 stuck[:], progress = False, True
-            elif released >= 0 and not kept[np.searchsorted(free, released)]:
-                stuck[released] = True  # dropped again at once: not released again until a
-                released = -1           # step moves (no cycling)
+            elif dropped:  # dropped again at once: not released again until a step moves
+                stuck[released] = True  # (no cycling)
+            if dropped:
+                released = -1
             gone = free[~kept]
             at0[gone], atC[gone] = a[gone] <= 0.0, a[gone] >= box[gone]
             free, Z = free[kept], Z[kept]
