@@ -170,3 +170,21 @@ def test_nu_svc_start_from_the_cache_is_certified() -> None:
         t = nu_smo(X, y, nu=0.3, kernel="rbf", gamma=0.3, tol=1e-6)
     assert t.status == "optimal"
     assert s.dual_objective == pytest.approx(t.dual_objective, rel=1e-9)
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_a_reduced_hull_that_holds_the_origin_is_finished_by_wolfe(seed: int) -> None:
+    """Centred data under the linear kernel (feature scales 1e-2.3 to 1e2.5): the reduced hull
+    ``RCH(1 / (nu l))`` holds the origin, so ``w = 0`` and ``rho = 0`` (the oracle's answer).
+    SMO's steps shrink with ``rho`` there, and ``one_class_smo`` spent its ten million
+    iterations ("max_iter"); a run whose ``rho`` falls below the certificate's resolution is
+    now held and finished by Wolfe's method, as ``nu_smo``'s is."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(250, 5)) * 10.0 ** np.array([0.5, 1.5, 2.5, -2.3, -1.1])
+    X -= X.mean(axis=0)
+    oracle = one_class_dual(X, 0.43, kernel="linear").solve()
+    assert oracle.status == "optimal" and oracle.hulls_meet
+    sol = one_class_smo(X, nu=0.43, kernel="linear")
+    assert sol.status == "optimal" and sol.hulls_meet and sol.rho == 0.0, sol.message
+    assert sol.method == "one_class_smo" and "holds the origin" in sol.message
+    assert np.all(sol.w == 0.0)

@@ -39,8 +39,9 @@ kernel the loop therefore runs on ``X 2^-k`` (:func:`unit_exponent`: an exact re
 largest entry in ``[1, 2)``), whose ``Q`` is the user's times ``4^-k`` with the same ``a``; the
 judge, ``rho``, ``b`` and ``w`` are the user's data's, so a change of units changes no verdict.
 
-**Nearly meeting hulls.** Where the ν-SVC's ``rho`` falls below what the certificate resolves
-(the reduced hulls nearly meet), SMO's steps shrink with ``rho`` and ``m - M / rho`` says
+**Nearly meeting hulls.** Where ``rho`` falls below what the certificate resolves (the reduced
+hulls nearly meet; one-class: the reduced hull nearly holds the origin, as centred data under
+the linear kernel), SMO's steps shrink with ``rho`` and ``m - M / rho`` says
 little; the verdict then needs the gap too. The first run is therefore certified at
 checkpoints (:func:`_run`: ``rho`` shrinks as a run goes on), and a run whose ``rho``
 is below the resolution gets one short continuation
@@ -194,10 +195,11 @@ class NuSolver(Solver):
         return g_at, g_at + sums(part, st.alpha[part] * y[part]) if part.size else g_at
 
     def unresolved(self, cert: Certificate) -> bool:
-        """Whether ``cert`` is a ν-SVC's with ``rho`` below its resolution
-        (:func:`~maxmargin.certificate_nu.rho_unresolved`)."""
-        return not self.one_class and nu_judge.rho_unresolved(
-            cert, self.schoelkopf(), nu_judge.hull_weight(self.nu, False))
+        """Whether ``cert`` has ``rho`` below its resolution
+        (:func:`~maxmargin.certificate_nu.rho_unresolved`: the reduced hulls nearly meet; the
+        one-class SVM: its reduced hull nearly holds the origin)."""
+        return nu_judge.rho_unresolved(cert, self.schoelkopf(),
+                                       nu_judge.hull_weight(self.nu, self.one_class))
 
     def start_from(self, alpha: np.ndarray) -> None:
         """Move the state to ``alpha`` (Schölkopf's scaling, feasible) with its exact
@@ -336,8 +338,9 @@ def _result(solver: NuSolver, outcome: int, cert: Certificate, tol: float, preci
 def _finished(answer: NuSolution, start: float, note: str, status: str | None = None
               ) -> NuSolution:
     """Wolfe's answer (:func:`~maxmargin.algorithms._reduced_hull.wolfe_nu_finish`) as
-    ``nu_smo``'s, its message led by ``note``."""
-    return dataclasses.replace(answer, method="nu_smo", runtime=time.perf_counter() - start,
+    ``nu_smo``'s (``one_class_smo``'s), its message led by ``note``."""
+    method = "one_class_smo" if answer.problem == "one_class" else "nu_smo"
+    return dataclasses.replace(answer, method=method, runtime=time.perf_counter() - start,
                                status=answer.status if status is None else status,
                                message=join_messages(note, answer.message))
 
@@ -386,24 +389,26 @@ def _fit(X: Any, y: Any, nu: Any, kernel: Any, tol: Any, max_iter: Any, settings
     went_on = ""  # SMO went on from Wolfe's answer
     if held:
         rho = cert.margin
+        meet = ("the reduced hull nearly holds the origin" if one_class
+                else "the reduced hulls nearly meet")
+        hulls = "the reduced hull" if one_class else "the reduced hulls"
         answer = wolfe_nu_finish(solver.user_X, y, kern, nu, options.tol)
         if answer is not None and (answer.hulls_meet or answer.certificate.meets(options.tol)):
             return _finished(answer, start, f"SMO's rho fell below the certificate's "
-                             f"resolution (it stopped at rho = {rho:.3g}: the reduced hulls "
-                             "nearly meet); Wolfe's method on the reduced hulls finished it")
+                             f"resolution (it stopped at rho = {rho:.3g}: {meet}); Wolfe's "
+                             f"method on {hulls} finished it")
         if (answer is not None and answer.certificate.margin > 0.0
                 and answer.certificate.kkt_violation < cert.kkt_violation):
             solver.start_from(answer.alpha)  # SMO goes on from Wolfe's answer, the better one
             went_on = (f"SMO's rho fell below the certificate's resolution (rho = {rho:.3g}: "
-                       "the reduced hulls nearly meet); SMO went on from the answer of "
-                       "Wolfe's method on the reduced hulls")
+                       f"{meet}); SMO went on from the answer of Wolfe's method on {hulls}")
         outcome, cert, _ = _solve(solver, first, precision, options.tol)
         if answer is not None and (answer.certificate.kkt_violation < cert.kkt_violation
                                    or not math.isfinite(cert.kkt_violation)):
-            note = (f"not certified: the reduced hulls nearly meet (rho = {rho:.3g}, below the "
-                    f"certificate's resolution) and neither SMO nor Wolfe's method on the "
-                    f"reduced hulls reached tol = {options.tol:g}; this is Wolfe's answer, the "
-                    "better one. Raise nu (the hulls then stand further apart) or tol")
+            note = (f"not certified: {meet} (rho = {rho:.3g}, below the certificate's "
+                    f"resolution) and neither SMO nor Wolfe's method on {hulls} reached tol = "
+                    f"{options.tol:g}; this is Wolfe's answer, the better one. Raise nu (the "
+                    "hulls then stand further apart) or tol")
             warnings.warn(f"nu_smo: {note}: {answer.certificate.summary()}",
                           exceptions.ConvergenceWarning, stacklevel=3)
             return _finished(answer, start, note, status="inaccurate")
