@@ -29,7 +29,7 @@ from maxmargin.kernels.formulas import KIND_LINEAR
 __all__ = ["polish_alpha", "polish_tries", "balance_alpha", "kernel_rows", "finish_alpha",
            "best_multiplier", "Finished",
            "POLISH_EIG_RTOL", "POLISH_EIG_RTOL_FINE", "POLISH_KKT_RTOL", "POLISH_REFINE",
-           "FINISH_MAX_FREE", "EIGH_WORK", "STEP_WORK"]
+           "FINISH_MAX_FREE", "FINISH_STEPS_PER_POINT", "EIGH_WORK", "STEP_WORK"]
 
 
 def balance_alpha(alpha: np.ndarray, y: np.ndarray, C: float | np.ndarray | None,
@@ -316,6 +316,11 @@ def kernel_rows(kernel: Any, X: Any) -> Callable[[np.ndarray], np.ndarray]:
 
 #: :func:`finish_alpha` is not tried with more free alphas than this (dense free block).
 FINISH_MAX_FREE = 2000
+#: Steps of :func:`finish_alpha` per variable (each changes the active set by one): from an
+#: iterate far from the optimal active set (large ``C max K_ii``, where SMO crawls with no
+#: alpha at ``C`` yet) the finish releases and fixes hundreds of bounds; its work budget, not
+#: this cap, is what bounds its cost.
+FINISH_STEPS_PER_POINT = 8
 
 
 @dataclass(frozen=True)
@@ -361,7 +366,8 @@ def finish_alpha(
     accept: Callable[[Certificate], bool], max_work: float | None = None, kkt_tol: float = 0.0,
 ) -> Finished | None:
     """The exact finish of an iterative method: :func:`polish_alpha` from ``alpha`` with the
-    kernel's rows, at most ``2 n + 4 |F| + 100`` steps (each changes the active set by one),
+    kernel's rows, at most ``FINISH_STEPS_PER_POINT n + 4 |F| + 100`` steps (each changes the
+    active set by one),
     judged by its float64 certificate (:func:`~maxmargin.certificate.certify_svm`); when that
     fails, once more with the finer eigenvalue cutoff :data:`POLISH_EIG_RTOL_FINE`.
 
@@ -377,7 +383,8 @@ def finish_alpha(
     rows = kernel_rows(kernel, X)
     points = X if kernel.kind == KIND_LINEAR and isinstance(X, np.ndarray) else None
     for polished in polish_tries(lambda: alpha, y, C, rows, quiet=True, shared_work=True,
-                                 max_iter=2 * alpha.size + 4 * n_free + 100, max_work=max_work,
+                                 max_iter=FINISH_STEPS_PER_POINT * alpha.size + 4 * n_free + 100,
+                                 max_work=max_work,
                                  kkt_tol=kkt_tol, linear_X=points):
         if polished is None:
             continue
