@@ -9,6 +9,7 @@ import importlib
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from fixtures_stress import near_coincident_copies
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -152,36 +153,12 @@ def test_dcd_svc_hands_its_run_to_the_feature_space_finish(monkeypatch):
     assert np.array_equal(res.alpha, again.alpha) and res.b == again.b
 
 
-def _near_coincident_copies(seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Separable clouds (margin 0.3 along a random direction) with a tenth of the points copied
-    1e-6 away (these sizes and ``seed=2165``: a problem of a symmetry stress run), the copies'
-    labels flipped or kept by a coin."""
-    rng = np.random.default_rng(seed)
-    n = int(rng.choice([3, 5, 8, 12, 20, 40, 80, 150, 250, 400],
-                       p=[.04, .06, .08, .1, .14, .16, .16, .1, .08, .08]))
-    d = int(rng.choice([1, 2, 3, 5, 10, 20, 50], p=[.1, .25, .2, .15, .15, .1, .05]))
-    X, u = rng.normal(size=(n, d)), rng.normal(size=d)
-    u /= np.linalg.norm(u)
-    share = rng.uniform(0.2, 0.8)
-    y = np.where(rng.random(n) < share, 1.0, -1.0)
-    y[0], y[1 % n] = 1.0, -1.0
-    s = X @ u
-    X += np.outer(y * 0.3 - s, u) * (np.abs(s) < 0.3)[:, None]
-    s = X @ u
-    X += np.outer(np.where(y * s < 0, -2 * s, 0.0), u)
-    k = max(1, n // 10)
-    idx = rng.choice(n, size=k, replace=False)
-    eps = float(rng.choice([1e-12, 1e-9, 1e-6]))
-    X = np.vstack([X, X[idx] + eps * rng.normal(size=(k, d))])
-    return X, np.concatenate([y, -y[idx] if rng.random() < 0.5 else y[idx]])
-
-
 def test_a_released_alpha_dropped_by_the_drop_phase_is_no_longer_tracked():
     """The finish's released alpha was looked up among the free rows after a drop phase had
     taken it out (an IndexError, or a wrong row's flag) when the next drop phase came before
     any step: near-coincident copies with flipped labels, SVC's problem and LIBLINEAR's hinge.
     Both now end at the oracle's optimum."""
-    X, y = _near_coincident_copies(2165)
+    X, y = near_coincident_copies(2165)
     C = 0.6557770683128611
     svc, hinge = dcd_svc(X, y, C=C), dcd(X, y, C=C, loss="hinge", intercept_scaling=1.0)
     assert svc.status == "optimal" and hinge.status == "optimal", (svc.message, hinge.message)

@@ -19,6 +19,7 @@ import numba
 import numpy as np
 import pytest
 from fixtures import ALL_BOUND, LI_HANG, TWO_POINTS, XOR_POLY, XOR_X, XOR_Y
+from fixtures_stress import mixed_scale
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
@@ -996,31 +997,6 @@ def test_argmax_up_is_libsvms_last_maximum(L, seed, ties):
     assert m == want_m
 
 
-def _mixed_scale(seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Gaussian points (separated by 0.3 along a random direction, or unlabelled noise, by a
-    coin), each feature scaled by ``10^U(-3, 5)``; sizes drawn as a symmetry stress run drew
-    them (``seed=2337``: 80 x 10, scales 3.6e-3 to 1.7e4, ``C max K_ii`` 1.7e11 at C = 572)."""
-    rng = np.random.default_rng(seed)
-    n = int(rng.choice([3, 5, 8, 12, 20, 40, 80, 150, 250, 400],
-                       p=[.04, .06, .08, .1, .14, .16, .16, .1, .08, .08]))
-    d = int(rng.choice([1, 2, 3, 5, 10, 20, 50], p=[.1, .25, .2, .15, .15, .1, .05]))
-    if rng.random() < 0.5:
-        X, u = rng.normal(size=(n, d)), rng.normal(size=d)
-        u /= np.linalg.norm(u)
-        share = rng.uniform(0.2, 0.8)
-        y = np.where(rng.random(n) < share, 1.0, -1.0)
-        y[0], y[1 % n] = 1.0, -1.0
-        s = X @ u
-        X += np.outer(y * 0.3 - s, u) * (np.abs(s) < 0.3)[:, None]
-        s = X @ u
-        X += np.outer(np.where(y * s < 0, -2 * s, 0.0), u)
-    else:
-        X = rng.normal(size=(n, d))
-        y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
-        y[0], y[1 % n] = 1.0, -1.0
-    return X * 10.0 ** rng.uniform(-3, 5, size=d), y
-
-
 def test_the_exact_finish_takes_the_steps_a_far_active_set_needs():
     """At ``C max K_ii`` 1.7e11 SMO crawls (after 200,000 iterations no alpha is at ``C``; the
     optimum has 51 there) and the exact finish must release and fix hundreds of bounds: its cap
@@ -1029,7 +1005,7 @@ def test_the_exact_finish_takes_the_steps_a_far_active_set_needs():
     labels swapped was finished at the first checkpoint. Both are now, within 1e-6 of the
     primal value of the CVXPY oracle's ``(w, b)`` (an upper bound by weak duality, whatever
     the oracle's own status: its solvers call this problem inaccurate)."""
-    X, y = _mixed_scale(2337)
+    X, y = mixed_scale(2337)
     C = 572.3350550587774
     with warnings.catch_warnings():  # its status does not matter: its (w, b) is judged here
         warnings.simplefilter("ignore", ConvergenceWarning)
