@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -185,13 +186,19 @@ def nu_svm_by_hulls(loop: Any, method: str, X: Any, y: np.ndarray | None, kernel
     answer = nu_svm_from_run(run, X, y, kernel, nu, method, tol)
     if answer.status == "optimal":
         return answer
-    if method == "wolfe" and run.code == STALLED:
+
+    def mdm_from(lam: np.ndarray) -> tuple[NearestPointRun, NuSolution]:
+        """MDM's pairwise steps from the weights ``lam`` (at most POLISH_STEPS_PER_POINT a
+        point), judged."""
         from maxmargin.algorithms.mdm import MDM_MAX_ITER, mdm_loop
 
         steps = min(POLISH_STEPS_PER_POINT * l, MDM_MAX_ITER)
         polish = run_nearest_point(mdm_loop, Xc, tol=tol, max_iter=steps, every=steps,
-                                   warm=run.lam, **hulls)
-        polished = nu_svm_from_run(polish, X, y, kernel, nu, method, tol)
+                                   warm=lam, **hulls)
+        return polish, nu_svm_from_run(polish, X, y, kernel, nu, method, tol)
+
+    if method == "wolfe" and run.code == STALLED:
+        polish, polished = mdm_from(run.lam)
         if polished.status == "optimal":
             note = (f"wolfe: {run.message}, which the certificate does not confirm; finished "
                     f"by MDM's pairwise steps from its weights ({polish.iterations} steps)")
@@ -205,7 +212,8 @@ def nu_svm_by_hulls(loop: Any, method: str, X: Any, y: np.ndarray | None, kernel
                 "confirm; finished by Wolfe's method on the reduced hulls")
         return dataclasses.replace(wolfe, method=method,
                                    message=join_messages(note, wolfe.message))
-    exact = None if wolfe is not None else _meeting_answer(run, answer, X, y, kernel, nu, tol)
+    exact = (None if wolfe is not None
+             else _meeting_answer(run, answer, X, y, kernel, nu, tol, mdm_from))
     if exact is not None:
         return exact
     _not_certified(method, one_class, answer.status, answer.certificate.summary())
@@ -213,11 +221,14 @@ def nu_svm_by_hulls(loop: Any, method: str, X: Any, y: np.ndarray | None, kernel
 
 
 def _meeting_answer(run: NearestPointRun, answer: NuSolution, X: Any, y: np.ndarray | None,
-                    kernel: Kernel, nu: float, tol: float) -> NuSolution | None:
+                    kernel: Kernel, nu: float, tol: float,
+                    mdm_from: Callable[[np.ndarray], tuple[NearestPointRun, NuSolution]]
+                    ) -> NuSolution | None:
     """Where ``answer``'s ``rho`` is below the certificate's resolution (the hulls nearly
     meet), the weights of :func:`~maxmargin.algorithms._meet_lp.meeting_weights` judged by
-    :func:`nu_svm_from_run`: the answer when the certificate puts their ``||w||`` at 0, else
-    None."""
+    :func:`nu_svm_from_run`, or where the certificate does not put their ``||w||`` at 0 (the
+    LP's vertex minimises the L1 norm of ``z``, not its length) ``mdm_from`` them: the answer
+    when the certificate puts its ``||w||`` at 0, else None."""
     one_class = y is None
     hull = hull_weight(nu, one_class)
     if not rho_unresolved(answer.certificate, np.asarray(answer.alpha), hull):
@@ -232,6 +243,11 @@ def _meeting_answer(run: NearestPointRun, answer: NuSolution, X: Any, y: np.ndar
             "the weights where the reduced hulls meet found by a linear programme")
     exact = nu_svm_from_run(dataclasses.replace(run, lam=lam, message=note), X, y, kernel, nu,
                             answer.method, tol)
+    if not (exact.hulls_meet and exact.status == "optimal"):
+        polish, exact = mdm_from(lam)
+        exact = dataclasses.replace(exact, message=join_messages(
+            f"{note}, then MDM's pairwise steps from them ({polish.iterations} steps)",
+            exact.message))
     return exact if exact.hulls_meet and exact.status == "optimal" else None
 
 

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from fixtures_stress import near_coincident_copies
 
 from maxmargin.algorithms import gilbert_svm, nu_smo, one_class_hull, wolfe_hulls
 from maxmargin.algorithms._meet_lp import MEET_LP_MAX_RANK, meeting_weights
@@ -186,3 +187,25 @@ def test_the_meeting_lp_puts_the_origin_in_one_reduced_hull() -> None:
         assert np.isclose(lam.sum(), 1.0) and lam.max() <= 0.25
         z = lam @ (X + shift)
         assert (np.linalg.norm(z) <= 1e-12) if shift == 0.0 else np.linalg.norm(z) > 1.0
+
+
+@pytest.mark.parametrize("seed", [0, 10, 20])
+def test_the_meeting_lp_weights_are_polished_by_mdm_where_their_length_is_above_0(seed):
+    """Near-coincident copies (1e-6 apart, labels flipped) whose reduced hulls meet to within
+    the certificate's resolution (the oracle's ``||w||`` 7.1e-8, the floor 7.4e-8), translated
+    by 10 spreads and back (round-off of 1e-15): Gilbert stopped at ``max_iter``, Wolfe's
+    finish stalled, and the LP's vertex, which minimises the L1 norm of ``z``, has ``||w||``
+    1.1e-7. MDM's pairwise steps from the LP's weights reach the floor: ``w = 0``."""
+    X, y = near_coincident_copies(2583)
+    nu = 0.13359831622680732
+    spread = float(np.sqrt(np.mean(np.sum((X - X.mean(axis=0)) ** 2, axis=1))))
+    u = np.random.default_rng(seed).normal(size=X.shape[1])
+    t = 10.0 * spread * u / np.linalg.norm(u)
+    X = (X + t) - t
+    oracle = nu_svm_dual(X, y, nu).solve()
+    assert oracle.status == "optimal" and oracle.hulls_meet
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        sol = gilbert_svm(X, y, nu=nu, method="gilbert")
+    assert sol.status == "optimal" and sol.hulls_meet and sol.rho == 0.0, sol.message
+    assert "MDM's pairwise steps from them" in sol.message
