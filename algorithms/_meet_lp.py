@@ -29,6 +29,7 @@ import scipy.linalg
 from scipy.optimize import linprog
 
 from maxmargin.kernels import Kernel
+from maxmargin.kernels.base import row_norms2
 from maxmargin.kernels.formulas import KIND_LINEAR
 
 __all__ = ["MEET_LP_MAX_POINTS", "MEET_LP_MAX_RANK", "meeting_weights"]
@@ -51,20 +52,22 @@ def _factor(X: np.ndarray, kernel: Kernel) -> np.ndarray:
         values, vectors = scipy.linalg.eigh(kernel(X, X))
         keep = values > X.shape[0] * np.finfo(np.float64).eps * max(float(values[-1]), 0.0)
         Z = vectors[:, keep] * np.sqrt(values[keep])
-    radius = float(np.sqrt(np.max(np.einsum("ij,ij->i", Z, Z)))) if Z.size else 0.0
+    radius = float(np.sqrt(np.max(row_norms2(Z)))) if Z.size else 0.0
     return Z / radius if radius > 0.0 else Z
 
 
-def meeting_weights(X: Any, signs: np.ndarray, groups: list[np.ndarray], kernel: Kernel,
-                    mu: float) -> np.ndarray | None:
+def meeting_weights(X: Any, signs: np.ndarray, kernel: Kernel, mu: float) -> np.ndarray | None:
     """The weights ``lam`` of the programme above (module docstring), or None when HiGHS gives
     no optimal vertex, the data are sparse, have more than :data:`MEET_LP_MAX_POINTS` rows or
     (a nonlinear kernel: points; linear: features) more than :data:`MEET_LP_MAX_RANK`.
-    ``signs`` are the ``s_i``, ``groups`` the index sets each summing to 1, ``mu`` the bound."""
+    ``signs`` are the ``s_i`` (the groups ``G_k`` are the points of each sign: one group for
+    the one-class SVM, ``s = 1``), ``mu`` the bound."""
     rank = X.shape[1] if kernel.kind == KIND_LINEAR else X.shape[0]
     if (not isinstance(X, np.ndarray) or X.shape[0] > MEET_LP_MAX_POINTS
             or rank > MEET_LP_MAX_RANK):
         return None
+    groups = [g for g in (np.flatnonzero(signs > 0), np.flatnonzero(signs < 0)) if g.size]
+    upper = min(mu, 1.0)
     Z = _factor(X, kernel)
     l, r = Z.shape
     A_eq = np.zeros((r + len(groups), l + 2 * r))
@@ -75,11 +78,11 @@ def meeting_weights(X: Any, signs: np.ndarray, groups: list[np.ndarray], kernel:
         A_eq[r + k, idx] = 1.0
     b_eq = np.concatenate([np.zeros(r), np.ones(len(groups))])
     cost = np.concatenate([np.zeros(l), np.ones(2 * r)])
-    bounds = [(0.0, min(mu, 1.0))] * l + [(0.0, None)] * (2 * r)
+    bounds = [(0.0, upper)] * l + [(0.0, None)] * (2 * r)
     lp = linprog(cost, A_eq=A_eq, b_eq=b_eq, bounds=bounds, method="highs-ds",
                  options={"primal_feasibility_tolerance": 1e-10,
                           "dual_feasibility_tolerance": 1e-10,
                           "maxiter": ITERATIONS_PER_ROW * (l + 3 * r)})
     if lp.status != 0:
         return None
-    return np.clip(lp.x[:l], 0.0, min(mu, 1.0))
+    return np.clip(lp.x[:l], 0.0, upper)

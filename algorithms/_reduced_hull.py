@@ -213,32 +213,30 @@ def nu_svm_by_hulls(loop: Any, method: str, X: Any, y: np.ndarray | None, kernel
         return dataclasses.replace(wolfe, method=method,
                                    message=join_messages(note, wolfe.message))
     exact = (None if wolfe is not None
-             else _meeting_answer(run, answer, Xc, hulls["mu"], X, y, kernel, nu, tol, mdm_from))
+             else _meeting_answer(run, answer, Xc, hulls["y"], hulls["mu"], X, y, kernel,
+                                     nu, tol, mdm_from))
     if exact is not None:
         return exact
     _not_certified(method, one_class, answer.status, answer.certificate.summary())
     return answer
 
 
-def _meeting_answer(run: NearestPointRun, answer: NuSolution, Xc: Any, mu: float, X: Any,
-                    y: np.ndarray | None, kernel: Kernel, nu: float, tol: float,
+def _meeting_answer(run: NearestPointRun, answer: NuSolution, Xc: Any, signs: np.ndarray,
+                    mu: float, X: Any, y: np.ndarray | None, kernel: Kernel, nu: float, tol: float,
                     mdm_from: Callable[[np.ndarray], tuple[NearestPointRun, NuSolution]]
                     ) -> NuSolution | None:
     """Where ``answer``'s ``rho`` is below the certificate's resolution (the hulls nearly
     meet), the weights of :func:`~maxmargin.algorithms._meet_lp.meeting_weights` on ``RCH(mu)``
-    of the loop's points ``Xc`` (centred where that changes nothing, so that an offset does not
-    swamp the LP's tolerances) judged by :func:`nu_svm_from_run`, or where the certificate
-    does not put their ``||w||`` at 0 (the LP's vertex minimises the L1 norm of ``z``, not its
-    length) ``mdm_from`` them: the answer when the certificate puts its ``||w||`` at 0, else
-    None."""
+    of the loop's points ``Xc`` and ``signs`` (centred where that changes nothing, so that an
+    offset does not swamp the LP's tolerances) judged by :func:`nu_svm_from_run`, or where the
+    certificate does not put their ``||w||`` at 0 (the LP's vertex minimises the L1 norm of
+    ``z``, not its length) ``mdm_from`` them: the answer when the certificate puts its ``||w||``
+    at 0, else None."""
     one_class = y is None
     if not rho_unresolved(answer.certificate, np.asarray(answer.alpha),
                           hull_weight(nu, one_class)):
         return None
-    l = X.shape[0]
-    signs = np.ones(l) if one_class else y
-    groups = [np.arange(l)] if one_class else [np.flatnonzero(y > 0), np.flatnonzero(y < 0)]
-    lam = meeting_weights(Xc, signs, groups, kernel, mu)
+    lam = meeting_weights(Xc, signs, kernel, mu)
     if lam is None:
         return None
     note = (f"{answer.method} stopped short of the certificate's resolution ({run.message}); "

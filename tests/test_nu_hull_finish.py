@@ -148,8 +148,7 @@ def test_the_meeting_lp_finds_a_common_point_and_not_one_where_there_is_none(ker
     for shift, meets in ((0.0, True), (3.0, False)):
         Q = np.vstack([rng.normal(size=(5, 3)) + shift + 4.0, common + shift])
         X, y = np.vstack([P, Q]), np.r_[np.ones(6), -np.ones(6)]
-        groups = [np.arange(6), np.arange(6, 12)]
-        lam = meeting_weights(X, y, groups, kern, 1.0)
+        lam = meeting_weights(X, y, kern, 1.0)
         v = lam * y
         zz = float(v @ kern(X, X) @ v)
         assert np.allclose([lam[:6].sum(), lam[6:].sum()], 1.0) and lam.min() >= 0.0
@@ -165,13 +164,11 @@ def test_the_meeting_lp_finds_a_common_point_and_not_one_where_there_is_none(ker
 def test_the_meeting_lp_declines_what_it_cannot_solve_quickly() -> None:
     X = np.zeros((MEET_LP_MAX_RANK + 1, 2))
     y = np.r_[np.ones(X.shape[0] - 1), -1.0]
-    groups = [np.flatnonzero(y > 0), np.flatnonzero(y < 0)]
-    assert meeting_weights(X, y, groups, make_kernel("rbf", gamma=1.0), 1.0) is None
+    assert meeting_weights(X, y, make_kernel("rbf", gamma=1.0), 1.0) is None
     wide = np.zeros((4, MEET_LP_MAX_RANK + 1))
-    assert meeting_weights(wide, np.r_[1.0, 1.0, -1.0, -1.0],
-                           [np.arange(2), np.arange(2, 4)], make_kernel("linear"), 1.0) is None
-    assert meeting_weights(sp.csr_matrix(np.eye(4)), np.r_[1.0, 1.0, -1.0, -1.0],
-                           [np.arange(2), np.arange(2, 4)], make_kernel("linear"), 1.0) is None
+    signs = np.r_[1.0, 1.0, -1.0, -1.0]
+    assert meeting_weights(wide, signs, make_kernel("linear"), 1.0) is None
+    assert meeting_weights(sp.csr_matrix(np.eye(4)), signs, make_kernel("linear"), 1.0) is None
 
 
 def test_the_meeting_lp_puts_the_origin_in_one_reduced_hull() -> None:
@@ -183,7 +180,7 @@ def test_the_meeting_lp_puts_the_origin_in_one_reduced_hull() -> None:
     X -= X.mean(axis=0)
     kern = make_kernel("linear")
     for shift in (0.0, 10.0):
-        lam = meeting_weights(X + shift, np.ones(40), [np.arange(40)], kern, 0.25)
+        lam = meeting_weights(X + shift, np.ones(40), kern, 0.25)
         assert np.isclose(lam.sum(), 1.0) and lam.max() <= 0.25
         z = lam @ (X + shift)
         assert (np.linalg.norm(z) <= 1e-12) if shift == 0.0 else np.linalg.norm(z) > 1.0
