@@ -69,6 +69,7 @@ from threadpoolctl import ThreadpoolController
 import maxmargin.exceptions as exceptions
 from maxmargin._jit import njit, note_compile
 from maxmargin._validation import (
+    check_bool,
     check_hull_pair,
     check_max_iter,
     check_mu,
@@ -595,7 +596,8 @@ def run_nearest_point(
     and ``lower`` is the reduced hulls' (:func:`~maxmargin.certificate_nu.reduced_support`).
     ``zero_rtol``: the zero tolerance is ``max(zero_rtol R, floor)`` instead (the ν-SVC's, whose
     judge resolves ``||z||`` down to about ``HULLS_MEET_ATOL R``). ``warm``: start at these
-    weights (an earlier run's on the same reduced hulls, ``mu < 1``) instead of a vertex.
+    weights (an earlier run's on the same reduced hulls, ``mu < 1``; Gilbert's and MDM's loops:
+    Wolfe's corral starts from a vertex) instead of a vertex.
     ``zero_floor=False``: ``zero_rtol R`` alone, below the kernel columns' floor ``10 sqrt(eps)
     R`` (a run that goes on to the judge's resolution where the hulls may meet).
     """
@@ -705,6 +707,8 @@ def solve_hull_pair(
     history_every: Any,
     default_iter: int,
     mu: Any = 1.0,
+    finish: Any = False,
+    finisher: tuple[Callable, int] | None = None,
 ) -> HullPairSolution:
     """Validate, run ``loop`` on ``rows of P`` (+1) and ``rows of Q`` (-1), build the solution.
 
@@ -713,24 +717,57 @@ def solve_hull_pair(
     by :func:`~maxmargin.certificate_nu.certify_reduced_hulls`. Hulls within the zero tolerance
     (``INTERSECT``) are judged by the certificate's own float64 ``||z||``: within that tolerance
     the reported distance 0 is within ``||z||`` of the truth and the gap and KKT terms, relative
-    to ``||z||^2``, say nothing more (reported as 0); above it "inaccurate".
+    to ``||z||^2``, say nothing more (reported as 0); above it "inaccurate". A run stopped at
+    ``max_iter`` or by round-off whose answer the certificate confirms is "optimal", as in
+    :func:`svm_from_run`: the certificate, not the stop, decides. With ``finish``
+    (validated) a run that does not end "optimal" is solved again by ``finisher = (loop,
+    max_iter)`` (Wolfe's method) at the same ``tol``: kept, under ``method``'s name and saying
+    so, when that ends "optimal"; else the run's own answer and warnings.
     """
     P, Q = check_hull_pair(P, Q)
     mu = check_mu(mu, {"P": P, "Q": Q})
     tol, max_iter, every = check_common(tol, max_iter, history_every, default_iter)
+    finish = check_bool(finish, "finish")
     X = np.vstack([P, Q])
     X -= X.mean(axis=0)  # the pair's distance is the centred pair's (resolutions from the mean)
     y = np.concatenate([np.ones(P.shape[0]), -np.ones(Q.shape[0])])
+    if not finish or finisher is None:
+        return _hull_pair(loop, method, P, Q, X, y, tol, max_iter, every, mu)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sol = _hull_pair(loop, method, P, Q, X, y, tol, max_iter, every, mu)
+    if sol.status != "optimal":  # Wolfe's exact steps where Gilbert's and MDM's crawl
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", exceptions.ConvergenceWarning)
+            again = _hull_pair(finisher[0], method, P, Q, X, y, tol, finisher[1], every, mu)
+        if again.status == "optimal":
+            note = f"{method} ended {sol.status} ({sol.message}); finished by Wolfe's method"
+            return dataclasses.replace(again, message=join_messages(note, again.message))
+    for w in caught:  # the run's own warnings, pointing at the caller of the public function
+        warnings.warn(w.message, w.category, stacklevel=3)
+    return sol
+
+
+def _hull_pair(loop: Callable, method: str, P: np.ndarray, Q: np.ndarray, X: np.ndarray,
+               y: np.ndarray, tol: float, max_iter: int, every: int, mu: float
+               ) -> HullPairSolution:
+    """One run of :func:`solve_hull_pair` on the validated, centred pair ``X``, judged."""
     run = run_nearest_point(loop, X, y, LinearKernel(), tol, max_iter, every, mu=mu)
-    status = status_of(run, method)
+    status = status_of(run, method, warn=False)
     wp, wq = run.lam[: P.shape[0]], run.lam[P.shape[0] :]
     p, q = P.T @ wp, Q.T @ wq
     distance = 0.0 if run.code == INTERSECT else float(np.linalg.norm(p - q))
     cert = certify_hulls(P, Q, wp, wq) if mu >= 1.0 else certify_reduced_hulls(P, Q, wp, wq, mu)
     if run.code == INTERSECT and cert.distance <= run.zero_atol:
         cert = dataclasses.replace(cert, gap=0.0, kkt_violation=0.0)
-    status = _confirmed(status, cert.meets(HULL_CERT_FACTOR * tol), method, cert.summary())
-    message = join_messages(run.message, cert.summary())
+    certified, message = cert.meets(HULL_CERT_FACTOR * tol), run.message
+    if status in ("max_iter", "inaccurate") and certified:  # the answer is, the stop was not
+        status = "optimal"
+        message = join_messages(message, "the float64 certificate confirms the answer as it is")
+    elif status in ("max_iter", "inaccurate"):
+        warnings.warn(f"{method}: {run.message}", exceptions.ConvergenceWarning, stacklevel=4)
+    status = _confirmed(status, certified, method, cert.summary(), stacklevel=5)
+    message = join_messages(message, cert.summary())
     return HullPairSolution(
         weights_p=wp, weights_q=wq, p=p, q=q, distance=distance, status=status,
         iterations=run.iterations, method=method, history=run.history, gap=run.gap,
@@ -738,13 +775,14 @@ def solve_hull_pair(
     )  # fmt: skip
 
 
-def _confirmed(status: str, certified: bool, method: str, summary: str) -> str:
+def _confirmed(status: str, certified: bool, method: str, summary: str,
+               stacklevel: int = 4) -> str:
     """An ``"optimal"`` stop the float64 certificate does not confirm becomes ``"inaccurate"``
-    (with a :class:`ConvergenceWarning`); any other status is kept."""
+    (with a :class:`ConvergenceWarning` at ``stacklevel``); any other status is kept."""
     if status != "optimal" or certified:
         return status
     warnings.warn(f"{method}: the float64 certificate does not confirm the stop: {summary}",
-                  exceptions.ConvergenceWarning, stacklevel=4)
+                  exceptions.ConvergenceWarning, stacklevel=stacklevel)
     return "inaccurate"
 
 
@@ -791,14 +829,14 @@ def svm_from_run(
     ``alpha``/``b``/``w`` and infinite objectives (the hard-margin primal is infeasible, its dual
     unbounded). The float64 certificate (:func:`maxmargin.certificate.certify_svm`, hard margin)
     must confirm an ``"optimal"`` stop: functional margin ``mu > 0`` and weak-duality gap
-    ``<= HULL_CERT_FACTOR * tol``. With ``finish``, a run that is not confirmed (stopped or
-    at ``max_iter``) is finished by the active-set method from its alpha
+    ``<= HULL_CERT_FACTOR * tol``. With ``finish``, a run that is not confirmed (stopped, stalled
+    or at ``max_iter``) is finished by the active-set method from its alpha
     (:func:`~maxmargin.algorithms.active_set.finish_alpha`), kept when it meets that
     certificate; otherwise a stop is ``"inaccurate"`` (with a warning). A certified margin
     that puts the hulls within ``SVM_HULL_EPS R`` is ``"infeasible"`` at that resolution
     (:func:`~maxmargin.certificate.within_resolution`), as a stop there is. A run at ``max_iter``
-    whose answer the certificate confirms as it is is ``"optimal"``, as ``smo``'s is: the
-    certificate, not the method's own gap, says what is optimal.
+    or stalled by round-off whose answer the certificate confirms as it is is ``"optimal"``, as
+    ``smo``'s is: the certificate, not the method's own gap, says what is optimal.
 
     ``primal_objective`` is the certificate's ``||w||^2 / (2 mu^2)``, the value of the feasible
     primal point ``w / mu`` (``mu`` the largest functional margin ``w`` reaches; ``inf`` when
@@ -822,15 +860,15 @@ def svm_from_run(
         return c.margin > 0 and c.gap <= HULL_CERT_FACTOR * tol
 
     ok, message = accept(cert), run.message
-    if finish and not ok and status in ("optimal", "max_iter") and np.all(np.isfinite(alpha)):
+    if finish and not ok and status != "infeasible" and np.all(np.isfinite(alpha)):
         done = finish_alpha(alpha, X, y, None, kernel, accept)  # the exact finish, as in smo
         if done is not None:
             alpha, wx, cert, b = done.alpha, done.g, done.certificate, done.certificate.b
             ok, status = True, "optimal"
             message = join_messages(message, (
                 f"finished exactly by the active-set method (from {done.n_free} free alphas)"))
-    if status == "max_iter" and ok:  # the cap cut the method's own gap short, not the answer
-        status = "optimal"
+    if status in ("max_iter", "inaccurate") and ok:  # the cap or a round-off stall cut the
+        status = "optimal"  # method's own gap short, not the answer
         message = join_messages(message, "the float64 certificate confirms the answer as it is")
     quad = float(np.dot(alpha * y, wx))  # alpha^T Q alpha = ||w||^2
     w = X.T @ (alpha * y) if kernel.kind == KIND_LINEAR else None

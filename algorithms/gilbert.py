@@ -172,6 +172,7 @@ def gilbert_hulls(
     *,
     history_every: int | None = None,
     mu: float = 1.0,
+    finish: bool = True,
 ) -> HullPairSolution:
     """Nearest points ``p in conv(P)``, ``q in conv(Q)`` by Gilbert's algorithm on ``P - Q``.
 
@@ -189,14 +190,17 @@ def gilbert_hulls(
         ``>= 1 / m``, a ``ValueError`` naming ``mu`` otherwise, before any work). The
         linear-minimisation step is then the sorted partial sum (Frank-Wolfe on ``RCH(P) -
         RCH(Q)``, same gap and stopping rule).
+    finish : bool, default True
+        A run that does not end "optimal" (``max_iter``: Frank-Wolfe's sublinear rate) is
+        solved again by Wolfe's method at the same ``tol``, kept when that ends "optimal":
+        method ``"gilbert"`` still, the message saying so. False: Gilbert's own answer.
 
     Returns
     -------
     HullPairSolution
     """
-    return solve_hull_pair(
-        gilbert_loop, "gilbert", P, Q, tol, max_iter, history_every, GILBERT_MAX_ITER, mu
-    )
+    return solve_hull_pair(gilbert_loop, "gilbert", P, Q, tol, max_iter, history_every,
+                           GILBERT_MAX_ITER, mu, finish, (wolfe_loop, WOLFE_MAX_ITER))
 
 
 #: ``gilbert_svm(method=...)``: the loop, its default ``tol`` (from :mod:`maxmargin.tolerances`)

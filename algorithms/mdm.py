@@ -34,6 +34,7 @@ import numpy as np
 
 from maxmargin._jit import njit
 from maxmargin.algorithms._nearest_point import examine, move, solve_hull_pair, sqdist
+from maxmargin.algorithms.wolfe import WOLFE_MAX_ITER, wolfe_loop
 from maxmargin.results import HullPairSolution
 from maxmargin.tolerances import MDM_TOL
 
@@ -88,6 +89,7 @@ def mdm_hulls(
     *,
     history_every: int | None = None,
     mu: float = 1.0,
+    finish: bool = True,
 ) -> HullPairSolution:
     """Nearest points ``p in conv(P)``, ``q in conv(Q)`` by MDM pairwise steps (linear rate).
 
@@ -110,6 +112,11 @@ def mdm_hulls(
     mu : float, default 1.0
         The reduced hulls' weight bound, ``>= 1 / n`` and ``>= 1 / m`` (a ``ValueError``
         naming ``mu`` otherwise, before any work); ``>= 1``: the convex hulls.
+    finish : bool, default True
+        A run that does not end "optimal" (``max_iter``: the pairwise steps' linear rate can be
+        very slow on elongated hulls) is solved again by Wolfe's method at the same ``tol``,
+        kept when that ends "optimal": method ``"mdm"`` still, the message saying so. False:
+        MDM's own answer.
 
     Returns
     -------
@@ -118,4 +125,4 @@ def mdm_hulls(
         :mod:`maxmargin.algorithms._nearest_point` for the zero rule).
     """
     return solve_hull_pair(mdm_loop, "mdm", P, Q, tol, max_iter, history_every, MDM_MAX_ITER,
-                           mu)
+                           mu, finish, (wolfe_loop, WOLFE_MAX_ITER))

@@ -2,6 +2,7 @@
 (when installed), on hulls far apart and on close hulls."""
 from __future__ import annotations
 
+import functools
 import math
 import textwrap
 from collections.abc import Callable
@@ -57,6 +58,10 @@ def run(case: Case, repeats: int, budget: float) -> list[dict]:
 
     from maxmargin.algorithms import gilbert_hulls, mdm_hulls, wolfe_hulls
     from maxmargin.formulations import hull_distance
+
+    # each method alone: a capped Gilbert or MDM run is not finished by Wolfe's method here
+    gilbert_hulls = functools.partial(gilbert_hulls, finish=False)
+    mdm_hulls = functools.partial(mdm_hulls, finish=False)
 
     p = case.params
     make = make_close_hulls if p.get("shape") == "close" else make_hulls

@@ -174,7 +174,7 @@ def test_gilbert_rate_bound_and_monotone_distance() -> None:
 
 def test_history_is_bounded() -> None:
     P, Q = gaussian_pair(40, 10, 6.0, 5)
-    sol = quiet(gilbert_hulls, P, Q, tol=1e-15, max_iter=10_000)
+    sol = quiet(gilbert_hulls, P, Q, tol=1e-15, max_iter=10_000, finish=False)
     assert sol.status == "max_iter"
     it = np.asarray(sol.history["iteration"])
     # Every 5th iteration (10,000 / 2,000), plus a log-spaced grid: every iteration below 64,
@@ -193,7 +193,7 @@ def test_max_iter_warns_and_returns() -> None:
     P, Q = gaussian_pair(50, 10, 4.0, 0)
     X, y = labelled(P, Q)
     with pytest.warns(ConvergenceWarning, match="max_iter=3"):
-        hp = gilbert_hulls(P, Q, tol=1e-12, max_iter=3)
+        hp = gilbert_hulls(P, Q, tol=1e-12, max_iter=3, finish=False)
     with pytest.warns(ConvergenceWarning, match="max_iter=3"):
         poly = gilbert(P - Q, tol=1e-12, max_iter=3)
     with pytest.warns(ConvergenceWarning, match="max_iter=3"):

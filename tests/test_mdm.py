@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from fixtures import LI_HANG, TWO_POINTS, XOR_POLY, XOR_X, XOR_Y
@@ -108,17 +110,42 @@ def test_mdm_reaches_tolerance_where_gilbert_cannot() -> None:
     rho = oracle_hulls(P, Q).distance
     mdm = mdm_hulls(P, Q, tol=1e-8, max_iter=20_000)
     with pytest.warns(ConvergenceWarning):
-        gil = gilbert_hulls(P, Q, tol=1e-8, max_iter=20_000)
+        gil = gilbert_hulls(P, Q, tol=1e-8, max_iter=20_000, finish=False)
     assert mdm.status == "optimal" and mdm.gap <= 1e-8
     assert gil.status == "max_iter" and gil.gap > 100 * mdm.gap
     assert abs(mdm.distance - rho) < abs(gil.distance - rho)
     assert gil.distance >= rho * (1 - 1e-9)  # Gilbert's iterate is feasible: an upper bound
 
 
+@pytest.mark.parametrize("solve", [mdm_hulls, gilbert_hulls], ids=["mdm", "gilbert"])
+@pytest.mark.parametrize("mu", [1.0, 0.1])
+def test_a_capped_run_is_finished_by_wolfe(solve, mu: float) -> None:  # noqa: ANN001
+    """A run stopped at ``max_iter`` (here after 5 steps: as on elongated hulls, where MDM's
+    linear rate crawls for 10^6 steps) is solved again by Wolfe's method: "optimal", no
+    warning, the message says so, the distance the oracle's (convex hulls) or Wolfe's own
+    (reduced hulls), the same on a permuted copy; ``finish=False`` keeps the capped run."""
+    P, Q = gaussian_pair(40, 3, 2.0, 4)
+    P[:, 2] *= 40.0  # elongated along one axis
+    Q[:, 2] *= 40.0
+    ref = oracle_hulls(P, Q).distance if mu >= 1.0 else wolfe_hulls(P, Q, mu=mu).distance
+    rng = np.random.default_rng(0)
+    for A, B in ((P, Q), (P[rng.permutation(40)], Q[rng.permutation(40)])):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            sol = solve(A, B, tol=1e-8, max_iter=5, mu=mu)
+        assert sol.status == "optimal" and "finished by Wolfe's method" in sol.message
+        assert sol.method == solve.__name__.split("_")[0]
+        assert sol.certificate.meets(1e-6)
+        assert sol.distance == pytest.approx(ref, rel=1e-6)
+    with pytest.warns(ConvergenceWarning, match="max_iter=5"):
+        raw = solve(P, Q, tol=1e-8, max_iter=5, mu=mu, finish=False)
+    assert raw.status == "max_iter" and raw.iterations == 5
+
+
 def test_max_iter_warns_and_returns() -> None:
     P, Q = gaussian_pair(50, 10, 4.0, 0)
     with pytest.warns(ConvergenceWarning, match="mdm: max_iter=2"):
-        sol = mdm_hulls(P, Q, tol=1e-12, max_iter=2)
+        sol = mdm_hulls(P, Q, tol=1e-12, max_iter=2, finish=False)
     assert sol.status == "max_iter" and sol.iterations == 2 and sol.gap > 1e-12
     assert sol.weights_p.sum() == pytest.approx(1.0) and sol.weights_q.min() >= 0
     with pytest.warns(ConvergenceWarning, match="mdm: max_iter=2"):

@@ -352,6 +352,26 @@ def test_large_kernel_corral_against_dual_oracle(store_gram: bool,
     np.testing.assert_allclose(sol.decision_function(X), f_ora, atol=1e-5 * np.abs(f_ora).max())
 
 
+def test_a_round_off_stall_the_certificate_confirms_is_optimal() -> None:
+    """Five points on feature scales from 1 to 2e4 (a symmetry stress run's case): in this
+    order Wolfe's corral finds no descent step at a relative gap of 1e-8 (round-off), in
+    another it stops at its tolerance; the certificate confirms both answers, so both are
+    "optimal" (a stall was "inaccurate"), with the same dual, as the hard-margin oracle's."""
+    X = np.array([[1.0891163662700354, -11.085026010314648, -23576.41982035581],
+                  [1.4056064665659203, -169.48064445546314, -9941.396388112815],
+                  [3.5228809009807125, -59.030595835629555, -19539.021435170616],
+                  [-0.9267170541232476, -379.771434173677, 6138.2967699012115],
+                  [0.17964081709520865, 38.73368767601545, 5397.97658214779]])
+    y = np.array([-1.0, -1.0, 1.0, -1.0, 1.0])
+    ref = hard_margin_primal(X, y).solve()
+    for order in ([0, 1, 2, 3, 4], [2, 3, 4, 1, 0]):
+        for finish in (False, True):
+            sol = gilbert_svm(X[order], y[order], method="wolfe", finish=finish)
+            assert sol.status == "optimal", sol.message
+            assert sol.certificate.gap <= 10 * 1e-8
+            assert sol.dual_objective == pytest.approx(ref.primal_objective, rel=1e-6)
+
+
 def test_max_iter_warns_and_returns() -> None:
     P, Q = close_hulls(500, 20, seed=0)
     with pytest.warns(ConvergenceWarning, match="wolfe: max_iter=2"):
