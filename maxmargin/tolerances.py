@@ -182,7 +182,8 @@ DCD_FINISH_KKT_RTOL = 1e-12
 DCD_PG_SKIP = 1e-12
 #: ``l1_cdn``: the first ``eps`` of LIBLINEAR's shrinking rule (divided by ``DCD_PG_SHRINK``
 #: each time the rule is met, every feature then active again); LIBLINEAR's floor of ``L''_j``
-#: and the smallest direction it moves on.
+#: and the smallest direction it moves on, here relative (the floor times ``sum_i C_i x_ij^2``,
+#: the direction times ``max_i |x_ij|``: the same steps whatever the features' units).
 L1_CDN_EPS = 0.01
 L1_CDN_H_FLOOR = 1e-12
 L1_CDN_D_SKIP = 1e-12

@@ -155,6 +155,61 @@ def test_ill_conditioned_problems_are_certified_and_match_the_oracle(seed, s):
     assert judged.gap <= 1e-6
 
 
+#: Twelve points 5.2e4 from the origin, spread about 1 (a symmetry stress run's case).
+FAR_X = np.array([
+    [18303.931687007473, 31852.804652361505, -37491.47442565898],
+    [18303.904282410436, 31850.008819217626, -37493.03254888606],
+    [18304.60281506422, 31854.180016659102, -37491.294793801826],
+    [18304.22691994559, 31850.11102826275, -37489.86640444374],
+    [18302.194095215465, 31850.6702930769, -37491.7153598839],
+    [18304.681386476295, 31853.874472575673, -37489.23939432998],
+    [18303.294200831708, 31852.391805364532, -37490.57169806488],
+    [18304.24657651842, 31850.245153065836, -37492.53071906458],
+    [18301.738017629483, 31851.79621050938, -37490.84443086659],
+    [18302.81790408278, 31849.802251665933, -37493.805299537344],
+    [18302.79810870008, 31850.31405107031, -37491.48426880382],
+    [18302.462178969592, 31850.492943794274, -37493.77222328277]])
+FAR_Y = np.array([1.0, -1.0, 1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, -1.0, -1.0, -1.0])
+
+
+def far_problem(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The stress case (``seed < 0``) or overlapping clouds moved ``10^U(3, 6)`` from the
+    origin in a random direction."""
+    if seed < 0:
+        return FAR_X, FAR_Y
+    rng = np.random.default_rng(seed)
+    n, d = 12 + 8 * seed, 3
+    X = rng.normal(size=(n, d)) + 0.7 * np.where(rng.random(n) < 0.5, 1.0, -1.0)[:, None]
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    u = rng.normal(size=d)
+    return X + 10.0 ** rng.uniform(3, 6) * u / np.linalg.norm(u), y
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("seed", [-1, 0, 1, 2, 3])
+def test_a_change_of_units_gives_the_same_answer(seed, sparse):
+    """``X -> s X`` with ``C -> C / s`` (``||w||_1 + C sum_i (1 - y_i w . x_i)_+^2``: the
+    solution is ``w / s``, the objective ``P / s``): "optimal" and the same objective to the
+    tolerance for ``s`` from 1e-4 to 1e4, on points far from the origin (the stress case: at
+    ``s = 1e4`` the steps fell below LIBLINEAR's absolute ``|d| < 1e-12`` and the run stalled
+    at its first step for 10^5 passes, relative gap 0.92). The far offset leaves the objective
+    flat along the features (``w`` itself may differ within the tolerance)."""
+    X, y = far_problem(seed)
+    C, tol = 0.41238408817719074, 1e-3
+    bias = None if seed % 2 else 1.0  # the bias column is a feature: scaled too
+    base = l1_cdn(sp.csr_matrix(X) if sparse else X, y, C=C, tol=tol, intercept_scaling=bias)
+    assert base.status == "optimal"
+    for s in (1e-4, 1e-2, 1e2, 1e4):
+        Xs = X * s
+        sol = l1_cdn(sp.csr_matrix(Xs) if sparse else Xs, y, C=C / s, tol=tol,
+                     intercept_scaling=None if bias is None else s * bias)
+        assert sol.status == "optimal", (s, sol.message)
+        assert sol.certificate.gap <= tol
+        assert s * sol.certificate.primal_objective == pytest.approx(
+            base.certificate.primal_objective, rel=2 * tol)
+
+
 def test_the_finish_line_search_is_exact():
     """``exact_step`` against a fine grid of the convex piecewise quadratic it minimises."""
     exact_step = importlib.import_module(l1_cdn.__module__).exact_step

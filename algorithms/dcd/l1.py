@@ -173,9 +173,11 @@ def column_move(X: Any, indptr: Any, indices: Any, data: Any, j: int, b: np.ndar
 @njit
 def newton_step(X: Any, indptr: Any, indices: Any, data: Any, j: int, C: np.ndarray,
                 b: np.ndarray, w: np.ndarray, G: float, H: float,
-                xj_sq: float) -> None:
+                xj_sq: float, xj_max: float) -> None:
     """CDN's direction on ``w_j`` and its line search (module docstring), ``w_j`` and ``b``
-    updated in place (columns as :func:`column_derivatives`)."""
+    updated in place (columns as :func:`column_derivatives`). A direction that moves no margin
+    by ``L1_CDN_D_SKIP`` (``|d| max_i |x_ij|``; LIBLINEAR's ``|d| < 1e-12``, in units that do
+    not change with the features') is not taken."""
     Gp, Gn = G + 1.0, G - 1.0
     if Gp < H * w[j]:
         d = -Gp / H
@@ -183,7 +185,7 @@ def newton_step(X: Any, indptr: Any, indices: Any, data: Any, j: int, C: np.ndar
         d = -Gn / H
     else:
         d = -w[j]
-    if abs(d) < L1_CDN_D_SKIP:
+    if abs(d) * xj_max < L1_CDN_D_SKIP:
         return
     delta = abs(w[j] + d) - abs(w[j]) + G * d
     d_old, loss_old = 0.0, 0.0
@@ -215,7 +217,8 @@ def column_size(n: int, indptr: Any, j: int) -> int:
 
 @njit
 def heavy_steps(X: Any, indptr: Any, indices: Any, data: Any, C: np.ndarray,
-                xj_sq: np.ndarray, w: np.ndarray, b: np.ndarray, visited: np.ndarray,
+                xj_sq: np.ndarray, xj_max: np.ndarray, w: np.ndarray, b: np.ndarray,
+                visited: np.ndarray,
                 violation: np.ndarray, budget: int) -> None:
     """``HEAVY_ROUNDS`` rounds of Newton steps on the ``visited`` features of largest
     ``violation`` whose columns hold at most ``budget`` entries together (columns as
@@ -231,12 +234,14 @@ def heavy_steps(X: Any, indptr: Any, indices: Any, data: Any, C: np.ndarray,
         for k in range(size):
             j = ranked[k]
             G, H = column_derivatives(X, indptr, indices, data, j, C, b)
-            newton_step(X, indptr, indices, data, j, C, b, w, G, max(H, L1_CDN_H_FLOOR), xj_sq[j])
+            newton_step(X, indptr, indices, data, j, C, b, w, G,
+                        max(H, L1_CDN_H_FLOOR * xj_sq[j]), xj_sq[j], xj_max[j])
 
 
 @njit
 def cdn_loop(X: Any, indptr: Any, indices: Any, data: Any, C: np.ndarray,
-             xj_sq: np.ndarray, w: np.ndarray, b: np.ndarray, order: np.ndarray,
+             xj_sq: np.ndarray, xj_max: np.ndarray, w: np.ndarray, b: np.ndarray,
+             order: np.ndarray,
              rng: np.ndarray, state: Any, target: float, max_passes: int,
              shrinking: bool) -> tuple:
     """CDN passes (module docstring; columns as :func:`column_derivatives`) until a pass's
@@ -255,7 +260,7 @@ def cdn_loop(X: Any, indptr: Any, indices: Any, data: Any, C: np.ndarray,
         while s < active:
             j = order[s]
             G, H = column_derivatives(X, indptr, indices, data, j, C, b)
-            H = max(H, L1_CDN_H_FLOOR)
+            H = max(H, L1_CDN_H_FLOOR * xj_sq[j])  # of the column's curvature: no units
             umax = max(umax, abs(G))
             if w[j] == 0.0:
                 violation = max(-(G + 1.0), G - 1.0, 0.0)
@@ -270,11 +275,11 @@ def cdn_loop(X: Any, indptr: Any, indices: Any, data: Any, C: np.ndarray,
             gnorm1 += violation
             violations[j] = violation
             work += column_size(n, indptr, j)
-            newton_step(X, indptr, indices, data, j, C, b, w, G, H, xj_sq[j])
+            newton_step(X, indptr, indices, data, j, C, b, w, G, H, xj_sq[j], xj_max[j])
             s += 1
         passes += 1
         if active >= HEAVY_MIN_FEATURES:
-            heavy_steps(X, indptr, indices, data, C, xj_sq, w, b, order[:active],
+            heavy_steps(X, indptr, indices, data, C, xj_sq, xj_max, w, b, order[:active],
                         violations, work // HEAVY_SHARE)
         estimate = pass_estimate(C, b, w, umax)
         state.estimate = estimate
@@ -726,6 +731,8 @@ def _solve(Z: Any, box: np.ndarray, tol: float, max_iter: int, rng: np.ndarray,
     n, p = Z.shape
     cols = (None, Z.indptr, Z.indices, Z.data) if sp.issparse(Z) else (Z, None, None, None)
     xj_sq = column_weights(*cols, box, p)
+    xj_max = (abs(Z).max(axis=0).toarray().ravel() if sp.issparse(Z)
+              else np.max(np.abs(Z), axis=0, initial=0.0))
     ones = np.ones(n)
     nnz = Z.nnz if sp.issparse(Z) else n * p
     w, b = np.zeros(p), np.ones(n)
@@ -739,7 +746,7 @@ def _solve(Z: Any, box: np.ndarray, tol: float, max_iter: int, rng: np.ndarray,
     trace = [(0, math.nan, cert.gap)]  # w~ = 0: optimal when C is small enough
     alpha = None
     while cert.gap > tol and passes < max_iter:
-        done, code = cdn_loop(*cols, box, xj_sq, w, b, order, rng, state, target,
+        done, code = cdn_loop(*cols, box, xj_sq, xj_max, w, b, order, rng, state, target,
                               min(check_at, max_iter) - passes, shrinking)
         passes += done
         cert = certify_liblinear(w, Z, ones, box, loss="squared_hinge", penalty="l1")
