@@ -25,7 +25,8 @@ aside), a sample left with one class too, until a pass's largest violation falls
 ``W`` is recomputed from ``alpha`` (``O(nnz K)``) after ``DCD_FIRST_CHECK`` passes, at each
 doubling, and whenever the passes meet ``eps``, and the relative duality gap ``(P(W) -
 D(alpha)) / P(W)`` is evaluated; while it exceeds ``tol``, ``eps`` is divided by
-``DCD_PG_SHRINK``. The answer is judged by
+``DCD_PG_SHRINK`` and the exact finish (:mod:`.cs_finish`, on small supports) is tried, kept
+when certified. The answer is judged by
 :func:`~maxmargin.certificate_multiclass.certify_crammer_singer` with ``lambda`` from
 ``alpha``: ``"optimal"`` only when its relative gap is at most ``tol``.
 """
@@ -52,6 +53,7 @@ from maxmargin.algorithms.dcd.api import (
     gap_met,
     history_of,
 )
+from maxmargin.algorithms.dcd.cs_finish import cs_finish
 from maxmargin.algorithms.dcd.loop import (
     CONVERGED,
     MAX_ITER,
@@ -63,7 +65,11 @@ from maxmargin.certificate_multiclass import certify_crammer_singer
 from maxmargin.results import MulticlassSolution, join_messages
 from maxmargin.tolerances import DCD_PG_SHRINK, DCD_PG_SKIP, DCD_PG_TOL, DCD_TOL
 
-__all__ = ["cs_dcd", "cs_passes", "sub_problem", "cs_weights", "cs_gap", "PASS_STATE"]
+__all__ = ["cs_dcd", "cs_passes", "sub_problem", "cs_weights", "cs_gap", "PASS_STATE",
+           "CS_FINISH_WORK"]
+
+#: The exact finish (:mod:`.cs_finish`) may spend this many times the passes' work so far.
+CS_FINISH_WORK = 2.0
 
 
 #: The passes' state carried from one call to the next, as one record.
@@ -340,7 +346,8 @@ def cs_dcd(
     state = fields[0]  # a view: the compiled passes' writes land in it
     eps, passes, check_at = DCD_PG_TOL, 0, DCD_FIRST_CHECK
     trace: list[tuple[int, float, float]] = []
-    cert = None
+    nnz = X.nnz if hasattr(X, "nnz") else X.size
+    cert, finished = None, -1
     while True:
         done, code = cs_passes(rows, y, box, QD, alpha, W, order, rng, classes, n_cls, state,
                                eps, np.int64(min(check_at, max_iter) - passes),
@@ -348,6 +355,16 @@ def cs_dcd(
         passes += done
         W = cs_weights(X, alpha, s)  # the kept one drifts
         gap = cs_gap(X, y, alpha, W, s, box)
+        if gap > tol:  # the passes crawl: the exact finish, kept when it is certified
+            done_alpha = cs_finish(X, s, y, box, alpha, CS_FINISH_WORK * passes * nnz * K)
+            if done_alpha is not None:
+                W_done = cs_weights(X, done_alpha, s)
+                if cs_gap(X, y, done_alpha, W_done, s, box) <= tol:
+                    done_cert = judge(W_done, done_alpha)
+                    if gap_met(done_cert, tol):
+                        alpha, W, cert, finished = done_alpha, W_done, done_cert, passes
+                        trace.append((passes, eps, done_cert.gap))
+                        break
         trace.append((passes, eps, gap))
         if gap <= tol:
             cert = judge(W, alpha)
@@ -364,6 +381,9 @@ def cs_dcd(
         gap_met(cert, tol),
         f"cs_dcd: {passes} passes (max_iter={max_iter}) left the certified relative gap at "
         f"{cert.gap:.3g} > tol={tol:g}")
+    if finished >= 0:
+        message = join_messages(message, "finished exactly by the active-set method after "
+                                f"{finished} passes")
     W_tilde = np.ascontiguousarray(W.T if intercept_scaling is not None else W[:d].T)
     b = np.zeros(K) if intercept_scaling is None else s * W[d]
     return MulticlassSolution(
