@@ -39,6 +39,9 @@ CS_FINISH_MAX_SIZE = 250
 CS_FINISH_MIN_WORK = 1e9
 #: A multiplier wrong by at most this fraction of ``max(1, max |G|)`` counts as right.
 CS_FINISH_KKT_RTOL = 1e-12
+#: The Newton system counts as consistent when its least-squares residual is at most this
+#: fraction of ``1 + max |G_F|`` (else the residual is the zero-curvature direction).
+CS_FINISH_NULL_RTOL = 1e-9
 #: Full Newton steps on one face (the first, then iterative refinement) before its multipliers
 #: are read.
 CS_FINISH_REFINE = 2
@@ -112,7 +115,7 @@ def cs_finish(X: Any, s: float, y: np.ndarray, box: np.ndarray, alpha: np.ndarra
             work += 10.0 * (N + S) ** 3
             residual = rhs - M @ sol
             scale = float(np.max(np.abs(rhs), initial=0.0)) + 1.0
-            newton = float(np.max(np.abs(residual), initial=0.0)) <= 1e-9 * scale
+            newton = float(np.max(np.abs(residual), initial=0.0)) <= CS_FINISH_NULL_RTOL * scale
             d = sol[:N] if newton else residual[:N]  # zero curvature, descent (docstring)
             # sum_m d_i^m = 0 exactly: the solve leaves round-off, which a long step along a
             # zero-curvature direction would magnify
