@@ -40,7 +40,6 @@ import maxmargin.exceptions as exceptions
 from maxmargin._jit import njit
 from maxmargin._validation import check_bool, check_choice, check_points, check_X, check_Xy
 from maxmargin.algorithms._nearest_point import (
-    INTERSECT,
     SVM_HULL_EPS,
     centred,
     check_common,
@@ -48,7 +47,6 @@ from maxmargin.algorithms._nearest_point import (
     infeasible_solution,
     run_nearest_point,
     solve_hull_pair,
-    status_of,
     svm_from_run,
     vertex_move,
     vertex_sqnorm,
@@ -57,11 +55,10 @@ from maxmargin.algorithms._reduced_hull import nu_svm_by_hulls
 from maxmargin.algorithms.mdm import MDM_MAX_ITER, mdm_loop
 from maxmargin.algorithms.wolfe import WOLFE_MAX_ITER, wolfe_loop
 from maxmargin.certificate import (
-    certify_hulls,
     opposite_duplicates,
     opposite_duplicates_message,
 )
-from maxmargin.kernels import Kernel, LinearKernel, make_kernel, own_points, precomputed
+from maxmargin.kernels import Kernel, make_kernel, own_points, precomputed
 from maxmargin.results import HullPairSolution, PolytopeSolution, SVMSolution, join_messages
 from maxmargin.tolerances import GILBERT_TOL, MDM_TOL, WOLFE_TOL
 
@@ -121,7 +118,9 @@ def gilbert(
     """The point of ``conv(rows of Q)`` nearest the origin, by Gilbert's algorithm.
 
     Solves ``min ||Q^T lam||^2`` s.t. ``lam >= 0``, ``sum lam = 1``, as the hull pair
-    ``(Q, {0})``, starting at the row of ``Q`` nearest the origin (Gilbert's start).
+    ``(Q, {0})`` (:func:`gilbert_hulls` without its finish: the textbook method alone, judged
+    by the same float64 certificate), starting at the row of ``Q`` nearest the origin
+    (Gilbert's start).
 
     Parameters
     ----------
@@ -146,21 +145,12 @@ def gilbert(
         status ``"optimal"``.
     """
     Q = check_points(Q, "Q")
-    tol, max_iter, every = check_common(tol, max_iter, history_every, GILBERT_MAX_ITER)
-    m = Q.shape[0]
-    X = np.vstack([Q, np.zeros((1, Q.shape[1]))])
-    y = np.concatenate([np.ones(m), [-1.0]])
-    run = run_nearest_point(gilbert_loop, X, y, LinearKernel(), tol, max_iter, every)
-    status = status_of(run, "gilbert", stacklevel=3)
-    weights = run.lam[:m]
-    point = Q.T @ weights
-    distance = 0.0 if run.code == INTERSECT else float(np.linalg.norm(point))
-    cert = certify_hulls(Q, np.zeros((0, Q.shape[1])), weights, np.zeros(0))
+    pair = solve_hull_pair(gilbert_loop, "gilbert", Q, np.zeros((1, Q.shape[1])), tol,
+                           max_iter, history_every, GILBERT_MAX_ITER, finish=False)
     return PolytopeSolution(
-        weights=weights, point=point, distance=distance, status=status,
-        iterations=run.iterations, method="gilbert", history=run.history, gap=run.gap,
-        message=join_messages(run.message, cert.summary()), runtime=run.runtime,
-        certificate=cert,
+        weights=pair.weights_p, point=pair.p, distance=pair.distance, status=pair.status,
+        iterations=pair.iterations, method="gilbert", history=pair.history, gap=pair.gap,
+        message=pair.message, runtime=pair.runtime, certificate=pair.certificate,
     )  # fmt: skip
 
 
