@@ -160,6 +160,26 @@ def test_the_exact_finish_where_the_passes_crawl(seed, C) -> None:
         assert sol.primal_objective >= ref.dual_objective * (1 - 1e-6)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("s", [2.0**-13, 2.0**-7, 2.0**7, 2.0**13])
+def test_the_exact_finish_is_the_same_in_any_units(seed, s) -> None:
+    """``X -> s X``, ``C -> C / s^2`` (powers of 2: exact, so the passes are the same bits):
+    the finish's Newton system keeps its conditioning (its border in the Gram block's units),
+    so the same verdict at the same pass and the objective ``P / s^2`` (a symmetry stress
+    run: the border of ones made systems of scaled copies inconsistent, and ``max_iter``)."""
+    rng = np.random.default_rng(seed)
+    n, d, K = 40, 3, 3
+    y = rng.integers(0, K, n)
+    y[:K] = np.arange(K)
+    X = rng.normal(size=(n, d)) + 2.0 * np.eye(K, d)[y]
+    C = 1e4
+    base = cs_dcd(X, y, C, intercept_scaling=None, tol=1e-6)
+    scaled = cs_dcd(X * s, y, C / s**2, intercept_scaling=None, tol=1e-6)
+    assert base.status == scaled.status == "optimal", (base.message, scaled.message)
+    assert scaled.iterations == base.iterations
+    assert s**2 * scaled.primal_objective == pytest.approx(base.primal_objective, rel=1e-6)
+
+
 def test_max_iter_warns_with_cause_and_remedy() -> None:
     X, y = _blobs(11, 300, 5, 4, spread=0.1)
     with pytest.warns(ConvergenceWarning, match="raise `max_iter`"):

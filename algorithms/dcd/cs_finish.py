@@ -108,8 +108,11 @@ def cs_finish(X: Any, s: float, y: np.ndarray, box: np.ndarray, alpha: np.ndarra
             work += 2.0 * S * S * (nnz / max(n, 1))
             M = np.zeros((N + S, N + S))
             M[:N, :N] = gram[at[:, None], at[None, :]] * (cls[:, None] == cls[None, :])
-            M[np.arange(N), N + at] = -1.0
-            M[N + at, np.arange(N)] = -1.0
+            # the border in the Gram block's units (beta / sigma the unknowns): the system's
+            # conditioning, and so its verdict of consistency, the same in any units
+            sigma = float(np.mean(np.diag(M)[:N])) or 1.0
+            M[np.arange(N), N + at] = -sigma
+            M[N + at, np.arange(N)] = -sigma
             rhs = np.concatenate([-G[support[at], cls], np.zeros(S)])
             sol = np.linalg.lstsq(M, rhs, rcond=None)[0]
             work += 10.0 * (N + S) ** 3
