@@ -742,9 +742,11 @@ def solve_hull_pair(
             again = _hull_pair(finisher[0], method, P, Q, X, y, tol, finisher[1], every, mu)
         if again.status == "optimal":
             note = f"{method} ended {sol.status} ({sol.message}); finished by Wolfe's method"
-            return dataclasses.replace(again, message=join_messages(note, again.message))
+            sol = dataclasses.replace(again, message=join_messages(note, again.message),
+                                      runtime=sol.runtime + again.runtime)
     for w in caught:  # the run's own warnings, pointing at the caller of the public function
-        warnings.warn(w.message, w.category, stacklevel=3)
+        if sol.status != "optimal" or not issubclass(w.category, exceptions.ConvergenceWarning):
+            warnings.warn(w.message, w.category, stacklevel=3)
     return sol
 
 
@@ -860,7 +862,8 @@ def svm_from_run(
         return c.margin > 0 and c.gap <= HULL_CERT_FACTOR * tol
 
     ok, message = accept(cert), run.message
-    if finish and not ok and status != "infeasible" and np.all(np.isfinite(alpha)):
+    if (finish and not ok and status in ("optimal", "max_iter", "inaccurate")
+            and np.all(np.isfinite(alpha))):
         done = finish_alpha(alpha, X, y, None, kernel, accept)  # the exact finish, as in smo
         if done is not None:
             alpha, wx, cert, b = done.alpha, done.g, done.certificate, done.certificate.b
@@ -876,6 +879,10 @@ def svm_from_run(
         b, _, cert = uncentred_intercept(float(w @ mean), b, (b, b), cert)
     if status == "max_iter":
         warnings.warn(f"{method}: {run.message}", exceptions.ConvergenceWarning, stacklevel=3)
+    elif status == "inaccurate":  # stalled, and no finish certified it
+        warnings.warn(f"{method}: {run.message}, which the float64 certificate does not confirm "
+                      f"(finish=True finishes it exactly): {cert.summary()}",
+                      exceptions.ConvergenceWarning, stacklevel=3)
     status = _confirmed(status, ok, method, cert.summary())
     evidence = (within_resolution(alpha, X_out, y, kernel, SVM_HULL_EPS)  # centres X_out
                 if status == "optimal" else None)

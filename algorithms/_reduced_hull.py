@@ -213,8 +213,8 @@ def nu_svm_by_hulls(loop: Any, method: str, X: Any, y: np.ndarray | None, kernel
         return dataclasses.replace(wolfe, method=method,
                                    message=join_messages(note, wolfe.message))
     exact = (None if wolfe is not None
-             else _meeting_answer(run, answer, Xc, hulls["y"], hulls["mu"], X, y, kernel,
-                                     nu, tol, mdm_from))
+             else _meeting_answer(run, answer, Xc, hulls["y"], hulls["mu"], X, y, kernel, nu,
+                                  tol, mdm_from))
     if exact is not None:
         return exact
     _not_certified(method, one_class, answer.status, answer.certificate.summary())

@@ -183,7 +183,8 @@ def gilbert_hulls(
     finish : bool, default True
         A run that does not end "optimal" (``max_iter``: Frank-Wolfe's sublinear rate) is
         solved again by Wolfe's method at the same ``tol``, kept when that ends "optimal":
-        method ``"gilbert"`` still, the message saying so. False: Gilbert's own answer.
+        method ``"gilbert"`` still, the message saying so (``iterations`` and ``history`` are
+        then Wolfe's, ``runtime`` both runs'). False: Gilbert's own answer.
 
     Returns
     -------

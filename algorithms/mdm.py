@@ -105,7 +105,8 @@ def mdm_hulls(
         (relative Frank-Wolfe duality gap); then ``(1 - tol) ||z|| <= distance <= ||z||``.
     max_iter : int
         Iteration cap (status ``"max_iter"`` and a
-        :class:`~maxmargin.exceptions.ConvergenceWarning` when reached).
+        :class:`~maxmargin.exceptions.ConvergenceWarning` when reached, unless ``finish``
+        solves the problem: then ``iterations`` and ``history`` are Wolfe's).
     history_every : int, optional
         Record ``(iteration, relative gap, ||p - q||)`` every this many steps (default: about
         2000 records over ``max_iter``), plus the final state.
@@ -115,8 +116,8 @@ def mdm_hulls(
     finish : bool, default True
         A run that does not end "optimal" (``max_iter``: the pairwise steps' linear rate can be
         very slow on elongated hulls) is solved again by Wolfe's method at the same ``tol``,
-        kept when that ends "optimal": method ``"mdm"`` still, the message saying so. False:
-        MDM's own answer.
+        kept when that ends "optimal": method ``"mdm"`` still, the message saying so
+        (``runtime`` both runs'). False: MDM's own answer.
 
     Returns
     -------

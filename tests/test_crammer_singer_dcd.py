@@ -176,6 +176,7 @@ def test_the_exact_finish_is_the_same_in_any_units(seed, s) -> None:
     base = cs_dcd(X, y, C, intercept_scaling=None, tol=1e-6)
     scaled = cs_dcd(X * s, y, C / s**2, intercept_scaling=None, tol=1e-6)
     assert base.status == scaled.status == "optimal", (base.message, scaled.message)
+    assert "finished exactly" in base.message and "finished exactly" in scaled.message
     assert scaled.iterations == base.iterations
     assert s**2 * scaled.primal_objective == pytest.approx(base.primal_objective, rel=1e-6)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from fixtures import LI_HANG, TWO_POINTS, XOR_POLY, XOR_X, XOR_Y
@@ -32,6 +34,7 @@ from maxmargin.algorithms.wolfe import (
     _factor_remove,
     _factor_solve,
     _start_corral,
+    wolfe_loop,
 )
 from maxmargin.exceptions import ConvergenceWarning
 from maxmargin.formulations.dual import svm_dual
@@ -352,17 +355,21 @@ def test_large_kernel_corral_against_dual_oracle(store_gram: bool,
     np.testing.assert_allclose(sol.decision_function(X), f_ora, atol=1e-5 * np.abs(f_ora).max())
 
 
+#: Five points on feature scales from 1 to 2e4 (a symmetry stress run's case).
+FIVE_X = np.array([[1.0891163662700354, -11.085026010314648, -23576.41982035581],
+                   [1.4056064665659203, -169.48064445546314, -9941.396388112815],
+                   [3.5228809009807125, -59.030595835629555, -19539.021435170616],
+                   [-0.9267170541232476, -379.771434173677, 6138.2967699012115],
+                   [0.17964081709520865, 38.73368767601545, 5397.97658214779]])
+FIVE_Y = np.array([-1.0, -1.0, 1.0, -1.0, 1.0])
+
+
 def test_a_round_off_stall_the_certificate_confirms_is_optimal() -> None:
     """Five points on feature scales from 1 to 2e4 (a symmetry stress run's case): in this
     order Wolfe's corral finds no descent step at a relative gap of 1e-8 (round-off), in
     another it stops at its tolerance; the certificate confirms both answers, so both are
     "optimal" (a stall was "inaccurate"), with the same dual, as the hard-margin oracle's."""
-    X = np.array([[1.0891163662700354, -11.085026010314648, -23576.41982035581],
-                  [1.4056064665659203, -169.48064445546314, -9941.396388112815],
-                  [3.5228809009807125, -59.030595835629555, -19539.021435170616],
-                  [-0.9267170541232476, -379.771434173677, 6138.2967699012115],
-                  [0.17964081709520865, 38.73368767601545, 5397.97658214779]])
-    y = np.array([-1.0, -1.0, 1.0, -1.0, 1.0])
+    X, y = FIVE_X, FIVE_Y
     ref = hard_margin_primal(X, y).solve()
     for order in ([0, 1, 2, 3, 4], [2, 3, 4, 1, 0]):
         for finish in (False, True):
@@ -370,6 +377,31 @@ def test_a_round_off_stall_the_certificate_confirms_is_optimal() -> None:
             assert sol.status == "optimal", sol.message
             assert sol.certificate.gap <= 10 * 1e-8
             assert sol.dual_objective == pytest.approx(ref.primal_objective, rel=1e-6)
+
+
+def test_a_stall_is_judged_by_the_certificate() -> None:
+    """The stall path itself, whatever the machine's rounding: Wolfe's run on the five points
+    above marked stalled (code ``STALLED``) is "optimal" when the certificate confirms its
+    answer, saying so; the same weights moved off the optimum are not (the exact finish
+    then solves it, or without ``finish`` the stop is "inaccurate" with a warning)."""
+    X, y = FIVE_X, FIVE_Y
+    Xc = X - X.mean(axis=0)
+    kern = make_kernel("linear")
+    run = _nearest_point.run_nearest_point(wolfe_loop, Xc, y, kern, 1e-8, 1000, 1000,
+                                           hull_eps=_nearest_point.SVM_HULL_EPS)
+    stalled = dataclasses.replace(run, code=_nearest_point.STALLED, message="stalled")
+    sol = _nearest_point.svm_from_run(stalled, Xc, y, kern, "wolfe", 1e-8, finish=False)
+    assert sol.status == "optimal" and "confirms the answer as it is" in sol.message
+    lam = run.lam.copy()
+    lam[y > 0] = np.where(lam[y > 0] > 0, 0.0, 1.0) / max(int(np.sum(lam[y > 0] <= 0)), 1)
+    g = _nearest_point.exact_g(Xc, y, lam, kern)
+    zz = float(np.dot(y * lam, g))
+    off = dataclasses.replace(stalled, lam=lam, g=g, zz=zz)
+    with pytest.warns(ConvergenceWarning, match="does not confirm"):
+        raw = _nearest_point.svm_from_run(off, Xc, y, kern, "wolfe", 1e-8, finish=False)
+    assert raw.status == "inaccurate"
+    done = _nearest_point.svm_from_run(off, Xc, y, kern, "wolfe", 1e-8, finish=True)
+    assert done.status == "optimal" and "finished exactly" in done.message
 
 
 def test_max_iter_warns_and_returns() -> None:

@@ -221,7 +221,9 @@ def _hulls(method: str, preset: Tolerances) -> Callable[[Context], Outcome]:
         P, Q = c.X[c.y > 0], c.X[c.y < 0]
 
         solve = {"gilbert": gilbert_hulls, "mdm": mdm_hulls, "wolfe": wolfe_hulls}[method]
-        hull = solve(P, Q, **_NEAREST_OPTIONS[method])
+        # each method judged alone: no finish by Wolfe's method for Gilbert's and MDM's runs
+        alone = {} if method == "wolfe" else {"finish": False}
+        hull = solve(P, Q, **_NEAREST_OPTIONS[method], **alone)
         check = thm.hull_recovery(hull, ctx.oracle, c.X, c.y, rtol=preset.w)
         return Outcome(status=hull.status, oracle=ctx.oracle.method, tolerances=preset.name,
                        iterations=hull.iterations, runtime=hull.runtime, bounds=(check,))

@@ -124,16 +124,22 @@ def cs_finish(X: Any, s: float, y: np.ndarray, box: np.ndarray, alpha: np.ndarra
             # zero-curvature direction would magnify
             d -= (np.bincount(at, d, S) / np.bincount(at, minlength=S))[at]
             cur = a[support[at], cls]
-            room = U[support[at], cls] - cur
+            room = np.maximum(U[support[at], cls] - cur, 0.0)
             with np.errstate(divide="ignore", invalid="ignore"):
                 to_bound = np.where(d > 0.0, room / d, math.inf)
+            cap = 1.0  # the Newton step; along a "zero-curvature" direction, the line's
+            if not newton:  # minimum when round-off left it a curvature, else a bound
+                curv = float(d @ (M[:N, :N] @ d))
+                slope = float(-rhs[:N] @ d)  # G_F . d < 0
+                cap = -slope / curv if curv > 0.0 and slope < 0.0 else math.inf
             block = int(np.argmin(to_bound))
-            length = min(1.0 if newton else math.inf, float(to_bound[block]))
+            hit = float(to_bound[block]) <= cap
+            length = float(to_bound[block]) if hit else cap
             if not math.isfinite(length):
                 return None
             if float(np.max(np.abs(d), initial=0.0)) > 0.0:
                 a[support[at], cls] = cur + length * d
-                if length < 1.0:  # a free entry reached its bound
+                if hit:  # a free entry reached its bound
                     i, m = support[at[block]], cls[block]
                     a[i, m], held[i, m] = U[i, m], True
                     if length == 0.0 and (int(i), int(m)) == released:
@@ -143,9 +149,9 @@ def cs_finish(X: Any, s: float, y: np.ndarray, box: np.ndarray, alpha: np.ndarra
                     refined, face = 0, b""
                     continue
                 stuck[:] = False
-                key = held.tobytes()
-                refined, face = (refined + 1 if key == face else 1), key
-                continue  # iterative refinement on this face, the gradient recomputed
+                key = held.tobytes()  # a Newton step: refined on this face, G recomputed
+                refined, face = (refined + 1 if newton and key == face else int(newton)), key
+                continue
         # stationary on this face: the bound multipliers
         beta = np.where(free, G, 0.0).sum(axis=1) / np.maximum(free.sum(axis=1), 1)
         wrong = np.where(held & ~stuck, G - beta[:, None], 0.0)
