@@ -61,7 +61,7 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -108,6 +108,7 @@ __all__ = [
     "NearestPointRun",
     "check_common",
     "run_nearest_point",
+    "retried_by_wolfe",
     "solve_hull_pair",
     "svm_from_run",
     "centred",
@@ -733,20 +734,35 @@ def solve_hull_pair(
     y = np.concatenate([np.ones(P.shape[0]), -np.ones(Q.shape[0])])
     if not finish or finisher is None:
         return _hull_pair(loop, method, P, Q, X, y, tol, max_iter, every, mu)
+    return retried_by_wolfe(
+        lambda: _hull_pair(loop, method, P, Q, X, y, tol, max_iter, every, mu),
+        lambda: _hull_pair(finisher[0], method, P, Q, X, y, tol, finisher[1], every, mu),
+        method, ("optimal",), stacklevel=4)
+
+
+_Answer = TypeVar("_Answer", HullPairSolution, SVMSolution)
+
+
+def retried_by_wolfe(first: Callable[[], _Answer], wolfe: Callable[[], _Answer], method: str,
+                     good: tuple[str, ...], stacklevel: int) -> _Answer:
+    """``first()``; where its status is not in ``good``, ``wolfe()`` (Wolfe's exact steps where
+    Gilbert's and MDM's crawl), its non-convergence warnings silenced, kept when its status is
+    in ``good``: its message says so, its runtime is both runs'. Otherwise the first answer,
+    its warnings re-emitted at ``stacklevel`` (counted from this function: the caller of the
+    public function)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        sol = _hull_pair(loop, method, P, Q, X, y, tol, max_iter, every, mu)
-    if sol.status != "optimal":  # Wolfe's exact steps where Gilbert's and MDM's crawl
+        sol = first()
+    if sol.status not in good:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", exceptions.ConvergenceWarning)
-            again = _hull_pair(finisher[0], method, P, Q, X, y, tol, finisher[1], every, mu)
-        if again.status == "optimal":
+            again = wolfe()
+        if again.status in good:
             note = f"{method} ended {sol.status} ({sol.message}); finished by Wolfe's method"
-            sol = dataclasses.replace(again, message=join_messages(note, again.message),
-                                      runtime=sol.runtime + again.runtime)
-    for w in caught:  # the run's own warnings, pointing at the caller of the public function
-        if sol.status != "optimal" or not issubclass(w.category, exceptions.ConvergenceWarning):
-            warnings.warn(w.message, w.category, stacklevel=3)
+            return dataclasses.replace(again, message=join_messages(note, again.message),
+                                       runtime=sol.runtime + again.runtime)
+    for w in caught:
+        warnings.warn(w.message, w.category, stacklevel=stacklevel)
     return sol
 
 
@@ -762,11 +778,9 @@ def _hull_pair(loop: Callable, method: str, P: np.ndarray, Q: np.ndarray, X: np.
     cert = certify_hulls(P, Q, wp, wq) if mu >= 1.0 else certify_reduced_hulls(P, Q, wp, wq, mu)
     if run.code == INTERSECT and cert.distance <= run.zero_atol:
         cert = dataclasses.replace(cert, gap=0.0, kkt_violation=0.0)
-    certified, message = cert.meets(HULL_CERT_FACTOR * tol), run.message
-    if status in ("max_iter", "inaccurate") and certified:  # the answer is, the stop was not
-        status = "optimal"
-        message = join_messages(message, "the float64 certificate confirms the answer as it is")
-    elif status in ("max_iter", "inaccurate"):
+    certified = cert.meets(HULL_CERT_FACTOR * tol)
+    status, message = _settled(status, certified, run.message)
+    if status in ("max_iter", "inaccurate"):
         warnings.warn(f"{method}: {run.message}", exceptions.ConvergenceWarning, stacklevel=4)
     status = _confirmed(status, certified, method, cert.summary(), stacklevel=5)
     message = join_messages(message, cert.summary())
@@ -775,6 +789,16 @@ def _hull_pair(loop: Callable, method: str, P: np.ndarray, Q: np.ndarray, X: np.
         iterations=run.iterations, method=method, history=run.history, gap=run.gap,
         message=message, runtime=run.runtime, certificate=cert,
     )  # fmt: skip
+
+
+def _settled(status: str, certified: bool, message: str) -> tuple[str, str]:
+    """A run stopped at ``max_iter`` or by round-off whose answer the certificate confirms is
+    ``"optimal"`` (the stop cut the method's own gap short, not the answer), its message saying
+    so; any other ``(status, message)`` is kept."""
+    if status in ("max_iter", "inaccurate") and certified:
+        return "optimal", join_messages(message,
+                                        "the float64 certificate confirms the answer as it is")
+    return status, message
 
 
 def _confirmed(status: str, certified: bool, method: str, summary: str,
@@ -870,9 +894,7 @@ def svm_from_run(
             ok, status = True, "optimal"
             message = join_messages(message, (
                 f"finished exactly by the active-set method (from {done.n_free} free alphas)"))
-    if status in ("max_iter", "inaccurate") and ok:  # the cap or a round-off stall cut the
-        status = "optimal"  # method's own gap short, not the answer
-        message = join_messages(message, "the float64 certificate confirms the answer as it is")
+    status, message = _settled(status, ok, message)
     quad = float(np.dot(alpha * y, wx))  # alpha^T Q alpha = ||w||^2
     w = X.T @ (alpha * y) if kernel.kind == KIND_LINEAR else None
     if X_user is not None:

@@ -30,13 +30,10 @@ difference points are never formed. The SVM is the hull pair of the two classes.
 
 from __future__ import annotations
 
-import dataclasses
-import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-import maxmargin.exceptions as exceptions
 from maxmargin._jit import njit
 from maxmargin._validation import check_bool, check_choice, check_points, check_X, check_Xy
 from maxmargin.algorithms._nearest_point import (
@@ -45,6 +42,7 @@ from maxmargin.algorithms._nearest_point import (
     check_common,
     examine,
     infeasible_solution,
+    retried_by_wolfe,
     run_nearest_point,
     solve_hull_pair,
     svm_from_run,
@@ -59,7 +57,7 @@ from maxmargin.certificate import (
     opposite_duplicates_message,
 )
 from maxmargin.kernels import Kernel, make_kernel, own_points, precomputed
-from maxmargin.results import HullPairSolution, PolytopeSolution, SVMSolution, join_messages
+from maxmargin.results import HullPairSolution, PolytopeSolution, SVMSolution
 from maxmargin.tolerances import GILBERT_TOL, MDM_TOL, WOLFE_TOL
 
 if TYPE_CHECKING:  # the nu-SVC's result container lives beside the oracles
@@ -326,19 +324,9 @@ def gilbert_svm(
 
     if not finish or method == "wolfe":
         return solve(loop, max_iter, gram)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        sol = solve(loop, max_iter, gram)
-    if sol.status not in ("optimal", "infeasible"):  # Wolfe's exact steps where these crawl
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", exceptions.ConvergenceWarning)
-            wolfe = solve(wolfe_loop, WOLFE_MAX_ITER, False)
-        if wolfe.status in ("optimal", "infeasible"):
-            note = f"{method} ended {sol.status} ({sol.message}); finished by Wolfe's method"
-            return dataclasses.replace(wolfe, message=join_messages(note, wolfe.message))
-    for w in caught:  # the run's own warnings, pointing at the caller
-        warnings.warn(w.message, w.category, stacklevel=2)
-    return sol
+    return retried_by_wolfe(lambda: solve(loop, max_iter, gram),
+                            lambda: solve(wolfe_loop, WOLFE_MAX_ITER, False), method,
+                            ("optimal", "infeasible"), stacklevel=3)
 
 
 def one_class_hull(
