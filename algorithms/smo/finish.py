@@ -64,8 +64,9 @@ def exact_finish(
     work_so_far: float,
 ) -> Finished | None:
     """The active-set method from ``alpha`` within the budget that SMO's ``work_so_far``
-    allows (both tries together); its answer when its float64 certificate has ``m - M < tol``,
-    else None."""
+    allows (both tries together); its answer when its float64 certificate has ``m - M < tol``
+    (or is as good as float64 resolves, :meth:`~maxmargin.certificate.Certificate.final`), else
+    None."""
     budget = max(EXACT_FINISH_MIN_WORK, EXACT_FINISH_WORK_FRACTION * work_so_far)
-    return finish_alpha(alpha, X, y, box, kernel, accept=lambda cert: cert.meets(tol),
+    return finish_alpha(alpha, X, y, box, kernel, accept=lambda cert: cert.final(tol),
                         max_work=budget, kkt_tol=0.25 * tol)

@@ -103,7 +103,8 @@ def solve_certified(solver: Solver, first: str,
     g, cert = solver.certify()
     rounds = refinements = 0
     while (precision or first) == "auto" and rounds < MAX_CONTINUATIONS and (
-        (outcome in (OPTIMAL, PRECISION) and not cert.kkt_violation < tol)
+        (outcome in (OPTIMAL, PRECISION) and not cert.kkt_violation < tol
+         and not cert.settled(tol))
         # float32 cannot resolve hull distances below 1e-3 R: re-check in float64 unless the
         # float64 bound already shows the hulls within 1e-4 R
         or (outcome == INFEASIBLE and rounds == 0

@@ -25,6 +25,7 @@ from maxmargin.certificate import (
     Certificate,
     certify_infeasible,
     infeasible_message,
+    unresolved_status,
     within_resolution,
 )
 from maxmargin.kernels.formulas import KIND_LINEAR
@@ -133,6 +134,8 @@ def status_and_message(
             f"(no geometric margin above ~{hull_eps / 2:.2g} R, which the {dtype} kernel cache "
             f"resolves); use a finite C. {stats}."
         )
+    if not cert.meets(tol) and cert.unresolved(tol):
+        return unresolved_status("smo", cert, tol, stats)
     if outcome == MAX_ITER and not cert.meets(tol):
         cause = (conditioning.format(kappa=kappa) + ", or raise max_iter"
                  if math.isfinite(kappa) and kappa > KAPPA_HINT else

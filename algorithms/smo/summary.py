@@ -146,9 +146,11 @@ def _hinges(y: np.ndarray, g: np.ndarray, b_cert: float, b: float, out: np.ndarr
         out[1, i] = max(0.0, 1.0 - y[i] * (g[i] + b))
 
 
-def summarise(alpha: np.ndarray, y: np.ndarray, g: np.ndarray, C: np.ndarray) -> Summary | None:
+def summarise(alpha: np.ndarray, y: np.ndarray, g: np.ndarray, C: np.ndarray,
+              roundoff: float = 0.0) -> Summary | None:
     """The :class:`Summary` of ``alpha`` (labels ``y``, ``g = K (alpha o y)``, per-sample bounds
-    ``C``, all float64 of one length): ``certify_svm(alpha, X, y, C, kernel, g=g)`` and
+    ``C``, all float64 of one length; ``roundoff`` the certificate's, from the points,
+    :func:`~maxmargin.certificate.kkt_roundoff`): ``certify_svm(alpha, X, y, C, kernel, g=g)`` and
     :func:`~maxmargin.results.recover_intercept`'s ``b``, bit for bit; None when a value is not
     finite or ``y`` is not -1/+1 (the NumPy path then)."""
     n = alpha.shape[0]
@@ -178,5 +180,6 @@ def summarise(alpha: np.ndarray, y: np.ndarray, g: np.ndarray, C: np.ndarray) ->
     gap = relative_gap(primal, dual)
     if not math.isfinite(dual):
         gap = math.nan
-    cert = Certificate(violation, gap, primal, dual, b_cert, feas, math.nan)
+    cert = Certificate(violation, gap, primal, dual, b_cert, feas, math.nan,
+                       roundoff=roundoff)
     return Summary(cert, b, interval, vKv, float(C @ hinge[1]), g, top)
