@@ -323,7 +323,8 @@ def weak_duality_vs_oracle(ctx: Context, sol: SVMSolution) -> list[str]:
 def _certified(ctx: Context, sol: SVMSolution, kkt: float | None, gap: float | None) -> Outcome:
     """A candidate judged by its own float64 certificate and weak duality with the oracle:
     ``"optimal"`` must come with ``m - M < kkt`` (and ``gap <= gap``) and with both
-    ``D_c <= P_o`` and ``D_o <= P_c``."""
+    ``D_c <= P_o`` and ``D_o <= P_c``; ``"inaccurate"`` where ``kkt`` is below the
+    certificate's resolution of ``m - M`` is the right verdict, with weak duality."""
     out = Outcome(status=sol.status, oracle=f"certificate + weak duality vs {ctx.oracle.method}",
                   tolerances=f"kkt<{kkt:g}" if kkt is not None else f"gap<={gap:g}",
                   iterations=sol.iterations, runtime=sol.runtime)
@@ -341,6 +342,13 @@ def _certified(ctx: Context, sol: SVMSolution, kkt: float | None, gap: float | N
         if ctx.oracle.status == "optimal" and sol is not ctx.oracle:
             D_o = ctx.oracle.certificate.dual_objective
             out.objective_error = abs(cert.dual_objective - D_o) / max(abs(D_o), TINY)
+    if (sol.status == "inaccurate" and cert is not None and kkt is not None
+            and cert.unresolved(kkt)):
+        # the tolerance is below float64's resolution of m - M here: not certifying it is the
+        # right verdict; the answer must still not be refuted by weak duality
+        out.status_judged = True
+        out.reasons += weak_duality_vs_oracle(ctx, sol)
+        return out
     if sol.status != "optimal":
         return out
     if cert is None:
