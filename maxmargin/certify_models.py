@@ -114,8 +114,16 @@ class ModelCertificate(Certificate):
 
     @property
     def verdict(self) -> str:
-        """``"optimal"`` or ``"not optimal"`` at :attr:`tol`."""
-        return "optimal" if self.optimal else "not optimal"
+        """``"optimal"`` or ``"not optimal"`` at :attr:`tol`; ``"unresolved"`` when
+        :attr:`tol` is at or below the float64 resolution of ``m - M`` (criterion ``"kkt"``,
+        :meth:`~maxmargin.certificate.Certificate.unresolved`) and the answer is within it:
+        float64 cannot tell either way."""
+        if self.optimal:
+            return "optimal"
+        if self.criterion == "kkt" and self.settled(self.tol) and not (
+                self.intercept_error > self.tol):
+            return "unresolved"
+        return "not optimal"
 
     def summary(self) -> str:
         rule = f"m - M < {self.tol:g}" if self.criterion == "kkt" else f"gap <= {self.tol:g}"

@@ -126,3 +126,19 @@ def test_verify_judges_an_unresolvable_tolerance_as_the_right_verdict() -> None:
     rows = [r for r in run.rows if r.method != "oracle"]
     assert rows and all(r.status == "inaccurate" and r.passed for r in rows), [
         (r.method, r.status, r.reasons) for r in rows]
+
+
+def test_certify_says_unresolved_where_float64_cannot_tell() -> None:
+    """``maxmargin.certify_dual`` on ``smo``'s settled answer: neither "optimal" nor "not
+    optimal" at a tolerance below the resolution; "optimal" above it."""
+    from maxmargin import certify_dual
+
+    X, y, C = _mixed_scales(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        sol = smo(X, y, C=C, kernel="linear")
+    below = certify_dual(sol.alpha, sol.b, X, y, C, kernel="linear", tol=1e-3)
+    assert below.verdict == "unresolved" and not below.optimal
+    above = certify_dual(sol.alpha, sol.b, X, y, C, kernel="linear",
+                         tol=4.0 * sol.certificate.roundoff)
+    assert above.verdict == "optimal", above.summary()
