@@ -460,7 +460,7 @@ def kkt_roundoff(alpha: np.ndarray, X: Any, kernel: Kernel) -> float:
         elif kernel.kind == KIND_SIGMOID:
             size = float(a.sum())
         else:
-            root = np.sqrt(np.abs(kernel.diag(X)))
+            root = np.sqrt(np.abs(kernel.check_diag(X)))  # X validated by the caller
             size = float(np.max(root, initial=0.0)) * float(a @ root)
         bound = 2.0 * u * size
     return bound if math.isfinite(bound) else 0.0

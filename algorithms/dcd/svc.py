@@ -370,11 +370,13 @@ def solve_svc(X: Any, y: Any, C: Any, sample_weight: Any, tol: Any, max_iter: An
         b = search.next_bias()
     if cert is None:
         cert = certify_svm(a, X, y, box, LinearKernel(), g=g)
-    status, message = unresolved_status("dcd_svc", cert, tol) if (
-        not cert.meets(tol) and cert.unresolved(tol)) else finish_status(
-        cert.meets(tol),
-        f"dcd_svc stopped at max_iter={max_iter} passes with m - M = "
-        f"{cert.kkt_violation:.3g} >= tol = {tol:g} (float64)")
+    if cert.unresolved(tol):  # then it cannot meet tol
+        status, message = unresolved_status("dcd_svc", cert, tol)
+    else:
+        status, message = finish_status(
+            cert.meets(tol),
+            f"dcd_svc stopped at max_iter={max_iter} passes with m - M = "
+            f"{cert.kkt_violation:.3g} >= tol = {tol:g} (float64)")
     b_fit, interval = recover_intercept(a, y, g, box)
     margins = y * (g + b_fit)
     if mean is not None:

@@ -134,7 +134,7 @@ def status_and_message(
             f"(no geometric margin above ~{hull_eps / 2:.2g} R, which the {dtype} kernel cache "
             f"resolves); use a finite C. {stats}."
         )
-    if not cert.meets(tol) and cert.unresolved(tol):
+    if cert.unresolved(tol):  # then it cannot meet tol
         return unresolved_status("smo", cert, tol, stats)
     if outcome == MAX_ITER and not cert.meets(tol):
         cause = (conditioning.format(kappa=kappa) + ", or raise max_iter"
